@@ -1,0 +1,8 @@
+//! The `duomcp` command: the bundled reference server and the client commands.
+//!
+//! The library part exists so that tests (and other crates) can start the reference server
+//! in-process: [`reference::server`].
+
+#![warn(missing_docs)]
+
+pub mod reference;

@@ -1,0 +1,52 @@
+//! The reference server: every fixture the official MCP conformance suite expects, in one
+//! server that serves both revisions. It doubles as the "everything" demo of the server API.
+//!
+//! | area | fixtures |
+//! |---|---|
+//! | tools | `test_simple_text`, `test_image_content`, `test_audio_content`, `test_embedded_resource`, `test_multiple_content_types`, `test_tool_with_logging`, `test_tool_with_progress`, `test_error_handling`, `test_sampling`, `test_elicitation`, `test_elicitation_sep1034_defaults`, `test_elicitation_sep1330_enums`, `json_schema_2020_12_tool`, `test_reconnection` |
+//! | 2026-07-28 | `test_input_required_result_*`, `test_missing_capability`, `test_streaming_elicitation`, `test_logging_tool`, `test_trigger_tool_change`, `test_trigger_prompt_change`, `test_custom_header` |
+//! | prompts | `test_simple_prompt`, `test_prompt_with_arguments`, `test_prompt_with_embedded_resource`, `test_prompt_with_image`, `test_input_required_result_prompt` |
+//! | resources | `test://static-text`, `test://static-binary`, `test://watched-resource`, template `test://template/{id}/data` |
+
+mod input_required;
+mod prompts;
+mod resources;
+mod tools;
+
+use duomcp::server::{CachePolicy, Server, ServerConfig};
+
+/// A 1×1 PNG, base64.
+pub const PNG_BASE64: &str = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg==";
+/// A tiny 8 kHz mono WAV file, base64.
+pub const WAV_BASE64: &str =
+    "UklGRiwAAABXQVZFZm10IBAAAAABAAEAQB8AAEAfAAABAAgAZGF0YQgAAACAgICAgICAgA==";
+
+/// Builds the reference server.
+///
+/// ```
+/// let server = duomcp_cli::reference::server();
+/// assert_eq!(server.info().name, "duomcp-reference");
+/// ```
+pub fn server() -> Server {
+    let cache = CachePolicy {
+        ttl_ms: 30_000,
+        scope: duomcp::schema::CacheScope::Public,
+    };
+    let mut config = ServerConfig::default();
+    config.tools_cache = cache;
+    config.prompts_cache = cache;
+    config.resources_cache = cache;
+    config.read_cache = CachePolicy {
+        ttl_ms: 0,
+        scope: duomcp::schema::CacheScope::Private,
+    };
+    let builder = Server::builder()
+        .name("duomcp-reference")
+        .version(env!("CARGO_PKG_VERSION"))
+        .instructions("The duomcp reference server: every conformance fixture, both MCP revisions.")
+        .config(config);
+    let builder = tools::register(builder);
+    let builder = input_required::register(builder);
+    let builder = prompts::register(builder);
+    resources::register(builder).build()
+}

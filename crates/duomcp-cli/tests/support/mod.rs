@@ -1,0 +1,199 @@
+//! A scripted client for transcript tests: talks newline-delimited JSON to a server (in-process
+//! over a duplex pipe, or a spawned `duomcp serve`) and validates every message the server sends
+//! against the official JSON schema of the revision under test.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+#![allow(dead_code)]
+
+use duomcp_testkit::WireValidator;
+use serde_json::{json, Value};
+use std::collections::HashMap;
+use std::time::Duration;
+use tokio::io::{AsyncBufReadExt, AsyncWrite, AsyncWriteExt, BufReader};
+
+pub const LEGACY: &str = "2025-11-25";
+pub const MODERN: &str = "2026-07-28";
+
+pub struct Wire {
+    write: Box<dyn AsyncWrite + Unpin + Send>,
+    lines: tokio::io::Lines<BufReader<Box<dyn tokio::io::AsyncRead + Unpin + Send>>>,
+    validator: WireValidator,
+    methods: HashMap<String, String>,
+    next_id: i64,
+    /// Notifications and server requests received while waiting for responses.
+    pub side: Vec<Value>,
+    _guard: Option<tokio::process::Child>,
+}
+
+impl Wire {
+    /// The reference server in-process.
+    pub fn reference(revision: &str) -> Self {
+        Self::in_process(duomcp_cli::reference::server(), revision)
+    }
+
+    /// Any server in-process, over a duplex pipe.
+    pub fn in_process(server: duomcp::server::Server, revision: &str) -> Self {
+        let (client, server_end) = tokio::io::duplex(1 << 20);
+        let (read, write) = tokio::io::split(server_end);
+        tokio::spawn(server.serve_connection(read, write));
+        let (client_read, client_write) = tokio::io::split(client);
+        Self::over(
+            Box::new(client_read),
+            Box::new(client_write),
+            revision,
+            None,
+        )
+    }
+
+    /// The real `duomcp serve` binary over its stdin/stdout.
+    pub fn spawn_binary(revision: &str) -> Self {
+        let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_duomcp"))
+            .arg("serve")
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::inherit())
+            .kill_on_drop(true)
+            .spawn()
+            .expect("spawn duomcp serve");
+        let stdin = child.stdin.take().expect("stdin");
+        let stdout = child.stdout.take().expect("stdout");
+        Self::over(Box::new(stdout), Box::new(stdin), revision, Some(child))
+    }
+
+    fn over(
+        read: Box<dyn tokio::io::AsyncRead + Unpin + Send>,
+        write: Box<dyn AsyncWrite + Unpin + Send>,
+        revision: &str,
+        guard: Option<tokio::process::Child>,
+    ) -> Self {
+        Wire {
+            write,
+            lines: BufReader::new(read).lines(),
+            validator: WireValidator::for_revision(revision),
+            methods: HashMap::new(),
+            next_id: 0,
+            side: Vec::new(),
+            _guard: guard,
+        }
+    }
+
+    /// Sends raw bytes (a line terminator is NOT added).
+    pub async fn send_raw(&mut self, bytes: &[u8]) {
+        self.write.write_all(bytes).await.expect("write");
+        self.write.flush().await.expect("flush");
+    }
+
+    /// Sends one message; requests are remembered so their responses can be schema-checked.
+    pub async fn send(&mut self, msg: Value) {
+        if let (Some(id), Some(method)) = (msg.get("id"), msg.get("method").and_then(Value::as_str))
+        {
+            self.methods.insert(id.to_string(), method.to_owned());
+        }
+        let mut line = serde_json::to_vec(&msg).unwrap();
+        line.push(b'\n');
+        self.send_raw(&line).await;
+    }
+
+    /// Closes the client's side of the input (the server sees EOF).
+    pub async fn close_input(&mut self) {
+        self.write.shutdown().await.expect("shutdown");
+        // Dropping the writer closes a child's stdin (shutdown alone does not).
+        self.write = Box::new(tokio::io::sink());
+    }
+
+    /// The next message from the server (schema-validated), or `None` at EOF.
+    pub async fn recv_opt(&mut self) -> Option<Value> {
+        let line = tokio::time::timeout(Duration::from_secs(10), self.lines.next_line())
+            .await
+            .expect("timed out waiting for the server")
+            .expect("read");
+        let line = line?;
+        let msg: Value = serde_json::from_str(&line)
+            .unwrap_or_else(|e| panic!("server sent invalid JSON ({e}): {line}"));
+        let method = msg
+            .get("id")
+            .and_then(|id| self.methods.get(&id.to_string()))
+            .cloned();
+        let method = if msg.get("method").is_some() {
+            None
+        } else {
+            method
+        };
+        if let Err(e) = self
+            .validator
+            .validate_server_message(&msg, method.as_deref())
+        {
+            panic!("server message violates the schema: {e}\n{msg}");
+        }
+        Some(msg)
+    }
+
+    /// The next message from the server.
+    pub async fn recv(&mut self) -> Value {
+        self.recv_opt().await.expect("server closed the connection")
+    }
+
+    /// Sends a request and returns its response; other messages are kept in `side`.
+    pub async fn request(&mut self, method: &str, params: Value) -> Value {
+        self.next_id += 1;
+        let id = json!(self.next_id);
+        self.send(json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params }))
+            .await;
+        self.response_to(&id).await
+    }
+
+    /// Waits for the response with `id`.
+    pub async fn response_to(&mut self, id: &Value) -> Value {
+        loop {
+            let msg = self.recv().await;
+            if msg.get("id") == Some(id) && msg.get("method").is_none() {
+                return msg;
+            }
+            self.side.push(msg);
+        }
+    }
+
+    /// The `result` of a request that must succeed.
+    pub async fn ok(&mut self, method: &str, params: Value) -> Value {
+        let r = self.request(method, params).await;
+        r.get("result")
+            .cloned()
+            .unwrap_or_else(|| panic!("{method} failed: {r}"))
+    }
+
+    /// The `error` of a request that must fail.
+    pub async fn err(&mut self, method: &str, params: Value) -> Value {
+        let r = self.request(method, params).await;
+        r.get("error")
+            .cloned()
+            .unwrap_or_else(|| panic!("{method} should have failed: {r}"))
+    }
+
+    /// Legacy handshake with the given client capabilities.
+    pub async fn initialize(&mut self, capabilities: Value) -> Value {
+        let r = self
+            .ok(
+                "initialize",
+                json!({ "protocolVersion": LEGACY, "capabilities": capabilities, "clientInfo": { "name": "transcript", "version": "1" } }),
+            )
+            .await;
+        self.send(json!({ "jsonrpc": "2.0", "method": "notifications/initialized" }))
+            .await;
+        r
+    }
+}
+
+/// The `_meta` of a modern request.
+pub fn meta(capabilities: Value) -> Value {
+    json!({
+        "io.modelcontextprotocol/protocolVersion": MODERN,
+        "io.modelcontextprotocol/clientCapabilities": capabilities,
+        "io.modelcontextprotocol/clientInfo": { "name": "transcript", "version": "1" }
+    })
+}
+
+/// Modern params: `params` plus `_meta`.
+pub fn modern(mut params: Value, capabilities: Value) -> Value {
+    params["_meta"] = meta(capabilities);
+    params
+}

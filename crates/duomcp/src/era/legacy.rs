@@ -1,0 +1,58 @@
+//! 2025-11-25 (and older): error mapping and version negotiation.
+
+use super::ProtocolError;
+use duomcp_schema::{error_code, version, ErrorObject};
+use serde_json::json;
+
+/// The JSON-RPC error for `err` in the legacy era (resource not found is `-32002` here).
+pub fn error_object(err: &ProtocolError) -> ErrorObject {
+    let (code, message, data) = match err {
+        ProtocolError::MethodNotFound(m) => (
+            error_code::METHOD_NOT_FOUND,
+            format!("Method not found: {m}"),
+            None,
+        ),
+        ProtocolError::InvalidParams(m) => (error_code::INVALID_PARAMS, m.clone(), None),
+        ProtocolError::InvalidRequest(m) => (error_code::INVALID_REQUEST, m.clone(), None),
+        ProtocolError::ResourceNotFound(uri) => (
+            error_code::RESOURCE_NOT_FOUND,
+            format!("Resource not found: {uri}"),
+            Some(json!({ "uri": uri })),
+        ),
+        ProtocolError::MissingClientCapability(caps) => (
+            error_code::INVALID_REQUEST,
+            format!("The client did not declare a capability this request needs: {caps}"),
+            Some(json!({ "requiredCapabilities": caps })),
+        ),
+        ProtocolError::UnsupportedVersion { requested } => (
+            error_code::INVALID_PARAMS,
+            format!("Unsupported protocol version: {requested}"),
+            Some(json!({ "supported": version::LEGACY_VERSIONS, "requested": requested })),
+        ),
+        ProtocolError::HeaderMismatch(m) | ProtocolError::InvalidMeta(m) => {
+            (error_code::INVALID_REQUEST, m.clone(), None)
+        }
+        ProtocolError::Internal(m) => (error_code::INTERNAL_ERROR, m.clone(), None),
+        ProtocolError::Custom(e) => return e.clone(),
+    };
+    ErrorObject {
+        code,
+        message,
+        data,
+    }
+}
+
+/// The version the server answers `initialize` with: the client's if we speak it, else our latest.
+///
+/// ```
+/// use duomcp::era::legacy::negotiate;
+/// assert_eq!(negotiate("2025-06-18"), "2025-06-18");
+/// assert_eq!(negotiate("2099-01-01"), "2025-11-25");
+/// ```
+pub fn negotiate(requested: &str) -> &'static str {
+    version::LEGACY_VERSIONS
+        .iter()
+        .copied()
+        .find(|v| *v == requested)
+        .unwrap_or(version::LATEST_LEGACY)
+}

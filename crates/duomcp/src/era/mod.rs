@@ -1,0 +1,99 @@
+//! The two protocol eras and everything that differs between them.
+//!
+//! This is the only place that knows eras: how a request is recognised as modern, how domain
+//! errors become JSON-RPC error objects, and what every result must carry. Handlers and
+//! transports ask this module instead of comparing version strings.
+
+pub mod legacy;
+pub mod modern;
+
+use std::fmt;
+
+/// Which revision of MCP a request (or a session) speaks.
+///
+/// ```
+/// use duomcp::Era;
+/// assert_eq!(Era::of_version("2025-06-18"), Some(Era::Legacy));
+/// assert_eq!(Era::of_version("2026-07-28"), Some(Era::Modern));
+/// assert_eq!(Era::of_version("1999-01-01"), None);
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Era {
+    /// 2025-11-25 and older: stateful, `initialize` handshake, server→client requests.
+    Legacy,
+    /// 2026-07-28: stateless, `_meta` on every request, `server/discover`, MRTR.
+    Modern,
+}
+
+impl Era {
+    /// The era a protocol version string belongs to, if we support it.
+    pub fn of_version(version: &str) -> Option<Era> {
+        if duomcp_schema::version::is_modern(version) {
+            Some(Era::Modern)
+        } else if duomcp_schema::version::is_legacy(version) {
+            Some(Era::Legacy)
+        } else {
+            None
+        }
+    }
+}
+
+impl fmt::Display for Era {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Era::Legacy => "legacy (2025-11-25)",
+            Era::Modern => "modern (2026-07-28)",
+        })
+    }
+}
+
+/// A protocol-level failure, independent of era; [`legacy::error_object`] and
+/// [`modern::error_object`] turn it into the JSON-RPC error each revision prescribes.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum ProtocolError {
+    /// The method is unknown, removed in this era, or its capability is not offered.
+    MethodNotFound(String),
+    /// Params are malformed or name something that does not exist (tool, prompt, cursor…).
+    InvalidParams(String),
+    /// `resources/read` of a URI the server does not have.
+    ResourceNotFound(String),
+    /// The request is not acceptable at this point (e.g. before `initialize`).
+    InvalidRequest(String),
+    /// The handler needs a client capability the request did not declare (`data.requiredCapabilities`).
+    MissingClientCapability(serde_json::Value),
+    /// The requested protocol version is not supported.
+    UnsupportedVersion {
+        /// The version the client asked for.
+        requested: String,
+    },
+    /// The request's `_meta` lacks a required key or has a malformed one (2026-07-28 only).
+    InvalidMeta(String),
+    /// A mirrored HTTP header disagrees with the body (2026-07-28 only).
+    HeaderMismatch(String),
+    /// Something went wrong inside the server.
+    Internal(String),
+    /// An error object chosen by the application, passed through unchanged.
+    Custom(duomcp_schema::ErrorObject),
+}
+
+impl fmt::Display for ProtocolError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ProtocolError::MethodNotFound(m) => write!(f, "method not found: {m}"),
+            ProtocolError::InvalidParams(m)
+            | ProtocolError::InvalidRequest(m)
+            | ProtocolError::Internal(m) => f.write_str(m),
+            ProtocolError::HeaderMismatch(m) => write!(f, "header mismatch: {m}"),
+            ProtocolError::InvalidMeta(m) => write!(f, "invalid _meta: {m}"),
+            ProtocolError::ResourceNotFound(uri) => write!(f, "resource not found: {uri}"),
+            ProtocolError::MissingClientCapability(c) => {
+                write!(f, "missing required client capability: {c}")
+            }
+            ProtocolError::UnsupportedVersion { requested } => {
+                write!(f, "unsupported protocol version: {requested}")
+            }
+            ProtocolError::Custom(e) => write!(f, "{} ({})", e.message, e.code),
+        }
+    }
+}

@@ -1,0 +1,244 @@
+//! Classifying one JSON text as a JSON-RPC request, notification or response.
+
+use duomcp_schema::{error_code, ErrorObject, RequestId};
+use serde::Deserialize;
+use serde_json::value::RawValue;
+
+/// A decoded message. Raw fields (`params`, `result`) are still unparsed JSON text.
+#[derive(Debug)]
+pub enum Incoming {
+    /// A request: it has a `method` and an `id`.
+    Request(IncomingRequest),
+    /// A notification: a `method` and no `id`.
+    Notification(IncomingNotification),
+    /// A response to a request this peer sent.
+    Response(IncomingResponse),
+}
+
+/// A request whose `params` are kept as raw JSON text until its handler parses them.
+#[derive(Debug)]
+pub struct IncomingRequest {
+    /// The request id.
+    pub id: RequestId,
+    /// The method name.
+    pub method: String,
+    /// The raw `params`, if any.
+    pub params: Option<Box<RawValue>>,
+}
+
+/// A notification whose `params` are kept as raw JSON text.
+#[derive(Debug)]
+pub struct IncomingNotification {
+    /// The method name.
+    pub method: String,
+    /// The raw `params`, if any.
+    pub params: Option<Box<RawValue>>,
+}
+
+/// A response: either a raw `result` or an error object.
+#[derive(Debug)]
+pub struct IncomingResponse {
+    /// The id of the request this answers.
+    pub id: RequestId,
+    /// The outcome.
+    pub outcome: Result<Box<RawValue>, ErrorObject>,
+}
+
+/// Why a text could not be decoded; each maps to a JSON-RPC error response.
+#[derive(Debug)]
+pub struct DecodeError {
+    /// The id to answer with, when one could be read from the message.
+    pub id: Option<RequestId>,
+    /// The error to send back.
+    pub error: ErrorObject,
+}
+
+/// A member that may be absent; unlike `Option`, a JSON `null` counts as present.
+#[derive(Default)]
+enum Member<'a> {
+    #[default]
+    Absent,
+    Present(&'a RawValue),
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for Member<'a> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        <&'a RawValue>::deserialize(d).map(Member::Present)
+    }
+}
+
+#[derive(Deserialize)]
+struct Envelope<'a> {
+    #[serde(borrow, default)]
+    jsonrpc: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    id: Member<'a>,
+    #[serde(borrow, default)]
+    method: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    params: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    result: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    error: Option<&'a RawValue>,
+}
+
+fn invalid(id: Option<RequestId>, why: &str) -> DecodeError {
+    DecodeError {
+        id,
+        error: super::error(
+            error_code::INVALID_REQUEST,
+            format!("Invalid Request: {why}"),
+        ),
+    }
+}
+
+/// Decodes one JSON-RPC message from `bytes`.
+///
+/// Not JSON (including invalid UTF-8) → `-32700`; JSON that is not a JSON-RPC 2.0 message →
+/// `-32600`, with the message's id when it has a usable one. Batches (arrays) are not part of
+/// either supported revision and are rejected as invalid requests.
+///
+/// ```
+/// use duomcp::jsonrpc::{decode, Incoming};
+/// let msg = decode(br#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#).unwrap();
+/// assert!(matches!(msg, Incoming::Request(r) if r.method == "ping"));
+/// assert_eq!(decode(b"{oops").unwrap_err().error.code, -32700);
+/// ```
+pub fn decode(bytes: &[u8]) -> Result<Incoming, DecodeError> {
+    let env: Envelope<'_> = match serde_json::from_slice(bytes) {
+        Ok(env) => env,
+        Err(e) => {
+            // Valid JSON of the wrong shape is an invalid request; anything else is a parse error.
+            return Err(
+                if serde_json::from_slice::<serde::de::IgnoredAny>(bytes).is_ok() {
+                    invalid(None, "expected a JSON-RPC 2.0 message object")
+                } else {
+                    DecodeError {
+                        id: None,
+                        error: super::error(error_code::PARSE_ERROR, format!("Parse error: {e}")),
+                    }
+                },
+            );
+        }
+    };
+    let id = match env.id {
+        Member::Absent => None,
+        Member::Present(raw) => match serde_json::from_str::<RequestId>(raw.get()) {
+            Ok(RequestId::Number(n)) if !(n.is_i64() || n.is_u64()) => {
+                return Err(invalid(None, "`id` must be a string or an integer"))
+            }
+            Ok(id) => Some(id),
+            Err(_) => return Err(invalid(None, "`id` must be a string or an integer")),
+        },
+    };
+    if env.jsonrpc.map(RawValue::get) != Some("\"2.0\"") {
+        return Err(invalid(id, "`jsonrpc` must be \"2.0\""));
+    }
+    if let Some(raw_method) = env.method {
+        let method: String = serde_json::from_str(raw_method.get())
+            .map_err(|_| invalid(id.clone(), "`method` must be a string"))?;
+        if env.result.is_some() || env.error.is_some() {
+            return Err(invalid(id, "a request must not carry `result` or `error`"));
+        }
+        if let Some(p) = env.params {
+            let first = p.get().as_bytes().first().copied();
+            if first != Some(b'{') {
+                return Err(DecodeError {
+                    id,
+                    error: super::error(
+                        error_code::INVALID_PARAMS,
+                        "Invalid params: `params` must be a JSON object",
+                    ),
+                });
+            }
+        }
+        let params = env.params.map(RawValue::to_owned);
+        return Ok(match id {
+            Some(id) => Incoming::Request(IncomingRequest { id, method, params }),
+            None => Incoming::Notification(IncomingNotification { method, params }),
+        });
+    }
+    let Some(id) = id else {
+        return Err(invalid(None, "a message needs a `method` or an `id`"));
+    };
+    match (env.result, env.error) {
+        (Some(result), None) => Ok(Incoming::Response(IncomingResponse {
+            id,
+            outcome: Ok(result.to_owned()),
+        })),
+        (None, Some(err)) => match serde_json::from_str::<ErrorObject>(err.get()) {
+            Ok(e) => Ok(Incoming::Response(IncomingResponse {
+                id,
+                outcome: Err(e),
+            })),
+            Err(_) => Err(invalid(
+                Some(id),
+                "`error` must have an integer `code` and a string `message`",
+            )),
+        },
+        _ => Err(invalid(
+            Some(id),
+            "a response needs exactly one of `result` and `error`",
+        )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn code(bytes: &[u8]) -> i32 {
+        decode(bytes).unwrap_err().error.code
+    }
+
+    #[test]
+    fn classifies_messages() {
+        assert!(matches!(
+            decode(br#"{"jsonrpc":"2.0","id":"a","method":"x","params":{}}"#),
+            Ok(Incoming::Request(_))
+        ));
+        assert!(matches!(
+            decode(br#"{"jsonrpc":"2.0","method":"x"}"#),
+            Ok(Incoming::Notification(_))
+        ));
+        assert!(matches!(
+            decode(br#"{"jsonrpc":"2.0","id":3,"result":{}}"#),
+            Ok(Incoming::Response(_))
+        ));
+        let Ok(Incoming::Response(r)) =
+            decode(br#"{"jsonrpc":"2.0","id":3,"error":{"code":-1,"message":"no"}}"#)
+        else {
+            panic!("expected response")
+        };
+        assert_eq!(r.outcome.unwrap_err().code, -1);
+    }
+
+    #[test]
+    fn rejects_bad_input_with_the_right_code() {
+        assert_eq!(code(b"{\"jsonrpc\":"), -32700);
+        assert_eq!(code(b"\xff\xfe"), -32700);
+        assert_eq!(code(b"[1,2]"), -32600);
+        assert_eq!(code(b"42"), -32600);
+        assert_eq!(code(br#"{"jsonrpc":"1.0","id":1,"method":"x"}"#), -32600);
+        assert_eq!(code(br#"{"jsonrpc":"2.0","id":null,"method":"x"}"#), -32600);
+        assert_eq!(code(br#"{"jsonrpc":"2.0","id":{},"method":"x"}"#), -32600);
+        assert_eq!(code(br#"{"jsonrpc":"2.0","id":1.5,"method":"x"}"#), -32600);
+        assert_eq!(
+            code(br#"{"jsonrpc":"2.0","id":123456789012345678901234567890,"method":"x"}"#),
+            -32600
+        );
+        assert_eq!(code(br#"{"jsonrpc":"2.0","id":1,"method":7}"#), -32600);
+        assert_eq!(
+            code(br#"{"jsonrpc":"2.0","id":1,"method":"x","params":[1]}"#),
+            -32602
+        );
+        assert_eq!(code(br#"{"jsonrpc":"2.0","id":1}"#), -32600);
+    }
+
+    #[test]
+    fn keeps_the_id_of_an_invalid_request() {
+        let err = decode(br#"{"jsonrpc":"2.0","id":"k","method":3}"#).unwrap_err();
+        assert_eq!(err.id, Some(RequestId::String("k".into())));
+    }
+}

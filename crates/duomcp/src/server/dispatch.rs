@@ -1,0 +1,1136 @@
+//! From a decoded request to an encoded reply: era detection, method dispatch, era shaping.
+
+use super::context::{Context, Inner};
+use super::handler::CallParts;
+use super::request_state::{self, SealedState};
+use super::session::{Negotiated, Session, Sink};
+use super::{CachePolicy, HandlerError, ServerEvent, Shared};
+use crate::era::{legacy, modern, Era, ProtocolError};
+use crate::jsonrpc::{self, IncomingNotification, IncomingRequest, IncomingResponse};
+use crate::util::catch_unwind;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use base64::Engine as _;
+use duomcp_schema::methods::{self, NotificationMethod, RequestMethod};
+use duomcp_schema::{
+    meta, version, CallToolResult, CompleteRequestParams, CompleteResult, GetPromptResult,
+    InitializeRequestParams, LoggingLevel, ReadResourceResult, RequestId, ResultType,
+    ServerCapabilities, SubscriptionFilter,
+};
+use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
+use serde_json::{json, Map, Value};
+use std::sync::Arc;
+use tokio_util::sync::CancellationToken;
+
+/// What a transport hands the dispatcher along with a request.
+pub(crate) struct RequestEnv {
+    /// The legacy session (stdio: the connection's; HTTP: the `Mcp-Session-Id`'s).
+    pub session: Option<Arc<Session>>,
+    /// The era the transport already knows (HTTP headers); `None` lets the body decide.
+    pub era_hint: Option<Era>,
+    /// Where progress, logs and server→client requests for this request go.
+    pub sink: Sink,
+    /// Fires when the client cancels this request.
+    pub cancel: CancellationToken,
+    /// Fires when the connection or server is shutting down (ends listen streams gracefully).
+    pub closing: CancellationToken,
+}
+
+/// The encoded answer to one request.
+pub(crate) struct Reply {
+    /// The JSON-RPC response (no framing).
+    pub frame: Vec<u8>,
+    /// The protocol error, when the answer is one (transports map it to a status code).
+    #[allow(dead_code)] // read by the Streamable HTTP transport
+    pub error: Option<ProtocolError>,
+}
+
+#[derive(Deserialize)]
+struct Head<'a> {
+    #[serde(rename = "_meta", borrow, default)]
+    meta: Option<&'a RawValue>,
+}
+
+#[derive(Deserialize)]
+struct MetaVersion<'a> {
+    #[serde(rename = "io.modelcontextprotocol/protocolVersion", borrow, default)]
+    version: Option<&'a RawValue>,
+}
+
+fn error_reply(era: Era, id: &RequestId, err: ProtocolError) -> Reply {
+    let obj = match era {
+        Era::Legacy => legacy::error_object(&err),
+        Era::Modern => modern::error_object(&err),
+    };
+    Reply {
+        frame: jsonrpc::encode_error(Some(id), &obj),
+        error: Some(err),
+    }
+}
+
+fn result_reply<T: Serialize>(era: Era, id: &RequestId, result: &T) -> Reply {
+    match jsonrpc::encode_result(id, result) {
+        Ok(frame) => Reply { frame, error: None },
+        Err(e) => error_reply(
+            era,
+            id,
+            ProtocolError::Internal(format!("result could not be encoded: {e}")),
+        ),
+    }
+}
+
+/// Decides the era of a request that arrived without a transport hint.
+fn detect_era(method: &str, meta_raw: Option<&RawValue>) -> Era {
+    if method == <methods::Discover as RequestMethod>::NAME {
+        return Era::Modern;
+    }
+    let has_version = meta_raw
+        .and_then(|m| serde_json::from_str::<MetaVersion<'_>>(m.get()).ok())
+        .is_some_and(|m| m.version.is_some());
+    if has_version {
+        Era::Modern
+    } else {
+        Era::Legacy
+    }
+}
+
+/// Handles one request; `None` when it was cancelled (no response may be sent then).
+pub(crate) async fn handle_request(
+    shared: Arc<Shared>,
+    req: IncomingRequest,
+    env: RequestEnv,
+) -> Option<Reply> {
+    let id = req.id.clone();
+    let hint = env.era_hint;
+    let cancel = env.cancel.clone();
+    let work = async move {
+        let raw = req.params.as_deref();
+        let head: Head<'_> = match raw.map(|p| serde_json::from_str(p.get())).transpose() {
+            Ok(h) => h.unwrap_or(Head { meta: None }),
+            Err(e) => {
+                let era = hint.unwrap_or(Era::Legacy);
+                return Some(error_reply(
+                    era,
+                    &req.id,
+                    ProtocolError::InvalidParams(format!("Invalid params: {e}")),
+                ));
+            }
+        };
+        let era = hint.unwrap_or_else(|| detect_era(&req.method, head.meta));
+        let meta_raw = head.meta.map(RawValue::get);
+        match era {
+            Era::Modern => modern_request(shared, &req, meta_raw, env).await,
+            Era::Legacy => legacy_request(shared, &req, env).await,
+        }
+    };
+    tokio::select! {
+        biased;
+        _ = cancel.cancelled() => None,
+        outcome = catch_unwind(work) => match outcome {
+            Ok(reply) => reply,
+            Err(panic) => {
+                tracing::error!(request = %id, "handler panicked: {panic}");
+                Some(error_reply(hint.unwrap_or(Era::Legacy), &id, ProtocolError::Internal("Internal error: the handler panicked".into())))
+            }
+        },
+    }
+}
+
+/// What the transport must do after a client notification.
+pub(crate) enum NotificationAction {
+    /// Nothing further.
+    None,
+    /// Cancel the in-flight request with this id.
+    Cancel(RequestId),
+}
+
+#[derive(Deserialize)]
+struct CancelledParams {
+    #[serde(rename = "requestId")]
+    request_id: Option<RequestId>,
+}
+
+/// Handles a client notification.
+pub(crate) fn handle_notification(
+    session: Option<&Arc<Session>>,
+    n: &IncomingNotification,
+) -> NotificationAction {
+    let method = n.method.as_str();
+    if method == <methods::Cancelled as NotificationMethod>::NAME {
+        if let Ok(CancelledParams {
+            request_id: Some(id),
+        }) = jsonrpc::parse_params::<CancelledParams>(n.params.as_deref())
+        {
+            return NotificationAction::Cancel(id);
+        }
+    } else if method == <methods::Initialized as NotificationMethod>::NAME {
+        if let Some(s) = session {
+            s.mark_initialized();
+        }
+    }
+    NotificationAction::None
+}
+
+/// Routes a client's response to the server→client request waiting for it.
+pub(crate) fn handle_response(session: Option<&Arc<Session>>, r: IncomingResponse) {
+    let delivered = session.is_some_and(|s| s.complete_request(&r.id, r.outcome));
+    if !delivered {
+        tracing::debug!(id = %r.id, "response to an unknown or expired request ignored");
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Params as the server reads them: only the fields it uses, parsed once.
+
+#[derive(Deserialize, Default)]
+struct ListParams {
+    #[serde(default)]
+    cursor: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct CallParams {
+    name: String,
+    #[serde(default)]
+    arguments: Option<Value>,
+    #[serde(rename = "inputResponses", default)]
+    input_responses: Option<Map<String, Value>>,
+    #[serde(rename = "requestState", default)]
+    request_state: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct GetPromptParams {
+    name: String,
+    #[serde(default)]
+    arguments: Option<Map<String, Value>>,
+    #[serde(rename = "inputResponses", default)]
+    input_responses: Option<Map<String, Value>>,
+    #[serde(rename = "requestState", default)]
+    request_state: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct ReadParams {
+    uri: String,
+    #[serde(rename = "inputResponses", default)]
+    input_responses: Option<Map<String, Value>>,
+    #[serde(rename = "requestState", default)]
+    request_state: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct UriParams {
+    uri: String,
+}
+
+#[derive(Deserialize)]
+struct SetLevelParams {
+    level: LoggingLevel,
+}
+
+#[derive(Deserialize)]
+struct ListenParams {
+    #[serde(default)]
+    notifications: SubscriptionFilter,
+}
+
+fn parse<T: serde::de::DeserializeOwned>(req: &IncomingRequest) -> Result<T, ProtocolError> {
+    jsonrpc::parse_params(req.params.as_deref())
+        .map_err(|e| ProtocolError::InvalidParams(e.message))
+}
+
+// ---------------------------------------------------------------------------------------------
+// The legacy era.
+
+async fn legacy_request(
+    shared: Arc<Shared>,
+    req: &IncomingRequest,
+    env: RequestEnv,
+) -> Option<Reply> {
+    const ERA: Era = Era::Legacy;
+    let id = &req.id;
+    let method = req.method.as_str();
+    let Some(session) = env.session.clone() else {
+        return Some(error_reply(
+            ERA,
+            id,
+            ProtocolError::InvalidRequest("No session: send `initialize` first".into()),
+        ));
+    };
+    if method == <methods::Initialize as RequestMethod>::NAME {
+        return Some(match initialize(&shared, &session, req, &env) {
+            Ok(v) => result_reply(ERA, id, &v),
+            Err(e) => error_reply(ERA, id, e),
+        });
+    }
+    if method == <methods::Ping as RequestMethod>::NAME {
+        return Some(result_reply(ERA, id, &json!({})));
+    }
+    let Some(negotiated) = session.negotiated() else {
+        return Some(error_reply(
+            ERA,
+            id,
+            ProtocolError::InvalidRequest("Server not initialized: send `initialize` first (2025-11-25), or put `_meta` with a protocol version on every request (2026-07-28)".into()),
+        ));
+    };
+    let ctx = Context::new(Inner {
+        era: ERA,
+        protocol_version: Arc::from(negotiated.protocol_version),
+        client_capabilities: negotiated.client_capabilities.clone(),
+        client_info: negotiated.client_info.clone(),
+        request_id: id.clone(),
+        progress_token: progress_token(req),
+        log_level: None,
+        cancel: env.cancel.clone(),
+        sink: env.sink.clone(),
+        session: Some(session.clone()),
+        shared: shared.clone(),
+        input: Default::default(),
+    });
+    let outcome: Result<Reply, ProtocolError> = async {
+        Ok(match method {
+            m if m == <methods::ListTools as RequestMethod>::NAME => {
+                result_reply(ERA, id, &list_tools(&shared, req, ERA)?)
+            }
+            m if m == <methods::CallTool as RequestMethod>::NAME => {
+                let p: CallParams = parse(req)?;
+                match call_tool(&ctx, p.name, p.arguments).await {
+                    Ok(r) => result_reply(ERA, id, &r),
+                    Err(e) => return Err(legacy_failure(e)),
+                }
+            }
+            m if m == <methods::ListPrompts as RequestMethod>::NAME => {
+                result_reply(ERA, id, &list_prompts(&shared, req, ERA)?)
+            }
+            m if m == <methods::GetPrompt as RequestMethod>::NAME => {
+                let p: GetPromptParams = parse(req)?;
+                match get_prompt(&ctx, &p.name, p.arguments).await {
+                    Ok(r) => result_reply(ERA, id, &r),
+                    Err(e) => return Err(legacy_failure(e)),
+                }
+            }
+            m if m == <methods::ListResources as RequestMethod>::NAME => {
+                result_reply(ERA, id, &list_resources(&shared, req, ERA)?)
+            }
+            m if m == <methods::ListResourceTemplates as RequestMethod>::NAME => {
+                result_reply(ERA, id, &list_templates(&shared, req, ERA)?)
+            }
+            m if m == <methods::ReadResource as RequestMethod>::NAME => {
+                let p: ReadParams = parse(req)?;
+                match read_resource(&ctx, &p.uri).await {
+                    Ok(r) => result_reply(ERA, id, &r),
+                    Err(e) => return Err(legacy_failure(e)),
+                }
+            }
+            m if m == <methods::Subscribe as RequestMethod>::NAME => {
+                let p: UriParams = parse(req)?;
+                session.subscribe(p.uri);
+                result_reply(ERA, id, &json!({}))
+            }
+            m if m == <methods::Unsubscribe as RequestMethod>::NAME => {
+                let p: UriParams = parse(req)?;
+                session.unsubscribe(&p.uri);
+                result_reply(ERA, id, &json!({}))
+            }
+            m if m == <methods::SetLevel as RequestMethod>::NAME => {
+                let p: SetLevelParams = parse(req)?;
+                session.set_log_level(p.level);
+                result_reply(ERA, id, &json!({}))
+            }
+            m if m == <methods::Complete as RequestMethod>::NAME => match complete(&ctx, req).await
+            {
+                Ok(r) => result_reply(ERA, id, &r),
+                Err(e) => return Err(legacy_failure(e)),
+            },
+            other => return Err(ProtocolError::MethodNotFound(other.to_owned())),
+        })
+    }
+    .await;
+    Some(outcome.unwrap_or_else(|e| error_reply(ERA, id, e)))
+}
+
+fn legacy_failure(e: HandlerError) -> ProtocolError {
+    match e {
+        HandlerError::Protocol(p) => p,
+        HandlerError::Failed(e) => ProtocolError::Internal(e.to_string()),
+        HandlerError::InputRequired(_) => {
+            ProtocolError::Internal("input required outside the 2026-07-28 era".into())
+        }
+        HandlerError::Cancelled => ProtocolError::Internal("cancelled".into()),
+    }
+}
+
+fn initialize(
+    shared: &Arc<Shared>,
+    session: &Arc<Session>,
+    req: &IncomingRequest,
+    env: &RequestEnv,
+) -> Result<Value, ProtocolError> {
+    let p: InitializeRequestParams = parse(req)?;
+    if session.negotiated().is_some() {
+        return Err(ProtocolError::InvalidRequest(
+            "The session is already initialized".into(),
+        ));
+    }
+    let version = legacy::negotiate(&p.protocol_version);
+    session.set_negotiated(Negotiated {
+        protocol_version: version,
+        client_capabilities: Arc::new(p.capabilities),
+        client_info: Some(Arc::new(p.client_info)),
+    });
+    spawn_forwarder(shared.clone(), session.clone(), env.closing.clone());
+    let mut result = json!({
+        "protocolVersion": version,
+        "capabilities": capabilities(shared, Era::Legacy),
+        "serverInfo": shared.info,
+    });
+    if let Some(text) = &shared.instructions {
+        result["instructions"] = json!(text);
+    }
+    Ok(result)
+}
+
+/// Forwards server events to a legacy session (list_changed, subscribed resource updates).
+fn spawn_forwarder(shared: Arc<Shared>, session: Arc<Session>, closing: CancellationToken) {
+    let mut events = shared.events.subscribe();
+    tokio::spawn(async move {
+        loop {
+            let event = tokio::select! {
+                _ = closing.cancelled() => return,
+                e = events.recv() => e,
+            };
+            let frame = match event {
+                Ok(ServerEvent::ToolsChanged) => notification(
+                    <methods::ToolListChanged as NotificationMethod>::NAME,
+                    json!({}),
+                ),
+                Ok(ServerEvent::PromptsChanged) => notification(
+                    <methods::PromptListChanged as NotificationMethod>::NAME,
+                    json!({}),
+                ),
+                Ok(ServerEvent::ResourcesChanged) => notification(
+                    <methods::ResourceListChanged as NotificationMethod>::NAME,
+                    json!({}),
+                ),
+                Ok(ServerEvent::ResourceUpdated(uri)) if session.is_subscribed(&uri) => {
+                    notification(
+                        <methods::ResourceUpdated as NotificationMethod>::NAME,
+                        json!({ "uri": uri }),
+                    )
+                }
+                Ok(_) => continue,
+                Err(tokio::sync::broadcast::error::RecvError::Lagged(n)) => {
+                    tracing::warn!(
+                        "a session fell {n} server events behind; some notifications were dropped"
+                    );
+                    continue;
+                }
+                Err(tokio::sync::broadcast::error::RecvError::Closed) => return,
+            };
+            if session.unrelated.send(frame).await.is_err() {
+                return;
+            }
+        }
+    });
+}
+
+fn notification(method: &str, params: Value) -> Vec<u8> {
+    jsonrpc::encode_notification(method, &params).unwrap_or_default()
+}
+
+fn progress_token(req: &IncomingRequest) -> Option<duomcp_schema::ProgressToken> {
+    #[derive(Deserialize)]
+    struct P {
+        #[serde(rename = "_meta", default)]
+        meta: Option<M>,
+    }
+    #[derive(Deserialize)]
+    struct M {
+        #[serde(rename = "progressToken", default)]
+        progress_token: Option<duomcp_schema::ProgressToken>,
+    }
+    let raw = req.params.as_deref()?;
+    serde_json::from_str::<P>(raw.get())
+        .ok()?
+        .meta?
+        .progress_token
+}
+
+/// The capabilities the server advertises, from what is registered.
+fn capabilities(shared: &Shared, era: Era) -> ServerCapabilities {
+    let reg = shared.registry();
+    let mut caps = json!({});
+    if !reg.tools.is_empty() {
+        caps["tools"] = json!({ "listChanged": true });
+    }
+    if !reg.prompts.is_empty() {
+        caps["prompts"] = json!({ "listChanged": true });
+    }
+    if !reg.resources.is_empty() || !reg.templates.is_empty() {
+        caps["resources"] = match era {
+            Era::Legacy => json!({ "subscribe": true, "listChanged": true }),
+            Era::Modern => json!({ "subscribe": true, "listChanged": true }),
+        };
+    }
+    if reg.completion.is_some() {
+        caps["completions"] = json!({});
+    }
+    caps["logging"] = json!({});
+    serde_json::from_value(caps).unwrap_or_default()
+}
+
+// ---------------------------------------------------------------------------------------------
+// The modern era.
+
+async fn modern_request(
+    shared: Arc<Shared>,
+    req: &IncomingRequest,
+    meta_raw: Option<&str>,
+    env: RequestEnv,
+) -> Option<Reply> {
+    const ERA: Era = Era::Modern;
+    let id = &req.id;
+    let method = req.method.as_str();
+    let m = match modern::validate_meta(meta_raw) {
+        Ok(m) => m,
+        Err(e) => return Some(error_reply(ERA, id, e)),
+    };
+    if modern::REMOVED_METHODS.contains(&method) {
+        return Some(error_reply(
+            ERA,
+            id,
+            ProtocolError::MethodNotFound(method.to_owned()),
+        ));
+    }
+    let ctx = Context::new(Inner {
+        era: ERA,
+        protocol_version: Arc::from(m.protocol_version.as_str()),
+        client_capabilities: Arc::new(m.client_capabilities),
+        client_info: m.client_info.map(Arc::new),
+        request_id: id.clone(),
+        progress_token: m.progress_token,
+        log_level: m.log_level,
+        cancel: env.cancel.clone(),
+        sink: env.sink.clone(),
+        session: None,
+        shared: shared.clone(),
+        input: Default::default(),
+    });
+    let server_info = json!(shared.info);
+    let outcome: Result<Reply, ProtocolError> = async {
+        Ok(match method {
+            m if m == <methods::Discover as RequestMethod>::NAME => {
+                let mut r = json!({
+                    "supportedVersions": version::MODERN_VERSIONS,
+                    "capabilities": capabilities(&shared, ERA),
+                    "serverInfo": server_info,
+                });
+                if let Some(text) = &shared.instructions {
+                    r["instructions"] = json!(text);
+                }
+                result_reply(
+                    ERA,
+                    id,
+                    &complete_value(r, &server_info, Some(shared.config.discover_cache)),
+                )
+            }
+            m if m == <methods::ListTools as RequestMethod>::NAME => {
+                let r = list_tools(&shared, req, ERA)?;
+                result_reply(
+                    ERA,
+                    id,
+                    &complete_value(to_value(&r)?, &server_info, Some(shared.config.tools_cache)),
+                )
+            }
+            m if m == <methods::ListPrompts as RequestMethod>::NAME => {
+                let r = list_prompts(&shared, req, ERA)?;
+                result_reply(
+                    ERA,
+                    id,
+                    &complete_value(
+                        to_value(&r)?,
+                        &server_info,
+                        Some(shared.config.prompts_cache),
+                    ),
+                )
+            }
+            m if m == <methods::ListResources as RequestMethod>::NAME => {
+                let r = list_resources(&shared, req, ERA)?;
+                result_reply(
+                    ERA,
+                    id,
+                    &complete_value(
+                        to_value(&r)?,
+                        &server_info,
+                        Some(shared.config.resources_cache),
+                    ),
+                )
+            }
+            m if m == <methods::ListResourceTemplates as RequestMethod>::NAME => {
+                let r = list_templates(&shared, req, ERA)?;
+                result_reply(
+                    ERA,
+                    id,
+                    &complete_value(
+                        to_value(&r)?,
+                        &server_info,
+                        Some(shared.config.resources_cache),
+                    ),
+                )
+            }
+            m if m == <methods::CallTool as RequestMethod>::NAME => {
+                let p: CallParams = parse(req)?;
+                let target = p.name.clone();
+                restore_input(
+                    &ctx,
+                    method,
+                    &target,
+                    p.request_state.as_deref(),
+                    p.input_responses,
+                )?;
+                let r = call_tool(&ctx, p.name, p.arguments).await;
+                return modern_outcome(
+                    &ctx,
+                    id,
+                    method,
+                    &target,
+                    r.map(|mut r| {
+                        r.result_type = Some(ResultType::Complete);
+                        r
+                    }),
+                    &server_info,
+                    None,
+                );
+            }
+            m if m == <methods::GetPrompt as RequestMethod>::NAME => {
+                let p: GetPromptParams = parse(req)?;
+                restore_input(
+                    &ctx,
+                    method,
+                    &p.name,
+                    p.request_state.as_deref(),
+                    p.input_responses,
+                )?;
+                let r = get_prompt(&ctx, &p.name, p.arguments).await;
+                return modern_outcome(&ctx, id, method, &p.name, r, &server_info, None);
+            }
+            m if m == <methods::ReadResource as RequestMethod>::NAME => {
+                let p: ReadParams = parse(req)?;
+                restore_input(
+                    &ctx,
+                    method,
+                    &p.uri,
+                    p.request_state.as_deref(),
+                    p.input_responses,
+                )?;
+                let r = read_resource(&ctx, &p.uri).await;
+                return modern_outcome(
+                    &ctx,
+                    id,
+                    method,
+                    &p.uri,
+                    r,
+                    &server_info,
+                    Some(shared.config.read_cache),
+                );
+            }
+            m if m == <methods::Complete as RequestMethod>::NAME => match complete(&ctx, req).await
+            {
+                Ok(r) => result_reply(ERA, id, &complete_value(to_value(&r)?, &server_info, None)),
+                Err(e) => return Err(modern_failure(e)),
+            },
+            m if m == <methods::SubscriptionsListen as RequestMethod>::NAME => {
+                let p: ListenParams = parse(req)?;
+                return Ok(listen(&shared, id, p.notifications, &env).await);
+            }
+            other => return Err(ProtocolError::MethodNotFound(other.to_owned())),
+        })
+    }
+    .await;
+    match outcome {
+        Ok(reply) => Some(reply),
+        Err(e) => Some(error_reply(ERA, id, e)),
+    }
+}
+
+fn to_value<T: Serialize>(v: &T) -> Result<Value, ProtocolError> {
+    serde_json::to_value(v).map_err(|e| ProtocolError::Internal(e.to_string()))
+}
+
+/// Adds what every complete modern result carries: `resultType`, `serverInfo` in `_meta`,
+/// and the cache fields where the result is cacheable.
+fn complete_value(mut v: Value, server_info: &Value, cache: Option<CachePolicy>) -> Value {
+    if let Value::Object(map) = &mut v {
+        map.insert("resultType".into(), json!("complete"));
+        if let Some(c) = cache {
+            map.insert("ttlMs".into(), json!(c.ttl_ms));
+            map.insert("cacheScope".into(), json!(c.scope));
+        }
+        let meta = map.entry("_meta").or_insert_with(|| json!({}));
+        if let Value::Object(meta) = meta {
+            meta.insert(meta::SERVER_INFO.into(), server_info.clone());
+        }
+    }
+    v
+}
+
+fn modern_failure(e: HandlerError) -> ProtocolError {
+    match e {
+        HandlerError::Protocol(p) => p,
+        HandlerError::Failed(e) => ProtocolError::Internal(e.to_string()),
+        HandlerError::InputRequired(_) => ProtocolError::InvalidRequest(
+            "input requests are only allowed on tools/call, prompts/get and resources/read".into(),
+        ),
+        HandlerError::Cancelled => ProtocolError::Internal("cancelled".into()),
+    }
+}
+
+/// Unseals `requestState` and merges earlier answers with this round's `inputResponses`.
+fn restore_input(
+    ctx: &Context,
+    method: &str,
+    target: &str,
+    state: Option<&str>,
+    responses: Option<Map<String, Value>>,
+) -> Result<(), ProtocolError> {
+    let mut input = super::context::InputState::default();
+    if let Some(token) = state {
+        let shared = ctx.shared();
+        let sealed = request_state::unseal(
+            &shared.sealing_key,
+            token,
+            request_state::now_ms(),
+            method,
+            target,
+            None,
+        )
+        .map_err(|r| ProtocolError::InvalidParams(format!("Invalid params: {}", r.message())))?;
+        input.responses = sealed.r;
+        input.user_state = sealed.u;
+    }
+    if let Some(new) = responses {
+        input.responses.extend(new);
+    }
+    ctx.restore_input_state(input);
+    Ok(())
+}
+
+/// Finishes an MRTR-capable request: a complete result, an `InputRequiredResult`, or an error.
+fn modern_outcome<T: Serialize>(
+    ctx: &Context,
+    id: &RequestId,
+    method: &str,
+    target: &str,
+    result: Result<T, HandlerError>,
+    server_info: &Value,
+    cache: Option<CachePolicy>,
+) -> Result<Reply, ProtocolError> {
+    match result {
+        Ok(r) => Ok(result_reply(
+            Era::Modern,
+            id,
+            &complete_value(to_value(&r)?, server_info, cache),
+        )),
+        Err(HandlerError::InputRequired(_)) => {
+            let input = ctx.take_input_state();
+            if input.requested.is_empty() && input.user_state.is_none() {
+                return Err(ProtocolError::Internal(
+                    "the handler asked for input but named none".into(),
+                ));
+            }
+            let shared = ctx.shared();
+            let expiry =
+                request_state::now_ms() + shared.config.request_state_ttl.as_millis() as u64;
+            let sealed = SealedState {
+                m: method.into(),
+                t: target.into(),
+                e: expiry,
+                p: None,
+                r: input.responses,
+                u: input.user_state,
+            };
+            let requests: Map<String, Value> = input
+                .requested
+                .into_iter()
+                .map(|(k, r)| (k, serde_json::to_value(r).unwrap_or(Value::Null)))
+                .collect();
+            let mut result = json!({
+                "resultType": "input_required",
+                "requestState": request_state::seal(&shared.sealing_key, &sealed),
+                "_meta": { meta::SERVER_INFO: server_info },
+            });
+            if !requests.is_empty() {
+                result["inputRequests"] = Value::Object(requests);
+            }
+            Ok(result_reply(Era::Modern, id, &result))
+        }
+        Err(e) => Err(modern_failure(e)),
+    }
+}
+
+/// `subscriptions/listen`: acknowledge, then forward matching events until cancelled or closed.
+async fn listen(
+    shared: &Arc<Shared>,
+    id: &RequestId,
+    filter: SubscriptionFilter,
+    env: &RequestEnv,
+) -> Reply {
+    let mut events = shared.events.subscribe();
+    let sub_id = json!(id);
+    let honoured = {
+        let reg = shared.registry();
+        let mut h = json!({});
+        if filter.tools_list_changed == Some(true) && !reg.tools.is_empty() {
+            h["toolsListChanged"] = json!(true);
+        }
+        if filter.prompts_list_changed == Some(true) && !reg.prompts.is_empty() {
+            h["promptsListChanged"] = json!(true);
+        }
+        let has_resources = !reg.resources.is_empty() || !reg.templates.is_empty();
+        if filter.resources_list_changed == Some(true) && has_resources {
+            h["resourcesListChanged"] = json!(true);
+        }
+        if let Some(uris) = &filter.resource_subscriptions {
+            if has_resources {
+                h["resourceSubscriptions"] = json!(uris);
+            }
+        }
+        h
+    };
+    let wants = |key: &str| honoured.get(key).and_then(Value::as_bool).unwrap_or(false);
+    let (tools, prompts, resources) = (
+        wants("toolsListChanged"),
+        wants("promptsListChanged"),
+        wants("resourcesListChanged"),
+    );
+    let uris: Vec<String> = honoured
+        .get("resourceSubscriptions")
+        .and_then(Value::as_array)
+        .map(|a| {
+            a.iter()
+                .filter_map(Value::as_str)
+                .map(str::to_owned)
+                .collect()
+        })
+        .unwrap_or_default();
+    let tag = json!({ meta::SUBSCRIPTION_ID: sub_id });
+    let ack = json!({ "notifications": honoured, "_meta": tag });
+    let _ = env
+        .sink
+        .send(notification(
+            <methods::SubscriptionsAcknowledged as NotificationMethod>::NAME,
+            ack,
+        ))
+        .await;
+    let server_shutdown = shared.shutdown.clone();
+    loop {
+        let event = tokio::select! {
+            _ = env.closing.cancelled() => break,
+            _ = server_shutdown.cancelled() => break,
+            e = events.recv() => e,
+        };
+        let frame = match event {
+            Ok(ServerEvent::ToolsChanged) if tools => notification(
+                <methods::ToolListChanged as NotificationMethod>::NAME,
+                json!({ "_meta": tag }),
+            ),
+            Ok(ServerEvent::PromptsChanged) if prompts => notification(
+                <methods::PromptListChanged as NotificationMethod>::NAME,
+                json!({ "_meta": tag }),
+            ),
+            Ok(ServerEvent::ResourcesChanged) if resources => notification(
+                <methods::ResourceListChanged as NotificationMethod>::NAME,
+                json!({ "_meta": tag }),
+            ),
+            Ok(ServerEvent::ResourceUpdated(uri)) if uris.contains(&uri) => notification(
+                <methods::ResourceUpdated as NotificationMethod>::NAME,
+                json!({ "uri": uri, "_meta": tag }),
+            ),
+            Ok(_) | Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => continue,
+            Err(tokio::sync::broadcast::error::RecvError::Closed) => break,
+        };
+        if env.sink.send(frame).await.is_err() {
+            break;
+        }
+    }
+    result_reply(
+        Era::Modern,
+        id,
+        &json!({ "resultType": "complete", "_meta": tag }),
+    )
+}
+
+// ---------------------------------------------------------------------------------------------
+// Methods shared by both eras.
+
+/// Opaque cursors: the URL-safe base64 of the last key on the previous page.
+fn decode_cursor(cursor: Option<&str>) -> Result<Option<String>, ProtocolError> {
+    let Some(c) = cursor else { return Ok(None) };
+    URL_SAFE_NO_PAD
+        .decode(c)
+        .ok()
+        .and_then(|b| String::from_utf8(b).ok())
+        .and_then(|s| s.strip_prefix("k:").map(str::to_owned))
+        .map(Some)
+        .ok_or_else(|| {
+            ProtocolError::InvalidParams(format!("Invalid params: invalid cursor `{c}`"))
+        })
+}
+
+fn encode_cursor(key: &str) -> String {
+    URL_SAFE_NO_PAD.encode(format!("k:{key}"))
+}
+
+/// One page of a name-ordered map, plus the cursor of the next page.
+fn page<'a, T: 'a>(
+    items: impl Iterator<Item = (&'a String, T)>,
+    after: Option<&str>,
+    size: usize,
+) -> (Vec<T>, Option<String>) {
+    let mut out = Vec::new();
+    let mut last: Option<&String> = None;
+    let mut more = false;
+    for (k, v) in items.filter(|(k, _)| after.is_none_or(|a| k.as_str() > a)) {
+        if out.len() == size.max(1) {
+            more = true;
+            break;
+        }
+        last = Some(k);
+        out.push(v);
+    }
+    let next = if more {
+        last.map(|k| encode_cursor(k))
+    } else {
+        None
+    };
+    (out, next)
+}
+
+fn list_tools(shared: &Shared, req: &IncomingRequest, _era: Era) -> Result<Value, ProtocolError> {
+    let p: ListParams = parse(req)?;
+    let after = decode_cursor(p.cursor.as_deref())?;
+    let reg = shared.registry();
+    let (tools, next) = page(
+        reg.tools.iter().map(|(k, e)| (k, &e.tool)),
+        after.as_deref(),
+        shared.config.page_size,
+    );
+    let mut r = json!({ "tools": tools });
+    if let Some(n) = next {
+        r["nextCursor"] = json!(n);
+    }
+    Ok(r)
+}
+
+fn list_prompts(shared: &Shared, req: &IncomingRequest, _era: Era) -> Result<Value, ProtocolError> {
+    let p: ListParams = parse(req)?;
+    let after = decode_cursor(p.cursor.as_deref())?;
+    let reg = shared.registry();
+    let (prompts, next) = page(
+        reg.prompts.iter().map(|(k, e)| (k, &e.prompt)),
+        after.as_deref(),
+        shared.config.page_size,
+    );
+    let mut r = json!({ "prompts": prompts });
+    if let Some(n) = next {
+        r["nextCursor"] = json!(n);
+    }
+    Ok(r)
+}
+
+fn list_resources(
+    shared: &Shared,
+    req: &IncomingRequest,
+    _era: Era,
+) -> Result<Value, ProtocolError> {
+    let p: ListParams = parse(req)?;
+    let after = decode_cursor(p.cursor.as_deref())?;
+    let reg = shared.registry();
+    let (resources, next) = page(
+        reg.resources.iter().map(|(k, e)| (k, &e.resource)),
+        after.as_deref(),
+        shared.config.page_size,
+    );
+    let mut r = json!({ "resources": resources });
+    if let Some(n) = next {
+        r["nextCursor"] = json!(n);
+    }
+    Ok(r)
+}
+
+fn list_templates(
+    shared: &Shared,
+    req: &IncomingRequest,
+    _era: Era,
+) -> Result<Value, ProtocolError> {
+    let p: ListParams = parse(req)?;
+    let after = decode_cursor(p.cursor.as_deref())?;
+    let reg = shared.registry();
+    let keyed: Vec<(String, &duomcp_schema::ResourceTemplate)> = reg
+        .templates
+        .iter()
+        .enumerate()
+        .map(|(i, t)| (format!("{i:08}"), &t.template))
+        .collect();
+    let (templates, next) = page(
+        keyed.iter().map(|(k, t)| (k, *t)),
+        after.as_deref(),
+        shared.config.page_size,
+    );
+    let mut r = json!({ "resourceTemplates": templates });
+    if let Some(n) = next {
+        r["nextCursor"] = json!(n);
+    }
+    Ok(r)
+}
+
+async fn call_tool(
+    ctx: &Context,
+    name: String,
+    arguments: Option<Value>,
+) -> Result<CallToolResult, HandlerError> {
+    let entry = ctx.shared().registry().tools.get(&name).cloned();
+    let Some(entry) = entry else {
+        return Err(HandlerError::invalid_params(format!(
+            "Unknown tool: {name}"
+        )));
+    };
+    let args = match arguments {
+        None | Some(Value::Null) => Value::Object(Map::new()),
+        Some(v @ Value::Object(_)) => v,
+        Some(_) => {
+            return Ok(CallToolResult::error_text(format!(
+                "Invalid arguments for tool `{name}`: `arguments` must be an object"
+            )))
+        }
+    };
+    match &entry.input {
+        Some(Ok(validator)) if !validator.is_valid(&args) => {
+            let problems: Vec<String> = validator
+                .iter_errors(&args)
+                .map(|e| {
+                    let path = e.instance_path().to_string();
+                    if path.is_empty() {
+                        e.to_string()
+                    } else {
+                        format!("{path}: {e}")
+                    }
+                })
+                .collect();
+            return Ok(CallToolResult::error_text(format!(
+                "Invalid arguments for tool `{name}`: {}",
+                problems.join("; ")
+            )));
+        }
+        Some(Err(e)) => {
+            return Ok(CallToolResult::error_text(format!(
+                "Tool `{name}` has an invalid inputSchema: {e}"
+            )))
+        }
+        _ => {}
+    }
+    let result = (entry.call)(CallParts {
+        ctx: ctx.clone(),
+        args,
+        uri: None,
+    })
+    .await;
+    match result {
+        Ok(r) => {
+            if let (Some(schema), false) = (&entry.output, r.is_error == Some(true)) {
+                let problem = match (schema, &r.structured_content) {
+                    (Err(e), _) => Some(format!("its outputSchema is invalid: {e}")),
+                    (Ok(_), None) => {
+                        Some("it has an outputSchema but returned no structuredContent".to_owned())
+                    }
+                    (Ok(v), Some(sc)) => v
+                        .validate(sc)
+                        .err()
+                        .map(|e| format!("structuredContent does not match outputSchema: {e}")),
+                };
+                if let Some(p) = problem {
+                    return Err(ProtocolError::Internal(format!(
+                        "Tool `{name}` returned an invalid result: {p}"
+                    ))
+                    .into());
+                }
+            }
+            Ok(r)
+        }
+        Err(HandlerError::Failed(e)) => Ok(CallToolResult::error_text(e.to_string())),
+        Err(e) => Err(e),
+    }
+}
+
+async fn get_prompt(
+    ctx: &Context,
+    name: &str,
+    arguments: Option<Map<String, Value>>,
+) -> Result<GetPromptResult, HandlerError> {
+    let entry = ctx.shared().registry().prompts.get(name).cloned();
+    let Some(entry) = entry else {
+        return Err(HandlerError::invalid_params(format!(
+            "Unknown prompt: {name}"
+        )));
+    };
+    let args = arguments.unwrap_or_default();
+    for arg in entry.prompt.arguments.iter().flatten() {
+        if arg.required == Some(true) && !args.contains_key(&arg.name) {
+            return Err(HandlerError::invalid_params(format!(
+                "Missing required argument `{}` for prompt `{name}`",
+                arg.name
+            )));
+        }
+    }
+    (entry.get)(CallParts {
+        ctx: ctx.clone(),
+        args: Value::Object(args),
+        uri: None,
+    })
+    .await
+}
+
+async fn read_resource(ctx: &Context, uri: &str) -> Result<ReadResourceResult, HandlerError> {
+    let (read, vars) = {
+        let reg = ctx.shared().registry();
+        if let Some(e) = reg.resources.get(uri) {
+            (e.read.clone(), Map::new())
+        } else {
+            let found = reg.templates.iter().find_map(|t| {
+                t.matcher
+                    .as_ref()?
+                    .matches(uri)
+                    .map(|vars| (t.read.clone(), vars))
+            });
+            match found {
+                Some(f) => f,
+                None => return Err(HandlerError::resource_not_found(uri)),
+            }
+        }
+    };
+    read(CallParts {
+        ctx: ctx.clone(),
+        args: Value::Object(vars),
+        uri: Some(uri.to_owned()),
+    })
+    .await
+}
+
+async fn complete(ctx: &Context, req: &IncomingRequest) -> Result<CompleteResult, HandlerError> {
+    let completion = ctx.shared().registry().completion.clone();
+    let Some(completion) = completion else {
+        return Err(ProtocolError::MethodNotFound(
+            <methods::Complete as RequestMethod>::NAME.to_owned(),
+        )
+        .into());
+    };
+    let p: CompleteRequestParams = parse(req)?;
+    completion(p, ctx.clone()).await
+}
+
+#[allow(dead_code)]
+fn _assert_send(shared: Arc<Shared>, req: IncomingRequest, env: RequestEnv) {
+    fn is_send<T: Send>(_: T) {}
+    is_send(handle_request(shared, req, env));
+}

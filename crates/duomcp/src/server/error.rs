@@ -1,0 +1,99 @@
+//! The error type handlers return.
+
+use crate::era::ProtocolError;
+use std::fmt;
+
+/// Why a handler did not produce its result.
+///
+/// * In a tool, [`HandlerError::Failed`] (what `?` makes of any `std::error::Error`) becomes a
+///   result with `isError: true`, so the model can see it and correct itself; in prompts and
+///   resources it becomes a JSON-RPC internal error.
+/// * [`HandlerError::Protocol`] becomes a JSON-RPC error response, mapped per era.
+/// * [`HandlerError::InputRequired`] is produced by [`Context::elicit`](crate::server::Context::elicit)
+///   and friends in the 2026-07-28 era; let it propagate with `?` and the runtime answers with an
+///   `InputRequiredResult`.
+///
+/// ```
+/// use duomcp::server::HandlerError;
+/// fn parse(n: &str) -> Result<u32, HandlerError> {
+///     Ok(n.parse::<u32>()?) // a ParseIntError becomes HandlerError::Failed
+/// }
+/// assert!(matches!(parse("x"), Err(HandlerError::Failed(_))));
+/// ```
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum HandlerError {
+    /// The handler failed; the message is shown to the caller.
+    Failed(Box<dyn std::error::Error + Send + Sync>),
+    /// A protocol error (unknown resource, bad params, missing capability…).
+    Protocol(ProtocolError),
+    /// The client must supply input first (modern era); carries no data of its own.
+    InputRequired(InputRequired),
+    /// The request was cancelled.
+    Cancelled,
+}
+
+/// Marker error: the handler asked for client input that has not arrived yet (2026-07-28 MRTR).
+///
+/// Returned by [`Context::elicit`](crate::server::Context::elicit),
+/// [`Context::sample`](crate::server::Context::sample) and
+/// [`Context::list_roots`](crate::server::Context::list_roots); propagate it with `?`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct InputRequired;
+
+impl fmt::Display for InputRequired {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("client input required")
+    }
+}
+
+impl HandlerError {
+    /// A failure with a plain message.
+    pub fn msg(message: impl Into<String>) -> Self {
+        HandlerError::Failed(message.into().into())
+    }
+
+    /// A `-32602` invalid-params error.
+    pub fn invalid_params(message: impl Into<String>) -> Self {
+        HandlerError::Protocol(ProtocolError::InvalidParams(message.into()))
+    }
+
+    /// The resource does not exist (`-32002` in 2025-11-25, `-32602` with `data.uri` in 2026-07-28).
+    pub fn resource_not_found(uri: impl Into<String>) -> Self {
+        HandlerError::Protocol(ProtocolError::ResourceNotFound(uri.into()))
+    }
+
+    /// The request needs client capabilities it did not declare (`-32021` in 2026-07-28).
+    pub fn missing_capability(required: serde_json::Value) -> Self {
+        HandlerError::Protocol(ProtocolError::MissingClientCapability(required))
+    }
+}
+
+impl fmt::Display for HandlerError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            HandlerError::Failed(e) => fmt::Display::fmt(e, f),
+            HandlerError::Protocol(e) => fmt::Display::fmt(e, f),
+            HandlerError::InputRequired(e) => fmt::Display::fmt(e, f),
+            HandlerError::Cancelled => f.write_str("request cancelled"),
+        }
+    }
+}
+
+impl<E: std::error::Error + Send + Sync + 'static> From<E> for HandlerError {
+    fn from(e: E) -> Self {
+        HandlerError::Failed(Box::new(e))
+    }
+}
+
+impl From<InputRequired> for HandlerError {
+    fn from(e: InputRequired) -> Self {
+        HandlerError::InputRequired(e)
+    }
+}
+
+impl From<ProtocolError> for HandlerError {
+    fn from(e: ProtocolError) -> Self {
+        HandlerError::Protocol(e)
+    }
+}

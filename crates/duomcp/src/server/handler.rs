@@ -1,0 +1,409 @@
+//! Handlers are plain async functions whose arguments are extracted by type, axum style.
+//!
+//! Any `async fn` whose arguments all implement [`FromCallParts`] is a [`Handler`]; its return
+//! type decides what it can serve: [`IntoToolResult`] for tools, [`IntoPromptResult`] for
+//! prompts, [`IntoReadResult`] for resources.
+
+use super::context::Context;
+use super::error::HandlerError;
+use duomcp_schema::{
+    CallToolResult, ContentBlock, GetPromptResult, PromptMessage, ReadResourceResult,
+    ResourceContents, TextResourceContents,
+};
+use schemars::JsonSchema;
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+use serde_json::{Map, Value};
+use std::future::Future;
+
+/// What extractors read from: the request's context and its arguments.
+pub struct CallParts {
+    pub(crate) ctx: Context,
+    /// Tool arguments, prompt arguments, or URI-template variables (a JSON object).
+    pub(crate) args: Value,
+    /// The URI being read (resources only).
+    pub(crate) uri: Option<String>,
+}
+
+/// Why an extractor refused a request; for tools this becomes an `isError` result naming the
+/// problem (SEP-1303), elsewhere a `-32602` error.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Rejection(pub String);
+
+impl std::fmt::Display for Rejection {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// A type a handler can take as an argument.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be a handler argument",
+    note = "handler arguments must implement `FromCallParts`: `Context`, `Args<T>`, `State<T>` or `Uri`"
+)]
+pub trait FromCallParts: Sized + Send + 'static {
+    /// Extracts the value, or explains why not.
+    fn from_call_parts(parts: &CallParts) -> Result<Self, Rejection>;
+
+    /// The JSON Schema of the arguments this extractor consumes, if it consumes any.
+    fn input_schema() -> Option<Map<String, Value>> {
+        None
+    }
+}
+
+impl FromCallParts for Context {
+    fn from_call_parts(parts: &CallParts) -> Result<Self, Rejection> {
+        Ok(parts.ctx.clone())
+    }
+}
+
+/// Typed arguments: a tool's `arguments`, a prompt's `arguments`, or a template's variables.
+///
+/// `T`'s JSON Schema (from `schemars`) becomes the tool's `inputSchema`, or the prompt's
+/// argument list.
+///
+/// ```
+/// use duomcp::server::Args;
+/// #[derive(serde::Deserialize, schemars::JsonSchema)]
+/// struct Add { a: i64, b: i64 }
+/// async fn add(Args(Add { a, b }): Args<Add>) -> String {
+///     (a + b).to_string()
+/// }
+/// ```
+#[derive(Debug, Clone, PartialEq)]
+pub struct Args<T>(pub T);
+
+impl<T: DeserializeOwned + JsonSchema + Send + 'static> FromCallParts for Args<T> {
+    fn from_call_parts(parts: &CallParts) -> Result<Self, Rejection> {
+        serde_path_to_error::deserialize(&parts.args)
+            .map(Args)
+            .map_err(|e| {
+                let path = e.path().to_string();
+                if path == "." {
+                    Rejection(format!("invalid arguments: {}", e.inner()))
+                } else {
+                    Rejection(format!("invalid argument `{path}`: {}", e.inner()))
+                }
+            })
+    }
+
+    fn input_schema() -> Option<Map<String, Value>> {
+        Some(schema_object::<T>())
+    }
+}
+
+/// The JSON Schema (2020-12) of `T` as a JSON object.
+pub(crate) fn schema_object<T: JsonSchema>() -> Map<String, Value> {
+    let schema = schemars::SchemaGenerator::default().into_root_schema_for::<T>();
+    match schema.to_value() {
+        Value::Object(map) => map,
+        // `true` (anything goes) and other forms: an object accepting anything.
+        _ => {
+            let mut m = Map::new();
+            m.insert("type".into(), Value::from("object"));
+            m
+        }
+    }
+}
+
+/// Application state registered with [`ServerBuilder::state`](crate::server::ServerBuilder::state).
+///
+/// ```
+/// use duomcp::server::{Server, State};
+/// #[derive(Clone)]
+/// struct Greeting(&'static str);
+/// async fn hello(State(g): State<Greeting>) -> String { g.0.to_owned() }
+/// let server = Server::builder().state(Greeting("hi")).tool("hello", hello).build();
+/// # let _ = server;
+/// ```
+#[derive(Debug, Clone)]
+pub struct State<T>(pub T);
+
+impl<T: Clone + Send + Sync + 'static> FromCallParts for State<T> {
+    fn from_call_parts(parts: &CallParts) -> Result<Self, Rejection> {
+        parts.ctx.state::<T>().map(State).ok_or_else(|| {
+            Rejection(format!(
+                "server misconfigured: no state of type `{}` was registered",
+                std::any::type_name::<T>()
+            ))
+        })
+    }
+}
+
+/// The URI a resource handler is reading.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Uri(pub String);
+
+impl FromCallParts for Uri {
+    fn from_call_parts(parts: &CallParts) -> Result<Self, Rejection> {
+        Ok(Uri(parts.uri.clone().unwrap_or_default()))
+    }
+}
+
+/// An async function usable as a tool, prompt or resource handler.
+///
+/// Implemented for every `Fn(A1, …, An) -> impl Future` (n ≤ 8) whose arguments implement
+/// [`FromCallParts`]. You never implement it yourself.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a duomcp handler",
+    note = "a handler is an `async fn` whose arguments implement `FromCallParts` (`Context`, `Args<T>`, `State<T>`, `Uri`) and whose future is `Send`"
+)]
+pub trait Handler<T>: Clone + Send + Sync + 'static {
+    /// What the function returns.
+    type Output: Send + 'static;
+    /// Extracts the arguments and runs the function.
+    fn call(
+        &self,
+        parts: CallParts,
+    ) -> impl Future<Output = Result<Self::Output, Rejection>> + Send + 'static;
+    /// The input schema contributed by the arguments.
+    fn input_schema() -> Option<Map<String, Value>>;
+}
+
+/// Extraction of a whole argument tuple, so the macro below needs no closure.
+trait ExtractAll: Sized {
+    fn extract_all(parts: &CallParts) -> Result<Self, Rejection>;
+}
+
+fn extract<T: ExtractAll>(parts: &CallParts) -> Result<T, Rejection> {
+    T::extract_all(parts)
+}
+
+macro_rules! impl_extract_all {
+    ($($a:ident),*) => {
+        #[allow(unused_variables)]
+        impl<$($a: FromCallParts,)*> ExtractAll for ($($a,)*) {
+            fn extract_all(parts: &CallParts) -> Result<Self, Rejection> {
+                Ok(($($a::from_call_parts(parts)?,)*))
+            }
+        }
+    };
+}
+
+impl_extract_all!();
+impl_extract_all!(A1);
+impl_extract_all!(A1, A2);
+impl_extract_all!(A1, A2, A3);
+impl_extract_all!(A1, A2, A3, A4);
+impl_extract_all!(A1, A2, A3, A4, A5);
+impl_extract_all!(A1, A2, A3, A4, A5, A6);
+impl_extract_all!(A1, A2, A3, A4, A5, A6, A7);
+impl_extract_all!(A1, A2, A3, A4, A5, A6, A7, A8);
+
+macro_rules! impl_handler {
+    ($($a:ident),*) => {
+        #[diagnostic::do_not_recommend]
+        #[allow(non_snake_case, unused_variables, unused_mut)]
+        impl<F, Fut, R, $($a,)*> Handler<($($a,)*)> for F
+        where
+            F: Fn($($a),*) -> Fut + Clone + Send + Sync + 'static,
+            Fut: Future<Output = R> + Send + 'static,
+            R: Send + 'static,
+            $($a: FromCallParts,)*
+        {
+            type Output = R;
+            fn call(&self, parts: CallParts) -> impl Future<Output = Result<R, Rejection>> + Send + 'static {
+                let extracted = extract::<($($a,)*)>(&parts);
+                let f = self.clone();
+                async move {
+                    let ($($a,)*) = extracted?;
+                    Ok(f($($a),*).await)
+                }
+            }
+            fn input_schema() -> Option<Map<String, Value>> {
+                let mut schema = None;
+                $( if let Some(s) = $a::input_schema() { schema = Some(s); } )*
+                schema
+            }
+        }
+    };
+}
+
+impl_handler!();
+impl_handler!(A1);
+impl_handler!(A1, A2);
+impl_handler!(A1, A2, A3);
+impl_handler!(A1, A2, A3, A4);
+impl_handler!(A1, A2, A3, A4, A5);
+impl_handler!(A1, A2, A3, A4, A5, A6);
+impl_handler!(A1, A2, A3, A4, A5, A6, A7);
+impl_handler!(A1, A2, A3, A4, A5, A6, A7, A8);
+
+/// A return value that becomes a `tools/call` result.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be returned from a tool",
+    note = "return a `String`, `&'static str`, `ContentBlock`, `Vec<ContentBlock>`, `CallToolResult`, `Json<T>`, or `Result<_, E>` of one of them"
+)]
+pub trait IntoToolResult: Send + 'static {
+    /// Converts into a result or an error.
+    fn into_tool_result(self) -> Result<CallToolResult, HandlerError>;
+    /// The tool's `outputSchema`, when the type implies one.
+    fn output_schema() -> Option<Map<String, Value>> {
+        None
+    }
+}
+
+impl IntoToolResult for CallToolResult {
+    fn into_tool_result(self) -> Result<CallToolResult, HandlerError> {
+        Ok(self)
+    }
+}
+
+impl IntoToolResult for String {
+    fn into_tool_result(self) -> Result<CallToolResult, HandlerError> {
+        Ok(CallToolResult::text(self))
+    }
+}
+
+impl IntoToolResult for &'static str {
+    fn into_tool_result(self) -> Result<CallToolResult, HandlerError> {
+        Ok(CallToolResult::text(self))
+    }
+}
+
+impl IntoToolResult for ContentBlock {
+    fn into_tool_result(self) -> Result<CallToolResult, HandlerError> {
+        Ok(CallToolResult::new(vec![self]))
+    }
+}
+
+impl IntoToolResult for Vec<ContentBlock> {
+    fn into_tool_result(self) -> Result<CallToolResult, HandlerError> {
+        Ok(CallToolResult::new(self))
+    }
+}
+
+impl IntoToolResult for () {
+    fn into_tool_result(self) -> Result<CallToolResult, HandlerError> {
+        Ok(CallToolResult::new(Vec::new()))
+    }
+}
+
+impl<T: IntoToolResult, E: Into<HandlerError> + Send + 'static> IntoToolResult for Result<T, E> {
+    fn into_tool_result(self) -> Result<CallToolResult, HandlerError> {
+        self.map_err(Into::into).and_then(T::into_tool_result)
+    }
+    fn output_schema() -> Option<Map<String, Value>> {
+        T::output_schema()
+    }
+}
+
+/// Structured tool output: `structuredContent` plus a text fallback, with `T`'s schema as the
+/// tool's `outputSchema`.
+///
+/// ```
+/// use duomcp::server::Json;
+/// #[derive(serde::Serialize, schemars::JsonSchema)]
+/// struct Sum { total: i64 }
+/// async fn add() -> Json<Sum> { Json(Sum { total: 3 }) }
+/// ```
+#[derive(Debug, Clone, PartialEq)]
+pub struct Json<T>(pub T);
+
+impl<T: Serialize + JsonSchema + Send + 'static> IntoToolResult for Json<T> {
+    fn into_tool_result(self) -> Result<CallToolResult, HandlerError> {
+        let value = serde_json::to_value(&self.0).map_err(|e| HandlerError::msg(e.to_string()))?;
+        let text = value.to_string();
+        let mut result = CallToolResult::text(text);
+        result.structured_content = Some(value);
+        Ok(result)
+    }
+    fn output_schema() -> Option<Map<String, Value>> {
+        Some(schema_object::<T>())
+    }
+}
+
+/// A return value that becomes a `prompts/get` result.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be returned from a prompt",
+    note = "return a `GetPromptResult`, `Vec<PromptMessage>`, `PromptMessage`, `String`, or `Result<_, E>` of one of them"
+)]
+pub trait IntoPromptResult: Send + 'static {
+    /// Converts into a result or an error.
+    fn into_prompt_result(self) -> Result<GetPromptResult, HandlerError>;
+}
+
+impl IntoPromptResult for GetPromptResult {
+    fn into_prompt_result(self) -> Result<GetPromptResult, HandlerError> {
+        Ok(self)
+    }
+}
+
+impl IntoPromptResult for Vec<PromptMessage> {
+    fn into_prompt_result(self) -> Result<GetPromptResult, HandlerError> {
+        Ok(GetPromptResult {
+            messages: self,
+            ..Default::default()
+        })
+    }
+}
+
+impl IntoPromptResult for PromptMessage {
+    fn into_prompt_result(self) -> Result<GetPromptResult, HandlerError> {
+        vec![self].into_prompt_result()
+    }
+}
+
+impl IntoPromptResult for String {
+    fn into_prompt_result(self) -> Result<GetPromptResult, HandlerError> {
+        PromptMessage::user_text(self).into_prompt_result()
+    }
+}
+
+impl<T: IntoPromptResult, E: Into<HandlerError> + Send + 'static> IntoPromptResult
+    for Result<T, E>
+{
+    fn into_prompt_result(self) -> Result<GetPromptResult, HandlerError> {
+        self.map_err(Into::into).and_then(T::into_prompt_result)
+    }
+}
+
+/// A return value that becomes a `resources/read` result.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be returned from a resource handler",
+    note = "return a `ReadResourceResult`, `Vec<ResourceContents>`, `ResourceContents`, `String`, or `Result<_, E>` of one of them"
+)]
+pub trait IntoReadResult: Send + 'static {
+    /// Converts into a result or an error; `uri` is the URI that was read.
+    fn into_read_result(self, uri: &str) -> Result<ReadResourceResult, HandlerError>;
+}
+
+impl IntoReadResult for ReadResourceResult {
+    fn into_read_result(self, _uri: &str) -> Result<ReadResourceResult, HandlerError> {
+        Ok(self)
+    }
+}
+
+impl IntoReadResult for Vec<ResourceContents> {
+    fn into_read_result(self, _uri: &str) -> Result<ReadResourceResult, HandlerError> {
+        Ok(ReadResourceResult {
+            contents: self,
+            ..Default::default()
+        })
+    }
+}
+
+impl IntoReadResult for ResourceContents {
+    fn into_read_result(self, uri: &str) -> Result<ReadResourceResult, HandlerError> {
+        vec![self].into_read_result(uri)
+    }
+}
+
+impl IntoReadResult for String {
+    fn into_read_result(self, uri: &str) -> Result<ReadResourceResult, HandlerError> {
+        let contents = TextResourceContents {
+            uri: uri.to_owned(),
+            text: self,
+            mime_type: Some("text/plain".into()),
+            ..Default::default()
+        };
+        ResourceContents::Text(contents).into_read_result(uri)
+    }
+}
+
+impl<T: IntoReadResult, E: Into<HandlerError> + Send + 'static> IntoReadResult for Result<T, E> {
+    fn into_read_result(self, uri: &str) -> Result<ReadResourceResult, HandlerError> {
+        self.map_err(Into::into)
+            .and_then(|t| t.into_read_result(uri))
+    }
+}

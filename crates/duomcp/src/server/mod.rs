@@ -1,0 +1,454 @@
+//! The server runtime: one server definition, served to clients of both eras.
+//!
+//! ```no_run
+//! use duomcp::server::{Args, Server};
+//!
+//! #[derive(serde::Deserialize, schemars::JsonSchema)]
+//! struct Add { a: i64, b: i64 }
+//!
+//! async fn add(Args(Add { a, b }): Args<Add>) -> String {
+//!     (a + b).to_string()
+//! }
+//!
+//! # async fn run() -> std::io::Result<()> {
+//! Server::builder().name("calc").tool("add", add).build().serve_stdio().await
+//! # }
+//! ```
+
+mod context;
+mod dispatch;
+mod error;
+mod handler;
+mod registry;
+mod request_state;
+pub(crate) mod session;
+mod uri_template;
+
+pub use context::Context;
+pub use error::{HandlerError, InputRequired};
+pub use handler::{
+    Args, CallParts, FromCallParts, Handler, IntoPromptResult, IntoReadResult, IntoToolResult,
+    Json, Rejection, State, Uri,
+};
+pub use registry::{PromptSpec, ToolSpec};
+pub use request_state::SealingKey;
+pub use uri_template::UriTemplate;
+
+pub(crate) use dispatch::{
+    handle_notification, handle_request, handle_response, NotificationAction, RequestEnv,
+};
+
+use duomcp_schema::{
+    CacheScope, CompleteRequestParams, CompleteResult, Implementation, Resource, ResourceTemplate,
+};
+use registry::Registry;
+use std::any::{Any, TypeId};
+use std::collections::HashMap;
+use std::future::Future;
+use std::sync::{Arc, RwLock};
+use std::time::Duration;
+use tokio::sync::broadcast;
+use tokio_util::sync::CancellationToken;
+
+/// How long clients may cache a list or read result (2026-07-28 `ttlMs` / `cacheScope`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CachePolicy {
+    /// Milliseconds the result stays fresh.
+    pub ttl_ms: u64,
+    /// Whether shared caches may keep it.
+    pub scope: CacheScope,
+}
+
+impl Default for CachePolicy {
+    /// Not cached, private: always correct, even when lists change at run time.
+    fn default() -> Self {
+        CachePolicy {
+            ttl_ms: 0,
+            scope: CacheScope::Private,
+        }
+    }
+}
+
+/// Limits and timings. The defaults protect a server; raise them deliberately.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct ServerConfig {
+    /// Items per page of a list result (default 100).
+    pub page_size: usize,
+    /// Largest accepted message in bytes (default 4 MiB).
+    pub max_message_size: usize,
+    /// Requests handled at once per connection (default 1024); further reads wait.
+    pub max_in_flight: usize,
+    /// How long a legacy server→client request (elicitation, sampling, roots) may take (default 60 s).
+    pub client_request_timeout: Duration,
+    /// Lifetime of a sealed `requestState` (default 10 minutes).
+    pub request_state_ttl: Duration,
+    /// How long in-flight requests may finish after the input ends (default 5 s).
+    pub shutdown_grace: Duration,
+    /// Cache policy of `server/discover`.
+    pub discover_cache: CachePolicy,
+    /// Cache policy of `tools/list`.
+    pub tools_cache: CachePolicy,
+    /// Cache policy of `prompts/list`.
+    pub prompts_cache: CachePolicy,
+    /// Cache policy of `resources/list` and `resources/templates/list`.
+    pub resources_cache: CachePolicy,
+    /// Cache policy of `resources/read`.
+    pub read_cache: CachePolicy,
+}
+
+impl Default for ServerConfig {
+    fn default() -> Self {
+        ServerConfig {
+            page_size: 100,
+            max_message_size: 4 * 1024 * 1024,
+            max_in_flight: 1024,
+            client_request_timeout: Duration::from_secs(60),
+            request_state_ttl: Duration::from_secs(600),
+            shutdown_grace: Duration::from_secs(5),
+            discover_cache: CachePolicy::default(),
+            tools_cache: CachePolicy::default(),
+            prompts_cache: CachePolicy::default(),
+            resources_cache: CachePolicy::default(),
+            read_cache: CachePolicy::default(),
+        }
+    }
+}
+
+/// Something that changed on the server, fanned out to sessions and listen streams.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum ServerEvent {
+    ToolsChanged,
+    PromptsChanged,
+    ResourcesChanged,
+    ResourceUpdated(String),
+}
+
+#[derive(Default)]
+pub(crate) struct StateMap(HashMap<TypeId, Box<dyn Any + Send + Sync>>);
+
+impl StateMap {
+    pub(crate) fn get<T: Clone + Send + Sync + 'static>(&self) -> Option<T> {
+        self.0
+            .get(&TypeId::of::<T>())
+            .and_then(|b| b.downcast_ref::<T>())
+            .cloned()
+    }
+}
+
+/// State shared by every connection of one server.
+pub(crate) struct Shared {
+    pub info: Implementation,
+    pub instructions: Option<String>,
+    pub config: ServerConfig,
+    pub registry: RwLock<Registry>,
+    pub state: StateMap,
+    pub events: broadcast::Sender<ServerEvent>,
+    pub sealing_key: SealingKey,
+    pub shutdown: CancellationToken,
+}
+
+impl Shared {
+    pub(crate) fn registry(&self) -> std::sync::RwLockReadGuard<'_, Registry> {
+        self.registry.read().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn registry_mut(&self) -> std::sync::RwLockWriteGuard<'_, Registry> {
+        self.registry.write().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+/// A running MCP server definition. Cheap to clone; clones share tools, state and sessions.
+///
+/// Serve it over stdio with [`serve_stdio`](Server::serve_stdio), or over any byte stream with
+/// [`serve_connection`](Server::serve_connection). Tools, prompts and resources can be added and
+/// removed while it runs; connected clients are told (`list_changed`).
+#[derive(Clone)]
+pub struct Server {
+    pub(crate) shared: Arc<Shared>,
+}
+
+impl Server {
+    /// Starts a definition.
+    pub fn builder() -> ServerBuilder {
+        ServerBuilder::default()
+    }
+
+    /// The server's name and version.
+    pub fn info(&self) -> &Implementation {
+        &self.shared.info
+    }
+
+    /// Adds (or replaces) a tool at run time and notifies clients.
+    ///
+    /// ```
+    /// # use duomcp::server::Server;
+    /// let server = Server::builder().build();
+    /// server.add_tool("now", || async { "12:00" });
+    /// assert!(server.remove_tool("now"));
+    /// ```
+    pub fn add_tool<H, T>(&self, spec: impl Into<ToolSpec>, handler: H)
+    where
+        H: Handler<T>,
+        H::Output: IntoToolResult,
+    {
+        let entry = registry::tool_entry(spec.into(), handler);
+        self.shared
+            .registry_mut()
+            .tools
+            .insert(entry.tool.name.clone(), Arc::new(entry));
+        self.emit(ServerEvent::ToolsChanged);
+    }
+
+    /// Removes a tool; `true` if it existed. Clients are notified.
+    pub fn remove_tool(&self, name: &str) -> bool {
+        let removed = self.shared.registry_mut().tools.remove(name).is_some();
+        if removed {
+            self.emit(ServerEvent::ToolsChanged);
+        }
+        removed
+    }
+
+    /// Adds (or replaces) a prompt at run time and notifies clients.
+    pub fn add_prompt<H, T>(&self, spec: impl Into<PromptSpec>, handler: H)
+    where
+        H: Handler<T>,
+        H::Output: IntoPromptResult,
+    {
+        let entry = registry::prompt_entry(spec.into(), handler);
+        self.shared
+            .registry_mut()
+            .prompts
+            .insert(entry.prompt.name.clone(), Arc::new(entry));
+        self.emit(ServerEvent::PromptsChanged);
+    }
+
+    /// Removes a prompt; `true` if it existed. Clients are notified.
+    pub fn remove_prompt(&self, name: &str) -> bool {
+        let removed = self.shared.registry_mut().prompts.remove(name).is_some();
+        if removed {
+            self.emit(ServerEvent::PromptsChanged);
+        }
+        removed
+    }
+
+    /// Adds (or replaces) a resource at run time and notifies clients.
+    pub fn add_resource<H, T>(&self, resource: Resource, handler: H)
+    where
+        H: Handler<T>,
+        H::Output: IntoReadResult,
+    {
+        let entry = registry::resource_entry(resource, handler);
+        self.shared
+            .registry_mut()
+            .resources
+            .insert(entry.resource.uri.clone(), Arc::new(entry));
+        self.emit(ServerEvent::ResourcesChanged);
+    }
+
+    /// Removes a resource; `true` if it existed. Clients are notified.
+    pub fn remove_resource(&self, uri: &str) -> bool {
+        let removed = self.shared.registry_mut().resources.remove(uri).is_some();
+        if removed {
+            self.emit(ServerEvent::ResourcesChanged);
+        }
+        removed
+    }
+
+    /// Adds a resource template at run time and notifies clients.
+    pub fn add_resource_template<H, T>(&self, template: ResourceTemplate, handler: H)
+    where
+        H: Handler<T>,
+        H::Output: IntoReadResult,
+    {
+        let entry = registry::template_entry(template, handler);
+        self.shared.registry_mut().templates.push(Arc::new(entry));
+        self.emit(ServerEvent::ResourcesChanged);
+    }
+
+    /// Removes a resource template by its `uriTemplate`; `true` if it existed.
+    pub fn remove_resource_template(&self, uri_template: &str) -> bool {
+        let mut reg = self.shared.registry_mut();
+        let before = reg.templates.len();
+        reg.templates
+            .retain(|t| t.template.uri_template != uri_template);
+        let removed = reg.templates.len() != before;
+        drop(reg);
+        if removed {
+            self.emit(ServerEvent::ResourcesChanged);
+        }
+        removed
+    }
+
+    /// Tells subscribed clients that a resource changed (`notifications/resources/updated`).
+    pub fn notify_resource_updated(&self, uri: impl Into<String>) {
+        self.emit(ServerEvent::ResourceUpdated(uri.into()));
+    }
+
+    /// Ends listen streams gracefully and stops accepting work on every transport.
+    pub fn shutdown(&self) {
+        self.shared.shutdown.cancel();
+    }
+
+    fn emit(&self, event: ServerEvent) {
+        // No receivers just means nobody listens yet.
+        let _ = self.shared.events.send(event);
+    }
+}
+
+/// Builds a [`Server`].
+///
+/// ```
+/// use duomcp::server::Server;
+/// let server = Server::builder()
+///     .name("demo")
+///     .version("1.0.0")
+///     .instructions("Call `hello` to be greeted.")
+///     .tool("hello", || async { "Hello!" })
+///     .build();
+/// assert_eq!(server.info().name, "demo");
+/// ```
+pub struct ServerBuilder {
+    info: Implementation,
+    instructions: Option<String>,
+    config: ServerConfig,
+    registry: Registry,
+    state: StateMap,
+    sealing_key: Option<SealingKey>,
+}
+
+impl Default for ServerBuilder {
+    fn default() -> Self {
+        ServerBuilder {
+            info: Implementation::new("duomcp-server", env!("CARGO_PKG_VERSION")),
+            instructions: None,
+            config: ServerConfig::default(),
+            registry: Registry::default(),
+            state: StateMap::default(),
+            sealing_key: None,
+        }
+    }
+}
+
+impl ServerBuilder {
+    /// The server's name (`serverInfo.name`).
+    pub fn name(mut self, name: impl Into<String>) -> Self {
+        self.info.name = name.into();
+        self
+    }
+
+    /// The server's version (`serverInfo.version`).
+    pub fn version(mut self, version: impl Into<String>) -> Self {
+        self.info.version = version.into();
+        self
+    }
+
+    /// The whole `serverInfo` (title, icons, website…).
+    pub fn info(mut self, info: Implementation) -> Self {
+        self.info = info;
+        self
+    }
+
+    /// Instructions for the model on how to use this server.
+    pub fn instructions(mut self, text: impl Into<String>) -> Self {
+        self.instructions = Some(text.into());
+        self
+    }
+
+    /// Limits, timeouts and cache policies.
+    pub fn config(mut self, config: ServerConfig) -> Self {
+        self.config = config;
+        self
+    }
+
+    /// The key that seals `requestState`; replicas behind one load balancer must share it.
+    /// Default: a random key per process.
+    pub fn sealing_key(mut self, key: SealingKey) -> Self {
+        self.sealing_key = Some(key);
+        self
+    }
+
+    /// Shared application state, available to handlers as [`State<T>`] or [`Context::state`].
+    pub fn state<T: Clone + Send + Sync + 'static>(mut self, value: T) -> Self {
+        self.state.0.insert(TypeId::of::<T>(), Box::new(value));
+        self
+    }
+
+    /// Registers a tool.
+    pub fn tool<H, T>(mut self, spec: impl Into<ToolSpec>, handler: H) -> Self
+    where
+        H: Handler<T>,
+        H::Output: IntoToolResult,
+    {
+        let entry = registry::tool_entry(spec.into(), handler);
+        self.registry
+            .tools
+            .insert(entry.tool.name.clone(), Arc::new(entry));
+        self
+    }
+
+    /// Registers a prompt.
+    pub fn prompt<H, T>(mut self, spec: impl Into<PromptSpec>, handler: H) -> Self
+    where
+        H: Handler<T>,
+        H::Output: IntoPromptResult,
+    {
+        let entry = registry::prompt_entry(spec.into(), handler);
+        self.registry
+            .prompts
+            .insert(entry.prompt.name.clone(), Arc::new(entry));
+        self
+    }
+
+    /// Registers a resource with a fixed URI.
+    pub fn resource<H, T>(mut self, resource: Resource, handler: H) -> Self
+    where
+        H: Handler<T>,
+        H::Output: IntoReadResult,
+    {
+        let entry = registry::resource_entry(resource, handler);
+        self.registry
+            .resources
+            .insert(entry.resource.uri.clone(), Arc::new(entry));
+        self
+    }
+
+    /// Registers a resource template (RFC 6570); its variables reach the handler as `Args<T>`.
+    pub fn resource_template<H, T>(mut self, template: ResourceTemplate, handler: H) -> Self
+    where
+        H: Handler<T>,
+        H::Output: IntoReadResult,
+    {
+        self.registry
+            .templates
+            .push(Arc::new(registry::template_entry(template, handler)));
+        self
+    }
+
+    /// Answers `completion/complete` (argument autocompletion for prompts and templates).
+    pub fn completion<F, Fut>(mut self, handler: F) -> Self
+    where
+        F: Fn(CompleteRequestParams, Context) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<CompleteResult, HandlerError>> + Send + 'static,
+    {
+        self.registry.completion = Some(Arc::new(move |p, c| Box::pin(handler(p, c))));
+        self
+    }
+
+    /// Finishes the definition.
+    pub fn build(self) -> Server {
+        let (events, _) = broadcast::channel(256);
+        Server {
+            shared: Arc::new(Shared {
+                info: self.info,
+                instructions: self.instructions,
+                config: self.config,
+                registry: RwLock::new(self.registry),
+                state: self.state,
+                events,
+                sealing_key: self.sealing_key.unwrap_or_else(SealingKey::random),
+                shutdown: CancellationToken::new(),
+            }),
+        }
+    }
+}

@@ -1,0 +1,373 @@
+//! What a server offers: tools, prompts, resources, templates and completion, by name.
+
+use super::handler::{CallParts, Handler, IntoPromptResult, IntoReadResult, IntoToolResult};
+use super::uri_template::UriTemplate;
+use super::HandlerError;
+use duomcp_schema::{
+    CallToolResult, CompleteRequestParams, CompleteResult, GetPromptResult, Prompt, PromptArgument,
+    ReadResourceResult, Resource, ResourceTemplate, Tool,
+};
+use serde_json::{Map, Value};
+use std::collections::BTreeMap;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+
+pub(crate) type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send>>;
+type Erased<T> = Arc<dyn Fn(CallParts) -> BoxFuture<Result<T, HandlerError>> + Send + Sync>;
+pub(crate) type CompletionFn = Arc<
+    dyn Fn(CompleteRequestParams, super::Context) -> BoxFuture<Result<CompleteResult, HandlerError>>
+        + Send
+        + Sync,
+>;
+
+/// A compiled JSON Schema, or why it could not be compiled.
+pub(crate) type CompiledSchema = Result<jsonschema::Validator, String>;
+
+pub(crate) struct ToolEntry {
+    pub tool: Tool,
+    pub call: Erased<CallToolResult>,
+    pub input: Option<CompiledSchema>,
+    pub output: Option<CompiledSchema>,
+}
+
+pub(crate) struct PromptEntry {
+    pub prompt: Prompt,
+    pub get: Erased<GetPromptResult>,
+}
+
+pub(crate) struct ResourceEntry {
+    pub resource: Resource,
+    pub read: Erased<ReadResourceResult>,
+}
+
+pub(crate) struct TemplateEntry {
+    pub template: ResourceTemplate,
+    pub matcher: Option<UriTemplate>,
+    pub read: Erased<ReadResourceResult>,
+}
+
+#[derive(Default, Clone)]
+pub(crate) struct Registry {
+    pub tools: BTreeMap<String, Arc<ToolEntry>>,
+    pub prompts: BTreeMap<String, Arc<PromptEntry>>,
+    pub resources: BTreeMap<String, Arc<ResourceEntry>>,
+    pub templates: Vec<Arc<TemplateEntry>>,
+    pub completion: Option<CompletionFn>,
+}
+
+fn compile(schema: &Map<String, Value>) -> CompiledSchema {
+    jsonschema::validator_for(&Value::Object(schema.clone())).map_err(|e| e.to_string())
+}
+
+/// A tool's definition: name, description, schemas and annotations.
+///
+/// A `&str` converts into a spec with just a name; the input schema then comes from the
+/// handler's [`Args<T>`](crate::server::Args), the output schema from a
+/// [`Json<T>`](crate::server::Json) return type.
+///
+/// ```
+/// use duomcp::server::ToolSpec;
+/// let spec = ToolSpec::new("add").description("Add two numbers").title("Adder");
+/// assert_eq!(spec.name(), "add");
+/// ```
+#[derive(Debug, Clone)]
+pub struct ToolSpec {
+    tool: Tool,
+    input_set: bool,
+    output_set: bool,
+}
+
+impl ToolSpec {
+    /// A tool named `name`.
+    pub fn new(name: impl Into<String>) -> Self {
+        let mut schema = Map::new();
+        schema.insert("type".into(), Value::from("object"));
+        ToolSpec {
+            tool: Tool::new(name, schema),
+            input_set: false,
+            output_set: false,
+        }
+    }
+
+    /// The tool's name.
+    pub fn name(&self) -> &str {
+        &self.tool.name
+    }
+
+    /// What the tool does, for the model.
+    pub fn description(mut self, text: impl Into<String>) -> Self {
+        self.tool.description = Some(text.into());
+        self
+    }
+
+    /// A human-readable title.
+    pub fn title(mut self, title: impl Into<String>) -> Self {
+        self.tool.title = Some(title.into());
+        self
+    }
+
+    /// An explicit `inputSchema` (must be a JSON object schema); overrides the one from `Args<T>`.
+    pub fn input_schema(mut self, schema: Value) -> Self {
+        if let Value::Object(map) = schema {
+            self.tool.input_schema = map;
+            self.input_set = true;
+        }
+        self
+    }
+
+    /// An explicit `outputSchema`; overrides the one from a `Json<T>` return type.
+    pub fn output_schema(mut self, schema: Value) -> Self {
+        if let Value::Object(map) = schema {
+            self.tool.output_schema = Some(map);
+            self.output_set = true;
+        }
+        self
+    }
+
+    /// Behaviour hints (read-only, destructive, idempotent, open-world).
+    pub fn annotations(mut self, annotations: duomcp_schema::ToolAnnotations) -> Self {
+        self.tool.annotations = Some(annotations);
+        self
+    }
+
+    /// Edits the underlying [`Tool`] for fields without a dedicated method (icons, `_meta`…).
+    pub fn with(mut self, edit: impl FnOnce(&mut Tool)) -> Self {
+        edit(&mut self.tool);
+        self
+    }
+}
+
+impl From<&str> for ToolSpec {
+    fn from(name: &str) -> Self {
+        ToolSpec::new(name)
+    }
+}
+
+impl From<String> for ToolSpec {
+    fn from(name: String) -> Self {
+        ToolSpec::new(name)
+    }
+}
+
+impl From<Tool> for ToolSpec {
+    fn from(tool: Tool) -> Self {
+        let output_set = tool.output_schema.is_some();
+        ToolSpec {
+            tool,
+            input_set: true,
+            output_set,
+        }
+    }
+}
+
+pub(crate) fn tool_entry<H, T>(spec: ToolSpec, handler: H) -> ToolEntry
+where
+    H: Handler<T>,
+    H::Output: IntoToolResult,
+{
+    let ToolSpec {
+        mut tool,
+        input_set,
+        output_set,
+    } = spec;
+    if !input_set {
+        if let Some(schema) = H::input_schema() {
+            tool.input_schema = schema;
+        }
+    }
+    if !output_set {
+        if let Some(schema) = <H::Output as IntoToolResult>::output_schema() {
+            tool.output_schema = Some(schema);
+        }
+    }
+    let input = Some(compile(&tool.input_schema));
+    let output = tool.output_schema.as_ref().map(compile);
+    for (what, compiled) in [("input", &input), ("output", &output)] {
+        if let Some(Err(e)) = compiled {
+            tracing::warn!(tool = %tool.name, "the tool's {what} schema does not compile: {e}");
+        }
+    }
+    let call: Erased<CallToolResult> = Arc::new(move |parts| {
+        let fut = handler.call(parts);
+        Box::pin(async move {
+            match fut.await {
+                Ok(out) => out.into_tool_result(),
+                Err(rejection) => Ok(CallToolResult::error_text(rejection.0)),
+            }
+        })
+    });
+    ToolEntry {
+        tool,
+        call,
+        input,
+        output,
+    }
+}
+
+/// A prompt's definition. Arguments come from the handler's `Args<T>` unless given here.
+///
+/// ```
+/// use duomcp::server::PromptSpec;
+/// let spec = PromptSpec::new("greet").description("Greets someone").argument("name", "Who to greet", true);
+/// assert_eq!(spec.name(), "greet");
+/// ```
+#[derive(Debug, Clone)]
+pub struct PromptSpec {
+    prompt: Prompt,
+    arguments_set: bool,
+}
+
+impl PromptSpec {
+    /// A prompt named `name`.
+    pub fn new(name: impl Into<String>) -> Self {
+        PromptSpec {
+            prompt: Prompt::new(name),
+            arguments_set: false,
+        }
+    }
+
+    /// The prompt's name.
+    pub fn name(&self) -> &str {
+        &self.prompt.name
+    }
+
+    /// What the prompt is for.
+    pub fn description(mut self, text: impl Into<String>) -> Self {
+        self.prompt.description = Some(text.into());
+        self
+    }
+
+    /// A human-readable title.
+    pub fn title(mut self, title: impl Into<String>) -> Self {
+        self.prompt.title = Some(title.into());
+        self
+    }
+
+    /// Declares an argument explicitly (then `Args<T>` does not add any).
+    pub fn argument(
+        mut self,
+        name: impl Into<String>,
+        description: impl Into<String>,
+        required: bool,
+    ) -> Self {
+        let mut arg = PromptArgument::new(name);
+        arg.description = Some(description.into());
+        arg.required = Some(required);
+        self.prompt.arguments.get_or_insert_with(Vec::new).push(arg);
+        self.arguments_set = true;
+        self
+    }
+}
+
+impl From<&str> for PromptSpec {
+    fn from(name: &str) -> Self {
+        PromptSpec::new(name)
+    }
+}
+
+impl From<Prompt> for PromptSpec {
+    fn from(prompt: Prompt) -> Self {
+        PromptSpec {
+            prompt,
+            arguments_set: true,
+        }
+    }
+}
+
+/// Prompt arguments derived from an object schema's `properties` and `required`.
+fn arguments_from_schema(schema: &Map<String, Value>) -> Vec<PromptArgument> {
+    let required: Vec<&str> = schema
+        .get("required")
+        .and_then(Value::as_array)
+        .map(|r| r.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    let Some(props) = schema.get("properties").and_then(Value::as_object) else {
+        return Vec::new();
+    };
+    props
+        .iter()
+        .map(|(name, prop)| {
+            let mut arg = PromptArgument::new(name.clone());
+            arg.description = prop
+                .get("description")
+                .and_then(Value::as_str)
+                .map(str::to_owned);
+            arg.required = Some(required.contains(&name.as_str()));
+            arg
+        })
+        .collect()
+}
+
+pub(crate) fn prompt_entry<H, T>(spec: PromptSpec, handler: H) -> PromptEntry
+where
+    H: Handler<T>,
+    H::Output: IntoPromptResult,
+{
+    let PromptSpec {
+        mut prompt,
+        arguments_set,
+    } = spec;
+    if !arguments_set {
+        if let Some(schema) = H::input_schema() {
+            let args = arguments_from_schema(&schema);
+            if !args.is_empty() {
+                prompt.arguments = Some(args);
+            }
+        }
+    }
+    let get: Erased<GetPromptResult> = Arc::new(move |parts| {
+        let fut = handler.call(parts);
+        Box::pin(async move {
+            match fut.await {
+                Ok(out) => out.into_prompt_result(),
+                Err(rejection) => Err(HandlerError::invalid_params(rejection.0)),
+            }
+        })
+    });
+    PromptEntry { prompt, get }
+}
+
+fn read_fn<H, T>(handler: H) -> Erased<ReadResourceResult>
+where
+    H: Handler<T>,
+    H::Output: IntoReadResult,
+{
+    Arc::new(move |parts: CallParts| {
+        let uri = parts.uri.clone().unwrap_or_default();
+        let fut = handler.call(parts);
+        Box::pin(async move {
+            match fut.await {
+                Ok(out) => out.into_read_result(&uri),
+                Err(rejection) => Err(HandlerError::invalid_params(rejection.0)),
+            }
+        })
+    })
+}
+
+pub(crate) fn resource_entry<H, T>(resource: Resource, handler: H) -> ResourceEntry
+where
+    H: Handler<T>,
+    H::Output: IntoReadResult,
+{
+    ResourceEntry {
+        resource,
+        read: read_fn(handler),
+    }
+}
+
+pub(crate) fn template_entry<H, T>(template: ResourceTemplate, handler: H) -> TemplateEntry
+where
+    H: Handler<T>,
+    H::Output: IntoReadResult,
+{
+    let matcher = UriTemplate::parse(&template.uri_template);
+    if matcher.is_none() {
+        tracing::warn!(template = %template.uri_template, "resource template does not parse; it will match nothing");
+    }
+    TemplateEntry {
+        template,
+        matcher,
+        read: read_fn(handler),
+    }
+}

@@ -1,0 +1,221 @@
+//! Sealing `requestState` for the 2026-07-28 multi-round-trip flow (MRTR).
+//!
+//! `requestState` travels through the client and comes back on the retry, so it is
+//! attacker-controlled. The server seals it with HMAC-SHA256 and binds it to the method, the
+//! target (tool or prompt name, resource URI), the principal and an expiry. The payload also
+//! carries the answers of earlier rounds, so a handler sees every answer it has been given,
+//! not just the latest round's.
+
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use base64::Engine as _;
+use hmac::{Hmac, Mac};
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+use sha2::Sha256;
+
+const VERSION_TAG: &str = "v1";
+
+/// A 256-bit key for sealing `requestState`. Replicas that share traffic must share the key.
+#[derive(Clone)]
+pub struct SealingKey([u8; 32]);
+
+impl SealingKey {
+    /// A fresh random key (from the operating system's generator).
+    ///
+    /// ```
+    /// let a = duomcp::server::SealingKey::random();
+    /// let b = duomcp::server::SealingKey::random();
+    /// assert_ne!(format!("{a:?}"), "");
+    /// # let _ = b;
+    /// ```
+    pub fn random() -> Self {
+        let mut k = [0u8; 32];
+        // If the OS generator fails there is no safe key; fall back to a time-and-address mix
+        // only so that the server still starts, and say so loudly.
+        if getrandom::fill(&mut k).is_err() {
+            tracing::error!(
+                "operating system random generator failed; requestState sealing key is weak"
+            );
+            let t = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map(|d| d.as_nanos())
+                .unwrap_or(0);
+            k[..16].copy_from_slice(&t.to_le_bytes());
+        }
+        SealingKey(k)
+    }
+
+    /// A key from fixed bytes (configuration shared by several replicas).
+    pub fn from_bytes(bytes: [u8; 32]) -> Self {
+        SealingKey(bytes)
+    }
+
+    fn mac(&self) -> Hmac<Sha256> {
+        // HMAC accepts keys of any length, so this cannot fail.
+        match Hmac::<Sha256>::new_from_slice(&self.0) {
+            Ok(m) => m,
+            Err(_) => unreachable_mac(),
+        }
+    }
+}
+
+#[cold]
+fn unreachable_mac() -> Hmac<Sha256> {
+    // `new_from_slice` only fails for fixed-size-key MACs; HMAC is not one.
+    <Hmac<Sha256> as hmac::digest::KeyInit>::new(&Default::default())
+}
+
+impl std::fmt::Debug for SealingKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("SealingKey(..)")
+    }
+}
+
+/// What a sealed `requestState` holds.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub(crate) struct SealedState {
+    /// Method the state belongs to.
+    pub m: String,
+    /// Target: tool or prompt name, or resource URI.
+    pub t: String,
+    /// Expiry, milliseconds since the Unix epoch.
+    pub e: u64,
+    /// Principal the state was issued to, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub p: Option<String>,
+    /// Answers collected in earlier rounds, by input key.
+    #[serde(default, skip_serializing_if = "Map::is_empty")]
+    pub r: Map<String, Value>,
+    /// The handler's own state.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub u: Option<Value>,
+}
+
+pub(crate) fn seal(key: &SealingKey, state: &SealedState) -> String {
+    let json = serde_json::to_vec(state).unwrap_or_default();
+    let payload = URL_SAFE_NO_PAD.encode(json);
+    let mut mac = key.mac();
+    mac.update(VERSION_TAG.as_bytes());
+    mac.update(b".");
+    mac.update(payload.as_bytes());
+    let tag = URL_SAFE_NO_PAD.encode(mac.finalize().into_bytes());
+    format!("{VERSION_TAG}.{payload}.{tag}")
+}
+
+/// Why a `requestState` was refused.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum StateRejection {
+    Malformed,
+    BadSignature,
+    WrongTarget,
+    Expired,
+}
+
+impl StateRejection {
+    pub(crate) fn message(self) -> &'static str {
+        match self {
+            StateRejection::Malformed => "requestState is malformed",
+            StateRejection::BadSignature => "requestState failed its integrity check",
+            StateRejection::WrongTarget => "requestState was issued for another request",
+            StateRejection::Expired => "requestState has expired",
+        }
+    }
+}
+
+pub(crate) fn unseal(
+    key: &SealingKey,
+    token: &str,
+    now_ms: u64,
+    method: &str,
+    target: &str,
+    principal: Option<&str>,
+) -> Result<SealedState, StateRejection> {
+    let mut parts = token.split('.');
+    let (Some(tag_v), Some(payload), Some(tag), None) =
+        (parts.next(), parts.next(), parts.next(), parts.next())
+    else {
+        return Err(StateRejection::Malformed);
+    };
+    if tag_v != VERSION_TAG {
+        return Err(StateRejection::Malformed);
+    }
+    let tag = URL_SAFE_NO_PAD
+        .decode(tag)
+        .map_err(|_| StateRejection::Malformed)?;
+    let mut mac = key.mac();
+    mac.update(VERSION_TAG.as_bytes());
+    mac.update(b".");
+    mac.update(payload.as_bytes());
+    mac.verify_slice(&tag)
+        .map_err(|_| StateRejection::BadSignature)?;
+    let json = URL_SAFE_NO_PAD
+        .decode(payload)
+        .map_err(|_| StateRejection::Malformed)?;
+    let state: SealedState =
+        serde_json::from_slice(&json).map_err(|_| StateRejection::Malformed)?;
+    if state.m != method || state.t != target || state.p.as_deref() != principal {
+        return Err(StateRejection::WrongTarget);
+    }
+    if state.e < now_ms {
+        return Err(StateRejection::Expired);
+    }
+    Ok(state)
+}
+
+pub(crate) fn now_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as u64)
+        .unwrap_or(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn state() -> SealedState {
+        SealedState {
+            m: "tools/call".into(),
+            t: "t".into(),
+            e: 1_000,
+            p: None,
+            r: Map::new(),
+            u: Some(Value::from(3)),
+        }
+    }
+
+    #[test]
+    fn round_trips_and_refuses_tampering() {
+        let key = SealingKey::from_bytes([7; 32]);
+        let token = seal(&key, &state());
+        assert_eq!(
+            unseal(&key, &token, 999, "tools/call", "t", None),
+            Ok(state())
+        );
+        assert_eq!(
+            unseal(&key, &token, 1_001, "tools/call", "t", None),
+            Err(StateRejection::Expired)
+        );
+        assert_eq!(
+            unseal(&key, &token, 0, "prompts/get", "t", None),
+            Err(StateRejection::WrongTarget)
+        );
+        assert_eq!(
+            unseal(&key, &token, 0, "tools/call", "t", Some("mallory")),
+            Err(StateRejection::WrongTarget)
+        );
+        let other = SealingKey::from_bytes([8; 32]);
+        assert_eq!(
+            unseal(&other, &token, 0, "tools/call", "t", None),
+            Err(StateRejection::BadSignature)
+        );
+        let mut bytes = token.clone().into_bytes();
+        bytes[5] ^= 1;
+        let tampered = String::from_utf8(bytes).unwrap();
+        assert!(unseal(&key, &tampered, 0, "tools/call", "t", None).is_err());
+        assert_eq!(
+            unseal(&key, "garbage", 0, "tools/call", "t", None),
+            Err(StateRejection::Malformed)
+        );
+    }
+}
