@@ -5,4 +5,5 @@
 
 #![warn(missing_docs)]
 
+pub mod commands;
 pub mod reference;

@@ -15,8 +15,15 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Run the bundled reference server (every conformance fixture) over stdio.
-    Serve,
+    /// Run the bundled reference server (every conformance fixture) over stdio, or over
+    /// Streamable HTTP with `--http`.
+    Serve {
+        /// Serve over Streamable HTTP at `http://ADDR/mcp` instead of stdio (e.g. `127.0.0.1:3000`).
+        #[arg(long, value_name = "ADDR")]
+        http: Option<String>,
+    },
+    #[command(flatten)]
+    Client(duomcp_cli::commands::ClientCommand),
 }
 
 fn main() -> std::process::ExitCode {
@@ -39,9 +46,15 @@ fn main() -> std::process::ExitCode {
             return std::process::ExitCode::FAILURE;
         }
     };
+    let command = match cli.command {
+        Command::Client(command) => return runtime.block_on(duomcp_cli::commands::run(command)),
+        other => other,
+    };
     let result = runtime.block_on(async {
-        match cli.command {
-            Command::Serve => duomcp_cli::reference::server().serve_stdio().await,
+        match command {
+            Command::Serve { http: None } => duomcp_cli::reference::server().serve_stdio().await,
+            Command::Serve { http: Some(addr) } => serve_http(&addr).await,
+            Command::Client(_) => Ok(()),
         }
     });
     match result {
@@ -51,4 +64,29 @@ fn main() -> std::process::ExitCode {
             std::process::ExitCode::FAILURE
         }
     }
+}
+
+/// Serves the reference server over Streamable HTTP until Ctrl-C (or SIGTERM), then shuts down
+/// gracefully: listen streams get their final response before the connections close.
+async fn serve_http(addr: &str) -> std::io::Result<()> {
+    let listener = tokio::net::TcpListener::bind(addr).await?;
+    let local = listener.local_addr()?;
+    eprintln!("duomcp: serving the reference server at http://{local}/mcp (2025-11-25 and 2026-07-28; Ctrl-C stops)");
+    let http = duomcp::transport::http::StreamableHttp::new(duomcp_cli::reference::server());
+    http.serve_with_shutdown(listener, stop_signal()).await
+}
+
+async fn stop_signal() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{signal, SignalKind};
+        if let Ok(mut term) = signal(SignalKind::terminate()) {
+            tokio::select! {
+                _ = tokio::signal::ctrl_c() => {}
+                _ = term.recv() => {}
+            }
+            return;
+        }
+    }
+    let _ = tokio::signal::ctrl_c().await;
 }

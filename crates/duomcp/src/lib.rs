@@ -26,6 +26,8 @@
 //! ```
 //!
 //! ## Tour
+//! * [`client`]: a client for servers of either era: era detection, typed calls, input
+//!   handlers (elicitation, sampling, roots), caching, subscriptions.
 //! * [`server`]: registering tools, prompts and resources; [`server::Context`] for progress,
 //!   logging, cancellation, elicitation, sampling and roots in both eras.
 //! * [`transport`]: stdio (and any newline-delimited byte stream).
@@ -35,6 +37,7 @@
 
 #![warn(missing_docs)]
 
+pub mod client;
 pub mod era;
 pub mod jsonrpc;
 pub mod server;

@@ -151,7 +151,8 @@ pub(super) fn register(b: ServerBuilder) -> ServerBuilder {
         ToolSpec::new("json_schema_2020_12_tool").description("Tool with JSON Schema 2020-12 features").input_schema(json_schema_2020_12()),
         |Args(v): Args<Value>| async move { format!("Received: {v}") },
     )
-    .tool(no_args("test_reconnection", "Closes its stream mid-call; the result arrives after the client reconnects"), || async move {
+    .tool(no_args("test_reconnection", "Closes its stream mid-call; the result arrives after the client reconnects"), |ctx: Context| async move {
+        ctx.close_sse_stream().await;
         tokio::time::sleep(Duration::from_millis(100)).await;
         "Reconnection test completed"
     })

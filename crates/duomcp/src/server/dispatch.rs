@@ -41,7 +41,7 @@ pub(crate) struct Reply {
     /// The JSON-RPC response (no framing).
     pub frame: Vec<u8>,
     /// The protocol error, when the answer is one (transports map it to a status code).
-    #[allow(dead_code)] // read by the Streamable HTTP transport
+    #[cfg_attr(not(feature = "http-server"), allow(dead_code))]
     pub error: Option<ProtocolError>,
 }
 

@@ -34,6 +34,8 @@ pub use registry::{PromptSpec, ToolSpec};
 pub use request_state::SealingKey;
 pub use uri_template::UriTemplate;
 
+#[cfg(feature = "http-server")]
+pub(crate) use dispatch::Reply;
 pub(crate) use dispatch::{
     handle_notification, handle_request, handle_response, NotificationAction, RequestEnv,
 };

@@ -1,5 +1,9 @@
 //! Transports: they frame and move bytes, and never interpret MCP methods.
 //!
 //! * [`stdio`]: newline-delimited JSON over a child process's stdin/stdout, or any byte stream.
+//! * [`http`]: Streamable HTTP (server side), both revisions on one endpoint (feature
+//!   `http-server`, on by default).
 
+#[cfg(feature = "http-server")]
+pub mod http;
 pub mod stdio;

@@ -1,0 +1,276 @@
+//! The client commands of `duomcp`: talk to any MCP server, in either era.
+//!
+//! Every command takes the server to start after `--`:
+//!
+//! ```text
+//! duomcp tools -- npx -y @modelcontextprotocol/server-everything
+//! duomcp call add a=1 b=2 -- duomcp serve
+//! duomcp call add --args '{"a":1,"b":2}' --json -- duomcp serve
+//! ```
+//!
+//! Output is readable by default (aligned tables, wrapped text, binary content summarised)
+//! and JSON with `--json`. The exit code is 0 on success, 1 on any failure (including a tool
+//! result with `isError: true`), 2 on a usage error.
+
+mod complete;
+mod discover;
+mod elicit;
+mod listen;
+mod output;
+mod prompts;
+mod resources;
+mod tools;
+
+use clap::{Args, Subcommand};
+use duomcp::client::{Client, ClientError, EraChoice, Notification};
+use duomcp::schema::{LoggingLevel, Root};
+use serde_json::{Map, Value};
+use std::io::IsTerminal;
+use std::process::ExitCode;
+use std::time::Duration;
+use tokio::sync::{mpsc, oneshot};
+
+/// The client commands, flattened into `duomcp`'s subcommands.
+#[derive(Debug, Subcommand)]
+pub enum ClientCommand {
+    /// Connect, detect the era, and show what the server offers.
+    Discover(Target),
+    /// List the server's tools.
+    Tools(Target),
+    /// Call a tool: `duomcp call NAME key=value ... -- SERVER`.
+    Call(tools::CallArgs),
+    /// List the server's resources.
+    Resources(Target),
+    /// Read a resource.
+    Read(resources::ReadArgs),
+    /// List the server's resource templates.
+    Templates(Target),
+    /// List the server's prompts.
+    Prompts(Target),
+    /// Get a prompt: `duomcp prompt NAME key=value ... -- SERVER`.
+    Prompt(prompts::PromptArgs),
+    /// Complete an argument of a prompt or resource template.
+    Complete(complete::CompleteArgs),
+    /// Print change notifications as they arrive (tools, prompts, resources).
+    Listen(listen::ListenArgs),
+}
+
+/// Options every client command takes, and the server to talk to.
+#[derive(Debug, Args)]
+pub struct Target {
+    /// Which era to speak: auto (probe, then fall back), legacy (2025-11-25), modern (2026-07-28).
+    #[arg(long, default_value = "auto", value_parser = parse_era)]
+    pub era: EraChoice,
+    /// Print JSON (the protocol's own shapes) instead of readable text.
+    #[arg(long)]
+    pub json: bool,
+    /// Seconds to wait for each response.
+    #[arg(long, default_value_t = 60.0, value_name = "SECONDS")]
+    pub timeout: f64,
+    /// Ask the server for log messages at this level and above; they go to stderr.
+    #[arg(long, value_name = "LEVEL", value_parser = parse_level)]
+    pub log_level: Option<LoggingLevel>,
+    /// A root to offer the server (repeatable), e.g. `file:///home/me/project`.
+    #[arg(long = "root", value_name = "URI")]
+    pub roots: Vec<String>,
+    /// The server command and its arguments, after `--`.
+    #[arg(last = true, required = true, value_name = "SERVER")]
+    pub server: Vec<String>,
+}
+
+fn parse_era(s: &str) -> Result<EraChoice, String> {
+    s.parse()
+}
+
+fn parse_level(s: &str) -> Result<LoggingLevel, String> {
+    serde_json::from_value(Value::String(s.to_owned()))
+        .map_err(|_| format!("unknown level `{s}`: debug, info, notice, warning, error, critical, alert or emergency"))
+}
+
+/// A failure, already worded for the user.
+#[derive(Debug)]
+pub struct Failure(pub String);
+
+impl From<ClientError> for Failure {
+    fn from(e: ClientError) -> Self {
+        let mut text = e.to_string();
+        if let Some(data) = e.rpc_error().and_then(|err| err.data.as_ref()) {
+            text.push_str(&format!(" (data: {data})"));
+        }
+        Failure(text)
+    }
+}
+
+impl From<std::io::Error> for Failure {
+    fn from(e: std::io::Error) -> Self {
+        Failure(e.to_string())
+    }
+}
+
+/// What a command ended with: success, or a failure that still printed its result (a tool
+/// error).
+pub(crate) enum Outcome {
+    Ok,
+    Failed,
+}
+
+impl Target {
+    /// Starts the server and connects.
+    pub(crate) async fn connect(&self) -> Result<(Client, Logs), Failure> {
+        let Some((program, args)) = self.server.split_first() else {
+            return Err(Failure("no server command given after `--`".into()));
+        };
+        if program.starts_with("http://") || program.starts_with("https://") {
+            return Err(Failure("HTTP servers are not supported by the client yet; give a command to start after `--`".into()));
+        }
+        let mut cmd = tokio::process::Command::new(program);
+        cmd.args(args);
+        let timeout = Duration::try_from_secs_f64(self.timeout)
+            .map_err(|e| Failure(format!("--timeout: {e}")))?;
+        let mut builder = Client::builder()
+            .name("duomcp-cli")
+            .version(env!("CARGO_PKG_VERSION"))
+            .era(self.era)
+            .request_timeout(timeout);
+        builder = builder.on_elicit(elicit::answer);
+        if !self.roots.is_empty() {
+            builder = builder.roots(self.roots.iter().map(Root::new).collect());
+        }
+        if let Some(level) = self.log_level {
+            builder = builder.log_level(level);
+        }
+        let client = builder.connect_stdio(cmd).await.map_err(|e| {
+            Failure(format!(
+                "cannot connect to `{}`: {e}",
+                self.server.join(" ")
+            ))
+        })?;
+        let logs = if self.log_level.is_some() {
+            Logs::start(&client)
+        } else {
+            Logs(None)
+        };
+        Ok((client, logs))
+    }
+
+    /// Prints `value` as pretty JSON (the `--json` output).
+    pub(crate) fn print_json(&self, value: &impl serde::Serialize) -> Result<(), Failure> {
+        let text = serde_json::to_string_pretty(value).map_err(|e| Failure(e.to_string()))?;
+        println!("{text}");
+        Ok(())
+    }
+}
+
+/// Prints the server's log messages to stderr (stdout stays the command's result) as they
+/// arrive; [`flush`](Logs::flush) prints those already received, before the result.
+pub(crate) struct Logs(Option<mpsc::Sender<oneshot::Sender<()>>>);
+
+impl Logs {
+    fn start(client: &Client) -> Logs {
+        let mut notes = client.notifications();
+        let (tx, mut flushes) = mpsc::channel::<oneshot::Sender<()>>(4);
+        tokio::spawn(async move {
+            loop {
+                tokio::select! {
+                    n = notes.recv() => match n {
+                        Some(n) => print_log(&n),
+                        None => return,
+                    },
+                    Some(done) = flushes.recv() => {
+                        while let Some(n) = notes.try_recv() {
+                            print_log(&n);
+                        }
+                        let _ = done.send(());
+                    }
+                }
+            }
+        });
+        Logs(Some(tx))
+    }
+
+    /// Prints every log message received so far.
+    pub(crate) async fn flush(&self) {
+        let Some(tx) = &self.0 else { return };
+        let (done, wait) = oneshot::channel();
+        if tx.send(done).await.is_ok() {
+            let _ = wait.await;
+        }
+    }
+}
+
+fn print_log(n: &Notification) {
+    let Notification::Log(m) = n else { return };
+    let level = serde_json::to_value(m.level)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_owned))
+        .unwrap_or_default();
+    let data = match &m.data {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    };
+    match &m.logger {
+        Some(logger) => eprintln!("[{level}] {logger}: {data}"),
+        None => eprintln!("[{level}] {data}"),
+    }
+}
+
+/// Parses `key=value` pairs. With a schema, a property typed `string` keeps the text as is;
+/// otherwise the value is read as JSON when it parses (`n=3`, `ok=true`, `tags=["a"]`) and
+/// taken as a string when it does not.
+pub(crate) fn parse_pairs(
+    pairs: &[String],
+    schema: Option<&Map<String, Value>>,
+) -> Result<Map<String, Value>, Failure> {
+    let mut out = Map::new();
+    for pair in pairs {
+        let Some((key, raw)) = pair.split_once('=') else {
+            return Err(Failure(format!("`{pair}` is not key=value")));
+        };
+        let declared = schema
+            .and_then(|s| s.get("properties"))
+            .and_then(|p| p.get(key))
+            .and_then(|p| p.get("type"))
+            .and_then(Value::as_str);
+        let value = match declared {
+            Some("string") => Value::String(raw.to_owned()),
+            _ => serde_json::from_str(raw).unwrap_or_else(|_| Value::String(raw.to_owned())),
+        };
+        out.insert(key.to_owned(), value);
+    }
+    Ok(out)
+}
+
+/// Runs a client command; the exit code says how it went.
+pub async fn run(command: ClientCommand) -> ExitCode {
+    let result = match command {
+        ClientCommand::Discover(t) => discover::run(&t).await,
+        ClientCommand::Tools(t) => tools::list(&t).await,
+        ClientCommand::Call(a) => tools::call(&a).await,
+        ClientCommand::Resources(t) => resources::list(&t).await,
+        ClientCommand::Read(a) => resources::read(&a).await,
+        ClientCommand::Templates(t) => resources::templates(&t).await,
+        ClientCommand::Prompts(t) => prompts::list(&t).await,
+        ClientCommand::Prompt(a) => prompts::get(&a).await,
+        ClientCommand::Complete(a) => complete::run(&a).await,
+        ClientCommand::Listen(a) => listen::run(&a).await,
+    };
+    match result {
+        Ok(Outcome::Ok) => ExitCode::SUCCESS,
+        Ok(Outcome::Failed) => ExitCode::FAILURE,
+        Err(Failure(text)) => {
+            eprintln!("duomcp: {text}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// Whether stderr is an interactive terminal (progress and prompts are shown there).
+pub(crate) fn stderr_is_terminal() -> bool {
+    std::io::stderr().is_terminal()
+}
+
+/// Closes the connection, ignoring errors (the result is already printed).
+pub(crate) async fn finish(client: Client, outcome: Outcome) -> Result<Outcome, Failure> {
+    let _ = client.close().await;
+    Ok(outcome)
+}

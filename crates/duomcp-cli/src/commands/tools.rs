@@ -1,0 +1,128 @@
+//! `duomcp tools` and `duomcp call`.
+
+use super::{finish, output, parse_pairs, stderr_is_terminal, Failure, Outcome, Target};
+use clap::Args;
+use duomcp::client::RequestOptions;
+use serde_json::{Map, Value};
+
+/// `duomcp call NAME [key=value ...] [--args JSON] -- SERVER`
+#[derive(Debug, Args)]
+pub struct CallArgs {
+    /// The tool to call.
+    pub tool: String,
+    /// Arguments as `key=value`; values are JSON where they parse (`n=3`, `ok=true`), text
+    /// otherwise, and always text for properties the tool types as `string`.
+    pub pairs: Vec<String>,
+    /// Arguments as one JSON object (merged under any `key=value` pairs).
+    #[arg(long, value_name = "JSON")]
+    pub args: Option<String>,
+    #[command(flatten)]
+    pub target: Target,
+}
+
+pub(crate) async fn list(target: &Target) -> Result<Outcome, Failure> {
+    let (client, logs) = target.connect().await?;
+    let tools = client.list_all_tools().await?;
+    logs.flush().await;
+    if target.json {
+        target.print_json(&tools)?;
+        return finish(client, Outcome::Ok).await;
+    }
+    if tools.is_empty() {
+        println!("(no tools)");
+        return finish(client, Outcome::Ok).await;
+    }
+    let rows: Vec<Vec<String>> = tools
+        .iter()
+        .map(|t| {
+            let params: Vec<String> = t
+                .input_schema
+                .get("properties")
+                .and_then(Value::as_object)
+                .map(|props| {
+                    let required: Vec<&str> = t
+                        .input_schema
+                        .get("required")
+                        .and_then(Value::as_array)
+                        .map(|r| r.iter().filter_map(Value::as_str).collect())
+                        .unwrap_or_default();
+                    props
+                        .keys()
+                        .map(|k| {
+                            if required.contains(&k.as_str()) {
+                                k.clone()
+                            } else {
+                                format!("{k}?")
+                            }
+                        })
+                        .collect()
+                })
+                .unwrap_or_default();
+            vec![
+                t.name.clone(),
+                params.join(" "),
+                t.description.clone().unwrap_or_default(),
+            ]
+        })
+        .collect();
+    print!(
+        "{}",
+        output::table(&["NAME", "ARGUMENTS", "DESCRIPTION"], &rows)
+    );
+    finish(client, Outcome::Ok).await
+}
+
+pub(crate) async fn call(args: &CallArgs) -> Result<Outcome, Failure> {
+    let target = &args.target;
+    let (client, logs) = target.connect().await?;
+    // The listing gives the argument types (for key=value) and the output schema (checked).
+    let tools = client.list_all_tools().await.unwrap_or_default();
+    let schema = tools
+        .iter()
+        .find(|t| t.name == args.tool)
+        .map(|t| &t.input_schema);
+    let mut arguments: Map<String, Value> = match &args.args {
+        Some(text) => match serde_json::from_str(text) {
+            Ok(Value::Object(m)) => m,
+            Ok(_) => return Err(Failure("--args must be a JSON object".into())),
+            Err(e) => return Err(Failure(format!("--args is not valid JSON: {e}"))),
+        },
+        None => Map::new(),
+    };
+    arguments.extend(parse_pairs(&args.pairs, schema)?);
+    let mut options = RequestOptions::new();
+    if stderr_is_terminal() && !target.json {
+        options = options.on_progress(|p| match (&p.total, &p.message) {
+            (Some(total), Some(m)) => eprintln!("progress {}/{total}: {m}", p.progress),
+            (Some(total), None) => eprintln!("progress {}/{total}", p.progress),
+            (None, Some(m)) => eprintln!("progress {}: {m}", p.progress),
+            (None, None) => eprintln!("progress {}", p.progress),
+        });
+    }
+    let result = client
+        .call_tool_with(&args.tool, Value::Object(arguments), options)
+        .await?;
+    logs.flush().await;
+    let outcome = if result.is_error() {
+        Outcome::Failed
+    } else {
+        Outcome::Ok
+    };
+    if target.json {
+        target.print_json(&result)?;
+        return finish(client, outcome).await;
+    }
+    if result.is_error() {
+        eprintln!("the tool reported an error:");
+    }
+    for block in &result.content {
+        println!("{}", output::content(block));
+    }
+    if let (Some(structured), true) = (&result.structured_content, result.content.is_empty()) {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(structured).unwrap_or_default()
+        );
+    }
+    finish(client, outcome).await
+}

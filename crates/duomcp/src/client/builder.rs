@@ -1,0 +1,296 @@
+//! [`ClientBuilder`]: who the client is, what it can answer, and how it connects.
+
+use super::cache::{Cache, Clock, SystemClock};
+use super::engine::{Config, Inner};
+use super::error::{ClientError, HandlerError};
+use super::handlers::{elicit_fn, roots_fn, sample_fn, Handlers, RootsSource};
+use super::transport::{ProcessOptions, ProcessTransport, StreamTransport, Transport};
+use super::{negotiate, Client};
+use duomcp_schema::{
+    CreateMessageRequestParams, CreateMessageResult, ElicitRequestParams, ElicitResult,
+    ElicitationCapability, Implementation, JsonObject, LoggingLevel, Root, SamplingCapability,
+};
+use std::future::Future;
+use std::sync::{Arc, RwLock};
+use std::time::Duration;
+use tokio::io::{AsyncRead, AsyncWrite};
+
+/// Which era to speak.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum EraChoice {
+    /// Probe with `server/discover`; fall back to `initialize` (the default).
+    #[default]
+    Auto,
+    /// Only 2025-11-25: `initialize` straight away.
+    Legacy,
+    /// Only 2026-07-28: `server/discover`, and fail if the server does not speak it.
+    Modern,
+}
+
+impl std::str::FromStr for EraChoice {
+    type Err = String;
+
+    /// `auto`, `legacy` (or `2025-11-25`), `modern` (or `2026-07-28`).
+    ///
+    /// ```
+    /// use duomcp::client::EraChoice;
+    /// assert_eq!("modern".parse::<EraChoice>(), Ok(EraChoice::Modern));
+    /// assert_eq!("2025-11-25".parse::<EraChoice>(), Ok(EraChoice::Legacy));
+    /// assert!("1999".parse::<EraChoice>().is_err());
+    /// ```
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "auto" => Ok(EraChoice::Auto),
+            "legacy" | "2025-11-25" => Ok(EraChoice::Legacy),
+            "modern" | "2026-07-28" => Ok(EraChoice::Modern),
+            other => Err(format!(
+                "unknown era `{other}`: expected auto, legacy or modern"
+            )),
+        }
+    }
+}
+
+/// Builds a [`Client`]: identity, handlers for server-initiated input, timeouts, caching, and
+/// finally the connection.
+///
+/// ```no_run
+/// # async fn run() -> Result<(), duomcp::client::ClientError> {
+/// use duomcp::client::{Client, EraChoice};
+/// use duomcp::schema::{ElicitResult, Root};
+/// use std::time::Duration;
+///
+/// let mut cmd = tokio::process::Command::new("duomcp");
+/// cmd.arg("serve");
+/// let client = Client::builder()
+///     .name("my-app")
+///     .version("1.0.0")
+///     .era(EraChoice::Auto)
+///     .request_timeout(Duration::from_secs(30))
+///     .on_elicit(|_request| async { Ok(ElicitResult::decline()) })
+///     .roots(vec![Root::new("file:///home/me/project")])
+///     .connect_stdio(cmd)
+///     .await?;
+/// println!("{} speaks {}", client.server_info().map(|i| i.name).unwrap_or_default(), client.era());
+/// # Ok(()) }
+/// ```
+pub struct ClientBuilder {
+    info: Implementation,
+    era: EraChoice,
+    request_timeout: Duration,
+    probe_timeout: Duration,
+    max_input_rounds: usize,
+    cache: bool,
+    clock: Arc<dyn Clock>,
+    log_level: Option<LoggingLevel>,
+    handlers: Handlers,
+    process: ProcessOptions,
+    preferred_version: String,
+}
+
+impl Default for ClientBuilder {
+    fn default() -> Self {
+        ClientBuilder {
+            info: Implementation::new("duomcp-client", env!("CARGO_PKG_VERSION")),
+            era: EraChoice::Auto,
+            request_timeout: Duration::from_secs(60),
+            probe_timeout: Duration::from_secs(3),
+            max_input_rounds: 8,
+            cache: true,
+            clock: Arc::new(SystemClock),
+            log_level: None,
+            handlers: Handlers::default(),
+            process: ProcessOptions::default(),
+            preferred_version: duomcp_schema::version::LATEST_MODERN.to_owned(),
+        }
+    }
+}
+
+impl ClientBuilder {
+    /// The client's name (`clientInfo.name`).
+    pub fn name(mut self, name: impl Into<String>) -> Self {
+        self.info.name = name.into();
+        self
+    }
+
+    /// The client's version (`clientInfo.version`).
+    pub fn version(mut self, version: impl Into<String>) -> Self {
+        self.info.version = version.into();
+        self
+    }
+
+    /// The whole `clientInfo` (title, icons, website…).
+    pub fn info(mut self, info: Implementation) -> Self {
+        self.info = info;
+        self
+    }
+
+    /// Which era to speak (default [`EraChoice::Auto`]).
+    pub fn era(mut self, era: EraChoice) -> Self {
+        self.era = era;
+        self
+    }
+
+    /// How long a request may take (default 60 s); per call see
+    /// [`RequestOptions::timeout`](super::RequestOptions::timeout).
+    pub fn request_timeout(mut self, timeout: Duration) -> Self {
+        self.request_timeout = timeout;
+        self
+    }
+
+    /// How long [`EraChoice::Auto`] waits for an answer to `server/discover` before it assumes a
+    /// 2025-11-25 server (default 3 s; legacy servers may not answer unknown methods at all).
+    pub fn probe_timeout(mut self, timeout: Duration) -> Self {
+        self.probe_timeout = timeout;
+        self
+    }
+
+    /// The 2026-07-28-family version `server/discover` asks for first (default: the newest this
+    /// crate implements). When the server answers `-32022`, the probe is retried with a version
+    /// from its `supported` list that this crate implements.
+    pub fn protocol_version(mut self, version: impl Into<String>) -> Self {
+        self.preferred_version = version.into();
+        self
+    }
+
+    /// How many `input_required` rounds one call may take before it fails (default 8).
+    pub fn max_input_rounds(mut self, rounds: usize) -> Self {
+        self.max_input_rounds = rounds;
+        self
+    }
+
+    /// Whether results are cached per their `ttlMs` (default on).
+    pub fn cache(mut self, enabled: bool) -> Self {
+        self.cache = enabled;
+        self
+    }
+
+    /// The clock the cache reads (tests use [`ManualClock`](super::ManualClock)).
+    pub fn clock(mut self, clock: impl Clock) -> Self {
+        self.clock = Arc::new(clock);
+        self
+    }
+
+    /// The log level to ask for from the start (2025-11-25: `logging/setLevel` after
+    /// `initialize`; 2026-07-28: `_meta` on every request). Without it, no log messages.
+    pub fn log_level(mut self, level: LoggingLevel) -> Self {
+        self.log_level = Some(level);
+        self
+    }
+
+    /// Answers elicitation requests, in form and URL mode (declares `elicitation: {form, url}`).
+    /// Form defaults the answer leaves out are filled in from the schema (SEP-1034).
+    pub fn on_elicit<F, Fut>(self, handler: F) -> Self
+    where
+        F: Fn(ElicitRequestParams) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<ElicitResult, HandlerError>> + Send + 'static,
+    {
+        let caps = ElicitationCapability {
+            form: Some(JsonObject::new()),
+            url: Some(JsonObject::new()),
+            ..Default::default()
+        };
+        self.on_elicit_with(caps, handler)
+    }
+
+    /// Like [`on_elicit`](Self::on_elicit), declaring the given modes only (e.g. form only).
+    pub fn on_elicit_with<F, Fut>(mut self, capability: ElicitationCapability, handler: F) -> Self
+    where
+        F: Fn(ElicitRequestParams) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<ElicitResult, HandlerError>> + Send + 'static,
+    {
+        self.handlers.elicit = Some((elicit_fn(handler), capability));
+        self
+    }
+
+    /// Answers sampling requests (declares `sampling: {}`; use
+    /// [`on_sample_with`](Self::on_sample_with) to declare `tools` support).
+    pub fn on_sample<F, Fut>(self, handler: F) -> Self
+    where
+        F: Fn(CreateMessageRequestParams) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<CreateMessageResult, HandlerError>> + Send + 'static,
+    {
+        self.on_sample_with(SamplingCapability::default(), handler)
+    }
+
+    /// Answers sampling requests, declaring `capability` (e.g. with `tools: {}` when the handler
+    /// supports `tools` and `toolChoice`).
+    pub fn on_sample_with<F, Fut>(mut self, capability: SamplingCapability, handler: F) -> Self
+    where
+        F: Fn(CreateMessageRequestParams) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<CreateMessageResult, HandlerError>> + Send + 'static,
+    {
+        self.handlers.sample = Some((sample_fn(handler), capability));
+        self
+    }
+
+    /// Offers a fixed list of roots (declares `roots`; in 2025-11-25 with `listChanged`, see
+    /// [`Client::set_roots`]).
+    pub fn roots(mut self, roots: Vec<Root>) -> Self {
+        self.handlers.roots = Some(RootsSource::Static(Arc::new(RwLock::new(roots))));
+        self
+    }
+
+    /// Answers roots requests with a handler (declares `roots`).
+    pub fn on_roots<F, Fut>(mut self, handler: F) -> Self
+    where
+        F: Fn() -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<Vec<Root>, HandlerError>> + Send + 'static,
+    {
+        self.handlers.roots = Some(RootsSource::Handler(roots_fn(handler)));
+        self
+    }
+
+    /// How a server process started by [`connect_stdio`](Self::connect_stdio) is shut down and
+    /// restarted.
+    pub fn process_options(mut self, options: ProcessOptions) -> Self {
+        self.process = options;
+        self
+    }
+
+    /// Starts `command` as a child process and connects over its stdin and stdout.
+    pub async fn connect_stdio(
+        self,
+        command: tokio::process::Command,
+    ) -> Result<Client, ClientError> {
+        let transport =
+            ProcessTransport::spawn(command, self.process.clone()).map_err(ClientError::Spawn)?;
+        self.connect_transport(transport).await
+    }
+
+    /// Connects over any byte stream carrying newline-delimited JSON (a socket, a pipe, or an
+    /// in-memory [`tokio::io::duplex`]).
+    pub async fn connect<R, W>(self, reader: R, writer: W) -> Result<Client, ClientError>
+    where
+        R: AsyncRead + Unpin + Send + 'static,
+        W: AsyncWrite + Unpin + Send + 'static,
+    {
+        self.connect_transport(StreamTransport::new(reader, writer))
+            .await
+    }
+
+    /// Connects over a [`Transport`] and negotiates the era.
+    pub async fn connect_transport(self, transport: impl Transport) -> Result<Client, ClientError> {
+        let config = Config {
+            info: self.info,
+            era: self.era,
+            request_timeout: self.request_timeout,
+            probe_timeout: self.probe_timeout,
+            max_input_rounds: self.max_input_rounds,
+            preferred_version: self.preferred_version,
+        };
+        let cache = Cache::new(self.cache, self.clock);
+        let inner = Arc::new(Inner::new(
+            Arc::new(transport),
+            config,
+            self.handlers,
+            cache,
+            self.log_level,
+        ));
+        inner.start();
+        if let Err(e) = negotiate::connect(&inner).await {
+            let _ = inner.transport.close().await;
+            return Err(e);
+        }
+        Ok(Client { inner })
+    }
+}

@@ -1,0 +1,641 @@
+//! The connection engine: request ids, correlation, timeouts, cancellation, progress, the MRTR
+//! loop, caching, and routing of everything the server sends outside a response.
+//!
+//! One event task per connection reads the transport's unrelated messages and routes them
+//! without ever waiting on the application: server→client requests run in their own tasks,
+//! notifications go to broadcast or bounded channels.
+
+use super::cache::{Cache, Invalidate, CACHEABLE};
+use super::error::ClientError;
+use super::handlers::Handlers;
+use super::notify::{Notification, OnDrop, Subscription};
+use super::options::RequestOptions;
+use super::transport::{Outgoing, RequestStream, Transport, TransportEvent};
+use super::validate::ToolSchemas;
+use super::EraChoice;
+use crate::era::Era;
+use crate::jsonrpc::{
+    self, error_code, ErrorObject, Incoming, IncomingNotification, IncomingRequest, RequestId,
+};
+use duomcp_schema::methods::{self, NotificationMethod, RequestMethod};
+use duomcp_schema::{
+    meta, CreateMessageRequestParams, ElicitRequestParams, ElicitationCompleteNotificationParams,
+    Implementation, InputRequest, LoggingLevel, LoggingMessageNotificationParams,
+    ProgressNotificationParams, ProgressToken, ServerCapabilities, SubscriptionFilter,
+};
+use serde::Serialize;
+use serde_json::{json, Map, Value};
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, RwLock, Weak};
+use std::time::Duration;
+use tokio::sync::{broadcast, mpsc, oneshot, watch};
+use tokio::task::AbortHandle;
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+
+mod route;
+mod subscribe;
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// The methods that may answer with an `InputRequiredResult` (2026-07-28).
+const MRTR_METHODS: &[&str] = &[
+    <methods::CallTool as RequestMethod>::NAME,
+    <methods::GetPrompt as RequestMethod>::NAME,
+    <methods::ReadResource as RequestMethod>::NAME,
+];
+
+/// Settings fixed when the client is built.
+pub(crate) struct Config {
+    pub info: Implementation,
+    pub era: EraChoice,
+    pub request_timeout: Duration,
+    pub probe_timeout: Duration,
+    pub max_input_rounds: usize,
+    pub preferred_version: String,
+}
+
+/// What the handshake (`initialize` or `server/discover`) established.
+#[derive(Debug, Clone)]
+pub(crate) struct Negotiated {
+    pub era: Era,
+    pub protocol_version: String,
+    pub capabilities: ServerCapabilities,
+    pub server_info: Option<Implementation>,
+    pub instructions: Option<String>,
+}
+
+/// The era and version a request is sent in (the negotiated ones, or those being probed).
+#[derive(Debug, Clone)]
+pub(crate) struct Speak {
+    pub era: Era,
+    pub version: String,
+}
+
+struct SubSlot {
+    tx: mpsc::Sender<Notification>,
+    filter: SubscriptionFilter,
+    legacy: bool,
+    ack: Option<oneshot::Sender<Result<SubscriptionFilter, ClientError>>>,
+}
+
+pub(crate) struct Inner {
+    pub transport: Arc<dyn Transport>,
+    pub config: Config,
+    pub handlers: Handlers,
+    pub cache: Cache,
+    pub tools: ToolSchemas,
+    state: RwLock<Option<Negotiated>>,
+    next_id: AtomicI64,
+    progress: Mutex<HashMap<ProgressToken, mpsc::UnboundedSender<ProgressNotificationParams>>>,
+    subscriptions: Mutex<HashMap<RequestId, SubSlot>>,
+    server_requests: Mutex<HashMap<RequestId, AbortHandle>>,
+    notifications: Mutex<Option<broadcast::Sender<Notification>>>,
+    pub log_level: Mutex<Option<LoggingLevel>>,
+    closed: Mutex<Option<String>>,
+    /// How many event messages the event task has routed (see `RequestStream::ordered`).
+    handled: watch::Sender<u64>,
+    /// Fires when the connection is closed; calls in flight end at once.
+    shutdown: CancellationToken,
+}
+
+/// The kind of a result, from `resultType` (absent: a legacy server, so complete).
+#[derive(Debug, PartialEq, Eq)]
+enum Kind {
+    Complete,
+    InputRequired,
+    Task,
+}
+
+fn kind_of(method: &str, v: &Value) -> Result<Kind, ClientError> {
+    let Some(obj) = v.as_object() else {
+        return Err(ClientError::Protocol(format!(
+            "the result of {method} is not a JSON object"
+        )));
+    };
+    match obj.get("resultType") {
+        None => Ok(Kind::Complete),
+        Some(Value::String(s)) if s == "complete" => Ok(Kind::Complete),
+        Some(Value::String(s)) if s == "input_required" => Ok(Kind::InputRequired),
+        Some(Value::String(s)) if s == "task" => Ok(Kind::Task),
+        Some(other) => Err(ClientError::Protocol(format!(
+            "the result of {method} has an unknown resultType {other}"
+        ))),
+    }
+}
+
+/// `Mcp-Name`: the value 2026-07-28 Streamable HTTP mirrors into a header.
+fn mcp_name(method: &str, params: &Map<String, Value>) -> Option<String> {
+    let key = match method {
+        "tools/call" | "prompts/get" => "name",
+        "resources/read" => "uri",
+        "tasks/get" | "tasks/update" | "tasks/cancel" => "taskId",
+        _ => return None,
+    };
+    params.get(key).and_then(Value::as_str).map(str::to_owned)
+}
+
+fn to_value<T: Serialize>(v: &T) -> Result<Value, ClientError> {
+    serde_json::to_value(v).map_err(|e| ClientError::Protocol(format!("cannot encode: {e}")))
+}
+
+/// Cleans up after one request: forgets its progress token and, if it was abandoned (dropped,
+/// timed out), cancels it on the wire.
+struct InFlight {
+    inner: Arc<Inner>,
+    id: RequestId,
+    era: Era,
+    token: Option<ProgressToken>,
+    cancel: Option<&'static str>,
+}
+
+impl Drop for InFlight {
+    fn drop(&mut self) {
+        if let Some(token) = self.token.take() {
+            lock(&self.inner.progress).remove(&token);
+        }
+        if let Some(reason) = self.cancel.take() {
+            if let Ok(handle) = tokio::runtime::Handle::try_current() {
+                let (inner, id, era) = (self.inner.clone(), self.id.clone(), self.era);
+                handle.spawn(async move { inner.send_cancelled(id, era, reason).await });
+            }
+        }
+    }
+}
+
+impl Inner {
+    pub(crate) fn new(
+        transport: Arc<dyn Transport>,
+        config: Config,
+        handlers: Handlers,
+        cache: Cache,
+        log_level: Option<LoggingLevel>,
+    ) -> Self {
+        let (notifications, _) = broadcast::channel(1024);
+        Inner {
+            transport,
+            config,
+            handlers,
+            cache,
+            tools: ToolSchemas::default(),
+            state: RwLock::new(None),
+            next_id: AtomicI64::new(1),
+            progress: Mutex::default(),
+            subscriptions: Mutex::default(),
+            server_requests: Mutex::default(),
+            notifications: Mutex::new(Some(notifications)),
+            log_level: Mutex::new(log_level),
+            closed: Mutex::new(None),
+            handled: watch::channel(0).0,
+            shutdown: CancellationToken::new(),
+        }
+    }
+
+    /// Starts the event task. It holds only a weak reference, so dropping the client ends it.
+    pub(crate) fn start(self: &Arc<Self>) {
+        if let Some(events) = self.transport.events() {
+            tokio::spawn(drive(Arc::downgrade(self), events));
+        }
+    }
+
+    pub(crate) fn negotiated(&self) -> Option<Negotiated> {
+        self.state.read().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+
+    pub(crate) fn set_negotiated(&self, n: Negotiated) {
+        self.transport.negotiated(n.era, &n.protocol_version);
+        *self.state.write().unwrap_or_else(|p| p.into_inner()) = Some(n);
+    }
+
+    fn speak(&self) -> Result<Speak, ClientError> {
+        match self.negotiated() {
+            Some(n) => Ok(Speak {
+                era: n.era,
+                version: n.protocol_version,
+            }),
+            None => Err(ClientError::Protocol(
+                "the client is not connected yet".into(),
+            )),
+        }
+    }
+
+    pub(crate) fn era(&self) -> Option<Era> {
+        self.negotiated().map(|n| n.era)
+    }
+
+    fn new_id(&self) -> RequestId {
+        RequestId::from(self.next_id.fetch_add(1, Ordering::Relaxed))
+    }
+
+    pub(crate) fn closed_reason(&self) -> Option<String> {
+        lock(&self.closed).clone()
+    }
+
+    fn closed_error(&self) -> ClientError {
+        ClientError::Closed {
+            reason: self
+                .closed_reason()
+                .unwrap_or_else(|| "the connection ended".into()),
+        }
+    }
+
+    pub(crate) fn subscribe_notifications(&self) -> broadcast::Receiver<Notification> {
+        match &*lock(&self.notifications) {
+            Some(tx) => tx.subscribe(),
+            None => broadcast::channel(1).1,
+        }
+    }
+
+    fn broadcast(&self, n: Notification) {
+        if let Some(tx) = &*lock(&self.notifications) {
+            let _ = tx.send(n);
+        }
+    }
+
+    /// Marks the connection closed: subscriptions and the notification stream end.
+    pub(crate) fn mark_closed(&self, reason: String) {
+        lock(&self.closed).get_or_insert(reason);
+        self.shutdown.cancel();
+        lock(&self.notifications).take();
+        for (_, slot) in lock(&self.subscriptions).drain() {
+            if let Some(ack) = slot.ack {
+                let _ = ack.send(Err(self.closed_error()));
+            }
+        }
+        for (_, task) in lock(&self.server_requests).drain() {
+            task.abort();
+        }
+    }
+
+    // -----------------------------------------------------------------------------------------
+    // Sending
+
+    /// Encodes a request the way `speak` requires: 2026-07-28 `_meta`, progress token, log level.
+    fn prepare(
+        &self,
+        id: &RequestId,
+        method: &str,
+        mut params: Map<String, Value>,
+        opts: &RequestOptions,
+        speak: &Speak,
+        progress: bool,
+    ) -> Result<Outgoing, ClientError> {
+        let mut meta = match params.remove("_meta") {
+            Some(Value::Object(m)) => m,
+            _ => Map::new(),
+        };
+        meta.extend(opts.meta.iter().map(|(k, v)| (k.clone(), v.clone())));
+        if speak.era == Era::Modern {
+            meta.insert(meta::PROTOCOL_VERSION.into(), json!(speak.version));
+            meta.insert(
+                meta::CLIENT_CAPABILITIES.into(),
+                to_value(&self.handlers.capabilities(Era::Modern))?,
+            );
+            meta.insert(meta::CLIENT_INFO.into(), to_value(&self.config.info)?);
+            if let Some(level) = opts.log_level.or(*lock(&self.log_level)) {
+                meta.insert(meta::LOG_LEVEL.into(), to_value(&level)?);
+            }
+        }
+        if progress {
+            meta.insert(meta::PROGRESS_TOKEN.into(), to_value(&progress_token(id))?);
+        }
+        if !meta.is_empty() {
+            params.insert("_meta".into(), Value::Object(meta));
+        }
+        let body = jsonrpc::encode_request(id, method, &params)
+            .map_err(|e| ClientError::Protocol(format!("cannot encode {method}: {e}")))?;
+        let mut msg = Outgoing::new(body);
+        msg.id = Some(id.clone());
+        msg.method = Some(method.to_owned());
+        msg.name = mcp_name(method, &params);
+        msg.protocol_version = Some(speak.version.clone());
+        Ok(msg)
+    }
+
+    /// Sends a notification in the negotiated era.
+    pub(crate) async fn notify(&self, method: &str, params: Value) -> Result<(), ClientError> {
+        let body = jsonrpc::encode_notification(method, &params)
+            .map_err(|e| ClientError::Protocol(e.to_string()))?;
+        let mut msg = Outgoing::new(body);
+        msg.method = Some(method.to_owned());
+        msg.protocol_version = self.negotiated().map(|n| n.protocol_version);
+        Ok(self.transport.send(msg).await?)
+    }
+
+    async fn send_cancelled(&self, id: RequestId, era: Era, reason: &str) {
+        if self.closed_reason().is_some() || self.transport.cancels_on_drop(era) {
+            return;
+        }
+        let params = json!({ "requestId": id, "reason": reason });
+        if let Err(e) = self
+            .notify(<methods::Cancelled as NotificationMethod>::NAME, params)
+            .await
+        {
+            tracing::debug!("could not cancel request {id}: {e}");
+        }
+    }
+
+    /// One request, one response: in the negotiated era.
+    pub(crate) async fn request(
+        self: &Arc<Self>,
+        method: &str,
+        params: Map<String, Value>,
+        opts: &RequestOptions,
+    ) -> Result<Value, ClientError> {
+        let speak = self.speak()?;
+        self.request_as(method, params, opts, &speak).await
+    }
+
+    /// One request, one response, in the given era (the handshake uses this before one is known).
+    pub(crate) async fn request_as(
+        self: &Arc<Self>,
+        method: &str,
+        params: Map<String, Value>,
+        opts: &RequestOptions,
+        speak: &Speak,
+    ) -> Result<Value, ClientError> {
+        if self.closed_reason().is_some() {
+            return Err(self.closed_error());
+        }
+        let id = self.new_id();
+        let msg = self.prepare(&id, method, params, opts, speak, opts.on_progress.is_some())?;
+        let (progress_tx, mut progress_rx) = mpsc::unbounded_channel();
+        let token = opts.on_progress.as_ref().map(|_| {
+            let token = progress_token(&id);
+            lock(&self.progress).insert(token.clone(), progress_tx);
+            token
+        });
+        let mut flight = InFlight {
+            inner: self.clone(),
+            id: id.clone(),
+            era: speak.era,
+            token,
+            cancel: None,
+        };
+        let mut stream = self.transport.request(msg).await?;
+        if !opts.no_cancel {
+            flight.cancel = Some("the client abandoned the request");
+        }
+
+        let timeout = opts.timeout.unwrap_or(self.config.request_timeout);
+        let started = Instant::now();
+        let hard_limit = opts.max_total.map(|m| started + m.max(timeout));
+        let mut deadline = started + timeout;
+        loop {
+            tokio::select! {
+                message = stream.next() => match message {
+                    Some(Ok(Incoming::Response(r))) if r.id == id => {
+                        flight.cancel = None;
+                        self.catch_up(&stream).await;
+                        while let Ok(p) = progress_rx.try_recv() {
+                            if let Some(f) = &opts.on_progress {
+                                f(&p);
+                            }
+                        }
+                        return match r.outcome {
+                            Ok(raw) => serde_json::from_str(raw.get())
+                                .map_err(|e| ClientError::Protocol(format!("the result of {method} is not valid JSON: {e}"))),
+                            Err(error) => Err(ClientError::Rpc { method: method.to_owned(), error }),
+                        };
+                    }
+                    Some(Ok(other)) => self.route(other),
+                    Some(Err(e)) => {
+                        flight.cancel = None;
+                        return Err(e.into());
+                    }
+                    None => {
+                        flight.cancel = None;
+                        return Err(self.closed_error());
+                    }
+                },
+                Some(p) = progress_rx.recv() => {
+                    if let Some(f) = &opts.on_progress {
+                        f(&p);
+                    }
+                    if opts.reset_on_progress {
+                        let next = Instant::now() + timeout;
+                        deadline = hard_limit.map_or(next, |h| next.min(h));
+                    }
+                }
+                _ = self.shutdown.cancelled() => {
+                    flight.cancel = None;
+                    return Err(self.closed_error());
+                }
+                _ = tokio::time::sleep_until(deadline) => {
+                    if flight.cancel.is_some() {
+                        flight.cancel = Some("timed out");
+                    }
+                    return Err(ClientError::Timeout { method: method.to_owned(), after: started.elapsed() });
+                }
+            }
+        }
+    }
+
+    /// Waits until the event task has routed every message the transport read before this
+    /// response, so notifications sent before a response are handled before the call returns.
+    async fn catch_up(&self, stream: &RequestStream) {
+        let Some(before) = stream.messages_before_response() else {
+            return;
+        };
+        let mut handled = self.handled.subscribe();
+        // Bounded: a transport that counts differently must not hang a call.
+        let _ =
+            tokio::time::timeout(Duration::from_secs(2), handled.wait_for(|n| *n >= before)).await;
+    }
+
+    /// A request as the typed API makes it: served from the cache when fresh, run through the
+    /// MRTR loop where the method allows it, stored in the cache when its `ttlMs` says so.
+    pub(crate) async fn call(
+        self: &Arc<Self>,
+        method: &str,
+        params: Map<String, Value>,
+        opts: &RequestOptions,
+    ) -> Result<Value, ClientError> {
+        let key = CACHEABLE
+            .contains(&method)
+            .then(|| Cache::key(method, &params));
+        if let Some(hit) = key.as_deref().and_then(|k| self.cache.get(k)) {
+            tracing::trace!(method, "served from the cache");
+            return Ok(hit);
+        }
+        let generation = self.cache.generation();
+        let (value, retried) = if MRTR_METHODS.contains(&method) {
+            self.request_mrtr(method, params.clone(), opts).await?
+        } else {
+            let v = self.request(method, params.clone(), opts).await?;
+            match kind_of(method, &v)? {
+                Kind::Complete => (v, false),
+                Kind::InputRequired => {
+                    return Err(ClientError::Protocol(format!(
+                        "the server asked for input on {method}, which does not allow it"
+                    )));
+                }
+                Kind::Task => {
+                    return Err(ClientError::Unsupported(format!(
+                    "the server answered {method} with a task, which the client did not ask for"
+                )))
+                }
+            }
+        };
+        // Results of retried requests depend on inputs outside the key: never cached.
+        if let (Some(key), false) = (key, retried) {
+            self.cache.put(key, method, &params, &value, generation);
+        }
+        Ok(value)
+    }
+
+    /// The MRTR loop: answer `inputRequests` with the handlers and retry with a new id, the
+    /// original params, `inputResponses` and the `requestState` exactly as received.
+    async fn request_mrtr(
+        self: &Arc<Self>,
+        method: &str,
+        params: Map<String, Value>,
+        opts: &RequestOptions,
+    ) -> Result<(Value, bool), ClientError> {
+        let speak = self.speak()?;
+        let mut retry: Option<(Map<String, Value>, Option<Value>)> = None;
+        let mut rounds = 0;
+        loop {
+            let retried = retry.is_some();
+            let mut attempt = params.clone();
+            if let Some((responses, state)) = retry.take() {
+                attempt.insert("inputResponses".into(), Value::Object(responses));
+                if let Some(state) = state {
+                    attempt.insert("requestState".into(), state);
+                }
+            }
+            let value = self.request_as(method, attempt, opts, &speak).await?;
+            match kind_of(method, &value)? {
+                Kind::Complete => return Ok((value, retried)),
+                Kind::Task => {
+                    return Err(ClientError::Unsupported(format!(
+                    "the server answered {method} with a task, which the client did not ask for"
+                )))
+                }
+                Kind::InputRequired => {}
+            }
+            if speak.era != Era::Modern {
+                return Err(ClientError::Protocol(format!(
+                    "an input_required result to {method} in the 2025-11-25 era"
+                )));
+            }
+            if rounds >= self.config.max_input_rounds {
+                return Err(ClientError::TooManyInputRounds {
+                    method: method.to_owned(),
+                    rounds,
+                });
+            }
+            rounds += 1;
+            let state = match value.get("requestState") {
+                None => None,
+                Some(s @ Value::String(_)) => Some(s.clone()),
+                Some(other) => {
+                    return Err(ClientError::Protocol(format!(
+                        "requestState must be a string, not {other}"
+                    )))
+                }
+            };
+            let requests = match value.get("inputRequests") {
+                None => None,
+                Some(Value::Object(m)) => Some(m),
+                Some(other) => {
+                    return Err(ClientError::Protocol(format!(
+                        "inputRequests must be an object, not {other}"
+                    )))
+                }
+            };
+            if requests.is_none() && state.is_none() {
+                return Err(ClientError::Protocol(
+                    "an InputRequiredResult without inputRequests or requestState".into(),
+                ));
+            }
+            let responses = match requests {
+                Some(r) => self.answer_inputs(r).await?,
+                None => Map::new(),
+            };
+            tracing::debug!(
+                method,
+                round = rounds,
+                inputs = responses.len(),
+                "retrying with input responses"
+            );
+            retry = Some((responses, state));
+        }
+    }
+
+    /// Answers each input request with the application's handlers, in order.
+    async fn answer_inputs(
+        &self,
+        requests: &Map<String, Value>,
+    ) -> Result<Map<String, Value>, ClientError> {
+        let mut responses = Map::new();
+        for (key, raw) in requests {
+            let request: InputRequest = serde_json::from_value(raw.clone())
+                .map_err(|e| ClientError::Protocol(format!("input request `{key}`: {e}")))?;
+            let method = request.method();
+            let answer = match request {
+                InputRequest::Elicit(p) => self
+                    .handlers
+                    .elicit(p)
+                    .await
+                    .map(|r| r.map(|v| to_value(&v))),
+                InputRequest::CreateMessage(p) => self
+                    .handlers
+                    .sample(p)
+                    .await
+                    .map(|r| r.map(|v| to_value(&v))),
+                InputRequest::ListRoots(_) => {
+                    self.handlers.roots().await.map(|r| r.map(|v| to_value(&v)))
+                }
+            };
+            let value = match answer {
+                None => {
+                    return Err(ClientError::NoHandler {
+                        method: method.to_owned(),
+                    })
+                }
+                Some(Err(e)) => {
+                    return Err(ClientError::Handler {
+                        method: method.to_owned(),
+                        message: e.message,
+                    })
+                }
+                Some(Ok(v)) => v?,
+            };
+            responses.insert(key.clone(), value);
+        }
+        Ok(responses)
+    }
+}
+
+fn progress_token(id: &RequestId) -> ProgressToken {
+    match id {
+        RequestId::Number(n) => ProgressToken::Number(n.clone()),
+        RequestId::String(s) => ProgressToken::String(s.clone()),
+    }
+}
+
+/// The event task: routes what the transport receives outside any request.
+async fn drive(weak: Weak<Inner>, mut events: mpsc::Receiver<TransportEvent>) {
+    while let Some(event) = events.recv().await {
+        let Some(inner) = weak.upgrade() else { return };
+        match event {
+            TransportEvent::Message(m) => {
+                inner.route(m);
+                inner.handled.send_modify(|n| *n += 1);
+            }
+            TransportEvent::Restarted => inner.on_restart(),
+            TransportEvent::Closed(reason) => {
+                tracing::debug!("connection closed: {reason}");
+                inner.mark_closed(reason);
+                return;
+            }
+        }
+    }
+    if let Some(inner) = weak.upgrade() {
+        inner.mark_closed("the connection ended".into());
+    }
+}

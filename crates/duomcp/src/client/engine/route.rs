@@ -1,0 +1,270 @@
+//! Routing what the server sends outside a response: notifications (to progress callbacks,
+//! subscriptions, the connection-wide stream, the cache) and 2025-11-25 server→client requests
+//! (to the application's handlers, each in its own task). Nothing here waits on the application.
+
+use super::*;
+
+impl Inner {
+    /// Routes a message that is not the response being waited for. Never waits.
+    pub(crate) fn route(self: &Arc<Self>, message: Incoming) {
+        match message {
+            Incoming::Request(req) => self.spawn_server_request(req),
+            Incoming::Notification(n) => self.on_notification(n),
+            Incoming::Response(r) => {
+                tracing::debug!(id = %r.id, "ignored a response nobody waits for")
+            }
+        }
+    }
+
+    fn on_notification(&self, n: IncomingNotification) {
+        let params: Value = match n.params.as_deref().map(|p| serde_json::from_str(p.get())) {
+            None => json!({}),
+            Some(Ok(v)) => v,
+            Some(Err(e)) => {
+                tracing::warn!(method = %n.method, "ignored a notification with malformed params: {e}");
+                return;
+            }
+        };
+        let tag: Option<RequestId> = params
+            .get("_meta")
+            .and_then(|m| m.get(meta::SUBSCRIPTION_ID))
+            .and_then(|t| serde_json::from_value(t.clone()).ok());
+        let method = n.method.as_str();
+        let notification = match method {
+            m if m == <methods::Progress as NotificationMethod>::NAME => {
+                let Some(p) = parse::<ProgressNotificationParams>(method, &params) else {
+                    return;
+                };
+                if let Some(tx) = lock(&self.progress).get(&p.progress_token) {
+                    let _ = tx.send(p.clone());
+                }
+                Notification::Progress(p)
+            }
+            m if m == <methods::LoggingMessage as NotificationMethod>::NAME => {
+                let Some(p) = parse::<LoggingMessageNotificationParams>(method, &params) else {
+                    return;
+                };
+                Notification::Log(p)
+            }
+            m if m == <methods::SubscriptionsAcknowledged as NotificationMethod>::NAME => {
+                let Some(tag) = tag else {
+                    tracing::warn!(
+                        "ignored a subscription acknowledgement without a subscription id"
+                    );
+                    return;
+                };
+                let filter = params
+                    .get("notifications")
+                    .and_then(|f| serde_json::from_value(f.clone()).ok())
+                    .unwrap_or_default();
+                let ack = lock(&self.subscriptions)
+                    .get_mut(&tag)
+                    .and_then(|s| s.ack.take());
+                match ack {
+                    Some(ack) => {
+                        let _ = ack.send(Ok(filter));
+                    }
+                    None => {
+                        tracing::debug!(subscription = %tag, "ignored an acknowledgement for no pending subscription")
+                    }
+                }
+                return;
+            }
+            m if m == <methods::ToolListChanged as NotificationMethod>::NAME => {
+                self.cache.invalidate(Invalidate::Method(
+                    <methods::ListTools as RequestMethod>::NAME,
+                ));
+                self.tools.clear();
+                Notification::ToolsListChanged
+            }
+            m if m == <methods::PromptListChanged as NotificationMethod>::NAME => {
+                self.cache.invalidate(Invalidate::Method(
+                    <methods::ListPrompts as RequestMethod>::NAME,
+                ));
+                Notification::PromptsListChanged
+            }
+            m if m == <methods::ResourceListChanged as NotificationMethod>::NAME => {
+                self.cache.invalidate(Invalidate::Method(
+                    <methods::ListResources as RequestMethod>::NAME,
+                ));
+                self.cache.invalidate(Invalidate::Method(
+                    <methods::ListResourceTemplates as RequestMethod>::NAME,
+                ));
+                Notification::ResourcesListChanged
+            }
+            m if m == <methods::ResourceUpdated as NotificationMethod>::NAME => {
+                let Some(uri) = params.get("uri").and_then(Value::as_str) else {
+                    tracing::warn!("ignored notifications/resources/updated without a uri");
+                    return;
+                };
+                self.cache.invalidate(Invalidate::Read(uri.to_owned()));
+                Notification::ResourceUpdated {
+                    uri: uri.to_owned(),
+                }
+            }
+            m if m == <methods::ElicitationComplete as NotificationMethod>::NAME => {
+                let Some(p) = parse::<ElicitationCompleteNotificationParams>(method, &params)
+                else {
+                    return;
+                };
+                Notification::ElicitationComplete(p)
+            }
+            m if m == <methods::Cancelled as NotificationMethod>::NAME => {
+                let id: Option<RequestId> = params
+                    .get("requestId")
+                    .and_then(|i| serde_json::from_value(i.clone()).ok());
+                if let Some(id) = id {
+                    if let Some(task) = lock(&self.server_requests).remove(&id) {
+                        task.abort();
+                    }
+                    // 2026-07-28 stdio: the server tears a listen stream down.
+                    lock(&self.subscriptions).remove(&id);
+                }
+                Notification::Other {
+                    method: method.to_owned(),
+                    params: params.clone(),
+                }
+            }
+            _ => Notification::Other {
+                method: method.to_owned(),
+                params,
+            },
+        };
+        self.deliver(tag.as_ref(), &notification);
+        self.broadcast(notification);
+    }
+
+    /// Hands a change notification to the subscriptions that asked for it: by subscription id
+    /// (2026-07-28), or by filter for the untagged notifications of a 2025-11-25 session.
+    fn deliver(&self, tag: Option<&RequestId>, n: &Notification) {
+        let subs = lock(&self.subscriptions);
+        let send = |slot: &SubSlot| {
+            if n.matches(&slot.filter) && slot.tx.try_send(n.clone()).is_err() {
+                tracing::warn!("a subscription reader fell behind; a notification was dropped");
+            }
+        };
+        match tag {
+            Some(tag) => match subs.get(tag) {
+                Some(slot) if !slot.legacy => send(slot),
+                _ => {
+                    tracing::debug!(subscription = %tag, "ignored a notification for no active subscription")
+                }
+            },
+            None => subs.values().filter(|s| s.legacy).for_each(send),
+        }
+    }
+
+    /// Runs a server→client request (2025-11-25) in its own task and sends the answer.
+    fn spawn_server_request(self: &Arc<Self>, req: IncomingRequest) {
+        if self.era() == Some(Era::Modern) {
+            // 2026-07-28 servers must not send requests, and clients must not send responses.
+            tracing::warn!(method = %req.method, "ignored a request from a 2026-07-28 server");
+            return;
+        }
+        let inner = self.clone();
+        let id = req.id.clone();
+        let mut requests = lock(&self.server_requests);
+        let task = tokio::spawn(async move {
+            let outcome = inner.answer_server_request(&req).await;
+            lock(&inner.server_requests).remove(&req.id);
+            let body = match outcome {
+                Ok(v) => jsonrpc::encode_result(&req.id, &v).unwrap_or_else(|e| {
+                    jsonrpc::encode_error(
+                        Some(&req.id),
+                        &jsonrpc::error(
+                            error_code::INTERNAL_ERROR,
+                            format!("cannot encode the answer: {e}"),
+                        ),
+                    )
+                }),
+                Err(e) => jsonrpc::encode_error(Some(&req.id), &e),
+            };
+            let mut msg = Outgoing::new(body);
+            msg.id = Some(req.id.clone());
+            msg.protocol_version = inner.negotiated().map(|n| n.protocol_version);
+            if let Err(e) = inner.transport.send(msg).await {
+                tracing::debug!(method = %req.method, "could not answer the server: {e}");
+            }
+        });
+        requests.insert(id, task.abort_handle());
+    }
+
+    async fn answer_server_request(&self, req: &IncomingRequest) -> Result<Value, ErrorObject> {
+        let method = req.method.as_str();
+        let parse_params = || -> Result<Value, ErrorObject> {
+            match req.params.as_deref() {
+                Some(p) => serde_json::from_str(p.get()).map_err(|e| {
+                    jsonrpc::error(error_code::INVALID_PARAMS, format!("Invalid params: {e}"))
+                }),
+                None => Ok(json!({})),
+            }
+        };
+        let invalid = |e: serde_json::Error| {
+            jsonrpc::error(error_code::INVALID_PARAMS, format!("Invalid params: {e}"))
+        };
+        let not_found = || {
+            jsonrpc::error(
+                error_code::METHOD_NOT_FOUND,
+                format!("Method not found: {method}"),
+            )
+        };
+        let encode = |v: Result<Value, serde_json::Error>| {
+            v.map_err(|e| jsonrpc::error(error_code::INTERNAL_ERROR, e.to_string()))
+        };
+        let answer = match method {
+            m if m == <methods::Ping as RequestMethod>::NAME => return Ok(json!({})),
+            m if m == <methods::Elicit as RequestMethod>::NAME => {
+                let p: ElicitRequestParams =
+                    serde_json::from_value(parse_params()?).map_err(invalid)?;
+                self.handlers
+                    .elicit(p)
+                    .await
+                    .map(|r| r.map(serde_json::to_value))
+            }
+            m if m == <methods::CreateMessage as RequestMethod>::NAME => {
+                let p: CreateMessageRequestParams =
+                    serde_json::from_value(parse_params()?).map_err(invalid)?;
+                self.handlers
+                    .sample(p)
+                    .await
+                    .map(|r| r.map(serde_json::to_value))
+            }
+            m if m == <methods::ListRoots as RequestMethod>::NAME => self
+                .handlers
+                .roots()
+                .await
+                .map(|r| r.map(serde_json::to_value)),
+            _ => None,
+        };
+        match answer {
+            None => Err(not_found()),
+            Some(Err(e)) => Err(e.to_error_object()),
+            Some(Ok(v)) => encode(v),
+        }
+    }
+
+    /// After the transport restarted the server: nothing the old process knew survives.
+    pub(super) fn on_restart(self: &Arc<Self>) {
+        self.cache.invalidate(Invalidate::All);
+        self.tools.clear();
+        lock(&self.subscriptions).clear();
+        if self.era() == Some(Era::Legacy) {
+            let inner = self.clone();
+            tokio::spawn(async move {
+                if let Err(e) = crate::client::negotiate::initialize(&inner).await {
+                    tracing::warn!("re-initializing the restarted server failed: {e}");
+                }
+            });
+        }
+    }
+}
+
+fn parse<T: serde::de::DeserializeOwned>(method: &str, params: &Value) -> Option<T> {
+    match serde_json::from_value(params.clone()) {
+        Ok(v) => Some(v),
+        Err(e) => {
+            tracing::warn!(method, "ignored a notification with malformed params: {e}");
+            None
+        }
+    }
+}

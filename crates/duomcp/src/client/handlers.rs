@@ -1,0 +1,158 @@
+//! The application's answers to server-initiated input: elicitation, sampling and roots.
+//!
+//! One set of handlers serves both eras: in 2025-11-25 they answer the server's requests, in
+//! 2026-07-28 they answer the `inputRequests` of an `InputRequiredResult`.
+
+use super::error::HandlerError;
+use super::transport::BoxFuture;
+use crate::era::Era;
+use duomcp_schema::{
+    ClientCapabilities, CreateMessageRequestParams, CreateMessageResult, ElicitAction,
+    ElicitRequestParams, ElicitResult, ElicitationCapability, JsonObject, ListRootsResult, Root,
+    RootsCapability, SamplingCapability,
+};
+use serde_json::Value;
+use std::future::Future;
+use std::sync::{Arc, RwLock};
+
+type ElicitFn = dyn Fn(ElicitRequestParams) -> BoxFuture<'static, Result<ElicitResult, HandlerError>>
+    + Send
+    + Sync;
+type SampleFn = dyn Fn(CreateMessageRequestParams) -> BoxFuture<'static, Result<CreateMessageResult, HandlerError>>
+    + Send
+    + Sync;
+type RootsFn = dyn Fn() -> BoxFuture<'static, Result<Vec<Root>, HandlerError>> + Send + Sync;
+
+pub(crate) fn elicit_fn<F, Fut>(f: F) -> Arc<ElicitFn>
+where
+    F: Fn(ElicitRequestParams) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = Result<ElicitResult, HandlerError>> + Send + 'static,
+{
+    Arc::new(move |p| Box::pin(f(p)))
+}
+
+pub(crate) fn sample_fn<F, Fut>(f: F) -> Arc<SampleFn>
+where
+    F: Fn(CreateMessageRequestParams) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = Result<CreateMessageResult, HandlerError>> + Send + 'static,
+{
+    Arc::new(move |p| Box::pin(f(p)))
+}
+
+pub(crate) fn roots_fn<F, Fut>(f: F) -> Arc<RootsFn>
+where
+    F: Fn() -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = Result<Vec<Root>, HandlerError>> + Send + 'static,
+{
+    Arc::new(move || Box::pin(f()))
+}
+
+/// Where the roots come from.
+#[derive(Clone)]
+pub(crate) enum RootsSource {
+    /// A list the application sets (and may change with `Client::set_roots`).
+    Static(Arc<RwLock<Vec<Root>>>),
+    /// A handler asked each time.
+    Handler(Arc<RootsFn>),
+}
+
+/// The registered handlers and the capabilities they declare.
+#[derive(Clone, Default)]
+pub(crate) struct Handlers {
+    pub elicit: Option<(Arc<ElicitFn>, ElicitationCapability)>,
+    pub sample: Option<(Arc<SampleFn>, SamplingCapability)>,
+    pub roots: Option<RootsSource>,
+}
+
+impl Handlers {
+    /// The capabilities to declare: exactly those with a handler.
+    pub(crate) fn capabilities(&self, era: Era) -> ClientCapabilities {
+        let mut caps = ClientCapabilities::default();
+        if let Some((_, c)) = &self.elicit {
+            caps.elicitation = Some(c.clone());
+        }
+        if let Some((_, c)) = &self.sample {
+            caps.sampling = Some(c.clone());
+        }
+        if let Some(source) = &self.roots {
+            // Only a static list can change under the client's control, and only 2025-11-25
+            // has the notification that announces it.
+            let list_changed = matches!(source, RootsSource::Static(_)) && era == Era::Legacy;
+            caps.roots = Some(RootsCapability {
+                list_changed: list_changed.then_some(true),
+                ..RootsCapability::default()
+            });
+        }
+        caps
+    }
+
+    pub(crate) async fn elicit(
+        &self,
+        params: ElicitRequestParams,
+    ) -> Option<Result<ElicitResult, HandlerError>> {
+        let (handler, _) = self.elicit.as_ref()?;
+        let answer = handler(params.clone()).await.map(|mut result| {
+            apply_elicit_defaults(&params, &mut result);
+            result
+        });
+        Some(answer)
+    }
+
+    pub(crate) async fn sample(
+        &self,
+        params: CreateMessageRequestParams,
+    ) -> Option<Result<CreateMessageResult, HandlerError>> {
+        let (handler, _) = self.sample.as_ref()?;
+        Some(handler(params).await)
+    }
+
+    pub(crate) async fn roots(&self) -> Option<Result<ListRootsResult, HandlerError>> {
+        let roots = match self.roots.as_ref()? {
+            RootsSource::Static(list) => Ok(list.read().unwrap_or_else(|p| p.into_inner()).clone()),
+            RootsSource::Handler(handler) => handler().await,
+        };
+        Some(roots.map(ListRootsResult::new))
+    }
+}
+
+/// SEP-1034: when the user accepts a form, every field the answer leaves out that has a
+/// `default` in `requestedSchema` gets that default.
+///
+/// ```
+/// use duomcp::client::apply_elicit_defaults;
+/// use duomcp::schema::{ElicitRequestParams, ElicitResult};
+/// let params: ElicitRequestParams = serde_json::from_value(serde_json::json!({
+///     "message": "Your details",
+///     "requestedSchema": { "type": "object", "properties": {
+///         "name": { "type": "string", "default": "Ada" },
+///         "age": { "type": "integer", "default": 36 },
+///         "email": { "type": "string" }
+///     }}
+/// })).unwrap();
+/// let mut answer = ElicitResult::accept(Some(serde_json::from_value(serde_json::json!({ "age": 40 })).unwrap()));
+/// apply_elicit_defaults(&params, &mut answer);
+/// let content = answer.content.unwrap();
+/// assert_eq!(content["name"], "Ada");
+/// assert_eq!(content["age"], 40);
+/// assert!(!content.contains_key("email"));
+/// ```
+pub fn apply_elicit_defaults(params: &ElicitRequestParams, result: &mut ElicitResult) {
+    let ElicitRequestParams::Form(form) = params else {
+        return;
+    };
+    if result.action != ElicitAction::Accept {
+        return;
+    }
+    let content = result.content.get_or_insert_with(JsonObject::new);
+    for (name, property) in &form.requested_schema.properties {
+        if content.contains_key(name) {
+            continue;
+        }
+        let default = serde_json::to_value(property)
+            .ok()
+            .and_then(|mut v| v.get_mut("default").map(Value::take));
+        if let Some(default) = default {
+            content.insert(name.clone(), default);
+        }
+    }
+}

@@ -1,0 +1,540 @@
+//! The client runtime: one client for servers of either era, which finds out by itself which
+//! one it is talking to.
+//!
+//! ```
+//! # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+//! use duomcp::client::Client;
+//! use duomcp::server::{Args, Server};
+//!
+//! #[derive(serde::Deserialize, schemars::JsonSchema)]
+//! struct Add { a: i64, b: i64 }
+//!
+//! // A server in the same process, over an in-memory pipe.
+//! let server = Server::builder().tool("add", |Args(Add { a, b }): Args<Add>| async move { (a + b).to_string() }).build();
+//! let (client_end, server_end) = tokio::io::duplex(64 * 1024);
+//! let (sr, sw) = tokio::io::split(server_end);
+//! tokio::spawn(server.serve_connection(sr, sw));
+//!
+//! let (cr, cw) = tokio::io::split(client_end);
+//! let client = Client::builder().name("doc").connect(cr, cw).await.unwrap();
+//! let tools = client.list_all_tools().await.unwrap();
+//! assert_eq!(tools[0].name, "add");
+//! let result = client.call_tool("add", serde_json::json!({ "a": 2, "b": 3 })).await.unwrap();
+//! assert_eq!(result.content[0].as_text(), Some("5"));
+//! # });
+//! ```
+//!
+//! ## What differs by era, and what does not
+//!
+//! | | 2025-11-25 | 2026-07-28 |
+//! |---|---|---|
+//! | connect | `initialize`, `notifications/initialized` | `server/discover` (a probe in [`EraChoice::Auto`]) |
+//! | every request | nothing extra | `_meta`: version, capabilities, client info, log level |
+//! | elicitation, sampling, roots | the server's requests, answered by the handlers | `input_required` results: the handlers answer, the call is retried |
+//! | [`Client::set_log_level`] | `logging/setLevel` | `_meta` `logLevel` on later requests |
+//! | [`Client::listen`] | `resources/subscribe` + session notifications | `subscriptions/listen` |
+//! | [`Client::ping`] | `ping` | `server/discover` |
+//! | caching | — (results carry no `ttlMs`) | per `ttlMs`, dropped on `list_changed` |
+//!
+//! Transports are pluggable ([`transport::Transport`]): a child process, any byte stream, and
+//! later Streamable HTTP.
+
+mod builder;
+mod cache;
+mod engine;
+mod error;
+mod handlers;
+mod negotiate;
+mod notify;
+mod options;
+pub mod transport;
+mod validate;
+
+pub use builder::{ClientBuilder, EraChoice};
+pub use cache::{Clock, ManualClock, SystemClock};
+pub use error::{ClientError, HandlerError};
+pub use handlers::apply_elicit_defaults;
+pub use notify::{Notification, Notifications, Subscription};
+pub use options::RequestOptions;
+
+use crate::era::Era;
+use duomcp_schema::methods::{self, NotificationMethod, RequestMethod};
+use duomcp_schema::{
+    CallToolResult, CompleteRequestParams, CompleteResult, GetPromptResult, Implementation,
+    ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult,
+    LoggingLevel, Prompt, ReadResourceResult, Resource, ResourceTemplate, Root, ServerCapabilities,
+    SubscriptionFilter, Tool,
+};
+use engine::Inner;
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+use serde_json::{json, Map, Value};
+use std::sync::Arc;
+
+/// A connection to one MCP server, in whichever era it speaks. Cheap to clone; clones share
+/// the connection.
+///
+/// Build one with [`Client::builder`]. Every method works in both eras unless its documentation
+/// says otherwise; [`era`](Client::era) tells which one was negotiated.
+#[derive(Clone)]
+pub struct Client {
+    inner: Arc<Inner>,
+}
+
+impl std::fmt::Debug for Client {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Client")
+            .field("era", &self.inner.era())
+            .field("server", &self.server_info().map(|i| i.name))
+            .finish()
+    }
+}
+
+fn object(method: &str, v: Value) -> Result<Map<String, Value>, ClientError> {
+    match v {
+        Value::Object(m) => Ok(m),
+        Value::Null => Ok(Map::new()),
+        other => Err(ClientError::InvalidArguments(format!(
+            "the arguments of {method} must be a JSON object, not {other}"
+        ))),
+    }
+}
+
+fn decode<T: DeserializeOwned>(method: &str, v: Value) -> Result<T, ClientError> {
+    serde_json::from_value(v)
+        .map_err(|e| ClientError::Protocol(format!("malformed result of {method}: {e}")))
+}
+
+fn list_params(cursor: Option<String>) -> Map<String, Value> {
+    let mut params = Map::new();
+    if let Some(c) = cursor {
+        params.insert("cursor".into(), Value::String(c));
+    }
+    params
+}
+
+/// Upper bound on pages fetched by the `list_all_*` methods, against servers that loop.
+const MAX_PAGES: usize = 10_000;
+
+impl Client {
+    /// Starts building a client.
+    pub fn builder() -> ClientBuilder {
+        ClientBuilder::default()
+    }
+
+    fn negotiated(&self) -> engine::Negotiated {
+        // A `Client` only exists after a successful handshake.
+        self.inner
+            .negotiated()
+            .unwrap_or_else(|| engine::Negotiated {
+                era: Era::Legacy,
+                protocol_version: String::new(),
+                capabilities: ServerCapabilities::default(),
+                server_info: None,
+                instructions: None,
+            })
+    }
+
+    /// The era the server speaks.
+    pub fn era(&self) -> Era {
+        self.negotiated().era
+    }
+
+    /// The protocol version in use (`2025-11-25`, `2026-07-28`, …).
+    pub fn protocol_version(&self) -> String {
+        self.negotiated().protocol_version
+    }
+
+    /// What the server offers (from `initialize` or `server/discover`).
+    pub fn server_capabilities(&self) -> ServerCapabilities {
+        self.negotiated().capabilities
+    }
+
+    /// Who the server says it is (2026-07-28: from `_meta` of the discover result, if sent).
+    pub fn server_info(&self) -> Option<Implementation> {
+        self.negotiated().server_info
+    }
+
+    /// The server's instructions for the model, if it gave any.
+    pub fn instructions(&self) -> Option<String> {
+        self.negotiated().instructions
+    }
+
+    /// Sends any request and returns its raw result: the escape hatch for methods without a
+    /// typed wrapper. Caching and the input-required loop apply as for the typed methods.
+    pub async fn request(
+        &self,
+        method: &str,
+        params: impl Serialize,
+        options: RequestOptions,
+    ) -> Result<Value, ClientError> {
+        let params = serde_json::to_value(params)
+            .map_err(|e| ClientError::InvalidArguments(e.to_string()))?;
+        self.inner
+            .call(method, object(method, params)?, &options)
+            .await
+    }
+
+    /// Sends a typed request: params and result types come from the method's marker.
+    ///
+    /// ```no_run
+    /// # async fn run(client: duomcp::client::Client) -> Result<(), duomcp::client::ClientError> {
+    /// use duomcp::schema::{methods::ListTools, PaginatedRequestParams};
+    /// let page = client.send::<ListTools>(PaginatedRequestParams::default()).await?;
+    /// # Ok(()) }
+    /// ```
+    pub async fn send<M: RequestMethod>(
+        &self,
+        params: M::Params,
+    ) -> Result<M::Result, ClientError> {
+        let v = self
+            .request(M::NAME, params, RequestOptions::default())
+            .await?;
+        decode(M::NAME, v)
+    }
+
+    async fn list<T: DeserializeOwned>(
+        &self,
+        method: &str,
+        cursor: Option<String>,
+    ) -> Result<T, ClientError> {
+        let v = self
+            .inner
+            .call(method, list_params(cursor), &RequestOptions::default())
+            .await?;
+        decode(method, v)
+    }
+
+    async fn list_all<T, R: DeserializeOwned>(
+        &self,
+        method: &str,
+        mut split: impl FnMut(R) -> (Vec<T>, Option<String>),
+    ) -> Result<Vec<T>, ClientError> {
+        let mut all = Vec::new();
+        let mut cursor = None;
+        for _ in 0..MAX_PAGES {
+            let (items, next) = split(self.list::<R>(method, cursor).await?);
+            all.extend(items);
+            match next {
+                Some(c) if !c.is_empty() => cursor = Some(c),
+                _ => return Ok(all),
+            }
+        }
+        Err(ClientError::Protocol(format!(
+            "{method} returned more than {MAX_PAGES} pages"
+        )))
+    }
+
+    /// One page of `tools/list` (the first when `cursor` is `None`). The output schemas are
+    /// remembered, to check the `structuredContent` of later calls.
+    pub async fn list_tools(&self, cursor: Option<String>) -> Result<ListToolsResult, ClientError> {
+        let page: ListToolsResult = self
+            .list(<methods::ListTools as RequestMethod>::NAME, cursor)
+            .await?;
+        self.inner.tools.remember(&page.tools);
+        Ok(page)
+    }
+
+    /// Every tool, following `nextCursor`.
+    pub async fn list_all_tools(&self) -> Result<Vec<Tool>, ClientError> {
+        let mut all = Vec::new();
+        let mut cursor = None;
+        for _ in 0..MAX_PAGES {
+            let page = self.list_tools(cursor).await?;
+            all.extend(page.tools);
+            match page.next_cursor {
+                Some(c) if !c.is_empty() => cursor = Some(c),
+                _ => return Ok(all),
+            }
+        }
+        Err(ClientError::Protocol(format!(
+            "tools/list returned more than {MAX_PAGES} pages"
+        )))
+    }
+
+    /// One page of `prompts/list`.
+    pub async fn list_prompts(
+        &self,
+        cursor: Option<String>,
+    ) -> Result<ListPromptsResult, ClientError> {
+        self.list(<methods::ListPrompts as RequestMethod>::NAME, cursor)
+            .await
+    }
+
+    /// Every prompt, following `nextCursor`.
+    pub async fn list_all_prompts(&self) -> Result<Vec<Prompt>, ClientError> {
+        self.list_all(
+            <methods::ListPrompts as RequestMethod>::NAME,
+            |p: ListPromptsResult| (p.prompts, p.next_cursor),
+        )
+        .await
+    }
+
+    /// One page of `resources/list`.
+    pub async fn list_resources(
+        &self,
+        cursor: Option<String>,
+    ) -> Result<ListResourcesResult, ClientError> {
+        self.list(<methods::ListResources as RequestMethod>::NAME, cursor)
+            .await
+    }
+
+    /// Every resource, following `nextCursor`.
+    pub async fn list_all_resources(&self) -> Result<Vec<Resource>, ClientError> {
+        self.list_all(
+            <methods::ListResources as RequestMethod>::NAME,
+            |p: ListResourcesResult| (p.resources, p.next_cursor),
+        )
+        .await
+    }
+
+    /// One page of `resources/templates/list`.
+    pub async fn list_resource_templates(
+        &self,
+        cursor: Option<String>,
+    ) -> Result<ListResourceTemplatesResult, ClientError> {
+        self.list(
+            <methods::ListResourceTemplates as RequestMethod>::NAME,
+            cursor,
+        )
+        .await
+    }
+
+    /// Every resource template, following `nextCursor`.
+    pub async fn list_all_resource_templates(&self) -> Result<Vec<ResourceTemplate>, ClientError> {
+        self.list_all(
+            <methods::ListResourceTemplates as RequestMethod>::NAME,
+            |p: ListResourceTemplatesResult| (p.resource_templates, p.next_cursor),
+        )
+        .await
+    }
+
+    /// Calls a tool. `arguments` is anything that serialises to a JSON object (or `()` / `null`
+    /// for none). Input the server asks for is gathered with the handlers (2026-07-28).
+    /// A tool failure is a result with `isError: true`, not an `Err`.
+    ///
+    /// When the tool was listed with an `outputSchema`, the result's `structuredContent` is
+    /// checked against it ([`ClientError::InvalidStructuredContent`]).
+    pub async fn call_tool(
+        &self,
+        name: &str,
+        arguments: impl Serialize,
+    ) -> Result<CallToolResult, ClientError> {
+        self.call_tool_with(name, arguments, RequestOptions::default())
+            .await
+    }
+
+    /// [`call_tool`](Self::call_tool) with per-call options (timeout, progress…).
+    pub async fn call_tool_with(
+        &self,
+        name: &str,
+        arguments: impl Serialize,
+        options: RequestOptions,
+    ) -> Result<CallToolResult, ClientError> {
+        let method = <methods::CallTool as RequestMethod>::NAME;
+        let arguments = serde_json::to_value(arguments)
+            .map_err(|e| ClientError::InvalidArguments(e.to_string()))?;
+        let mut params = Map::new();
+        params.insert("name".into(), json!(name));
+        let arguments = object(method, arguments)?;
+        if !arguments.is_empty() {
+            params.insert("arguments".into(), Value::Object(arguments));
+        }
+        let result: CallToolResult =
+            decode(method, self.inner.call(method, params, &options).await?)?;
+        self.inner.tools.check(name, &result)?;
+        Ok(result)
+    }
+
+    /// Gets a prompt; `arguments` serialises to an object of strings (or `()` for none).
+    pub async fn get_prompt(
+        &self,
+        name: &str,
+        arguments: impl Serialize,
+    ) -> Result<GetPromptResult, ClientError> {
+        self.get_prompt_with(name, arguments, RequestOptions::default())
+            .await
+    }
+
+    /// [`get_prompt`](Self::get_prompt) with per-call options.
+    pub async fn get_prompt_with(
+        &self,
+        name: &str,
+        arguments: impl Serialize,
+        options: RequestOptions,
+    ) -> Result<GetPromptResult, ClientError> {
+        let method = <methods::GetPrompt as RequestMethod>::NAME;
+        let arguments = serde_json::to_value(arguments)
+            .map_err(|e| ClientError::InvalidArguments(e.to_string()))?;
+        let mut params = Map::new();
+        params.insert("name".into(), json!(name));
+        let arguments = object(method, arguments)?;
+        if !arguments.is_empty() {
+            params.insert("arguments".into(), Value::Object(arguments));
+        }
+        decode(method, self.inner.call(method, params, &options).await?)
+    }
+
+    /// Reads a resource.
+    pub async fn read_resource(&self, uri: &str) -> Result<ReadResourceResult, ClientError> {
+        self.read_resource_with(uri, RequestOptions::default())
+            .await
+    }
+
+    /// [`read_resource`](Self::read_resource) with per-call options.
+    pub async fn read_resource_with(
+        &self,
+        uri: &str,
+        options: RequestOptions,
+    ) -> Result<ReadResourceResult, ClientError> {
+        let method = <methods::ReadResource as RequestMethod>::NAME;
+        let mut params = Map::new();
+        params.insert("uri".into(), json!(uri));
+        decode(method, self.inner.call(method, params, &options).await?)
+    }
+
+    /// Asks for completions of a prompt or resource-template argument.
+    ///
+    /// ```no_run
+    /// # async fn run(client: duomcp::client::Client) -> Result<(), duomcp::client::ClientError> {
+    /// use duomcp::schema::{CompleteReference, CompleteRequestParams, PromptReference};
+    /// let reference = CompleteReference::Prompt(PromptReference { name: "greet".into(), ..Default::default() });
+    /// let result = client.complete(CompleteRequestParams::new(reference, "language", "fr")).await?;
+    /// println!("{:?}", result.completion.values);
+    /// # Ok(()) }
+    /// ```
+    pub async fn complete(
+        &self,
+        params: CompleteRequestParams,
+    ) -> Result<CompleteResult, ClientError> {
+        let method = <methods::Complete as RequestMethod>::NAME;
+        let params = serde_json::to_value(params)
+            .map_err(|e| ClientError::InvalidArguments(e.to_string()))?;
+        decode(
+            method,
+            self.inner
+                .call(method, object(method, params)?, &RequestOptions::default())
+                .await?,
+        )
+    }
+
+    /// Checks that the server answers: `ping` in 2025-11-25; 2026-07-28 has no ping, so an
+    /// uncached `server/discover` stands in.
+    pub async fn ping(&self) -> Result<(), ClientError> {
+        let method = match self.era() {
+            Era::Legacy => <methods::Ping as RequestMethod>::NAME,
+            Era::Modern => <methods::Discover as RequestMethod>::NAME,
+        };
+        self.inner
+            .request(method, Map::new(), &RequestOptions::default())
+            .await
+            .map(drop)
+    }
+
+    /// Asks for log messages at `level` and above: `logging/setLevel` in 2025-11-25; in
+    /// 2026-07-28 the level goes into the `_meta` of every later request.
+    pub async fn set_log_level(&self, level: LoggingLevel) -> Result<(), ClientError> {
+        *self
+            .inner
+            .log_level
+            .lock()
+            .unwrap_or_else(|p| p.into_inner()) = Some(level);
+        if self.era() == Era::Legacy {
+            let mut params = Map::new();
+            params.insert(
+                "level".into(),
+                serde_json::to_value(level)
+                    .map_err(|e| ClientError::InvalidArguments(e.to_string()))?,
+            );
+            self.inner
+                .request(
+                    <methods::SetLevel as RequestMethod>::NAME,
+                    params,
+                    &RequestOptions::default(),
+                )
+                .await?;
+        }
+        Ok(())
+    }
+
+    /// Replaces the roots given with [`ClientBuilder::roots`]; in 2025-11-25 the server is told
+    /// (`notifications/roots/list_changed`). Fails if the roots come from a handler.
+    pub async fn set_roots(&self, roots: Vec<Root>) -> Result<(), ClientError> {
+        match &self.inner.handlers.roots {
+            Some(handlers::RootsSource::Static(list)) => {
+                *list.write().unwrap_or_else(|p| p.into_inner()) = roots
+            }
+            Some(handlers::RootsSource::Handler(_)) => {
+                return Err(ClientError::Unsupported(
+                    "the roots come from a handler".into(),
+                ))
+            }
+            None => {
+                return Err(ClientError::Unsupported(
+                    "no roots were configured on the builder".into(),
+                ))
+            }
+        }
+        if self.era() == Era::Legacy {
+            self.inner
+                .notify(
+                    <methods::RootsListChanged as NotificationMethod>::NAME,
+                    json!({}),
+                )
+                .await?;
+        }
+        Ok(())
+    }
+
+    /// Every notification the server sends from now on (list changes, resource updates, log
+    /// messages, progress…). Ends when the connection closes.
+    pub fn notifications(&self) -> Notifications {
+        Notifications::new(self.inner.subscribe_notifications())
+    }
+
+    /// Subscribes to the changes named in `filter`.
+    ///
+    /// 2026-07-28: a `subscriptions/listen` request; returns once the server acknowledged it,
+    /// and only notifications carrying its subscription id arrive. 2025-11-25:
+    /// `resources/subscribe` for each listed URI (when the server supports subscriptions), then
+    /// the session's matching notifications. Dropping the [`Subscription`] ends it.
+    ///
+    /// ```no_run
+    /// # async fn run(client: duomcp::client::Client) -> Result<(), duomcp::client::ClientError> {
+    /// use duomcp::schema::SubscriptionFilter;
+    /// let filter = SubscriptionFilter { tools_list_changed: Some(true), ..Default::default() };
+    /// let mut changes = client.listen(filter).await?;
+    /// while let Some(n) = changes.next().await {
+    ///     println!("{n:?}");
+    /// }
+    /// # Ok(()) }
+    /// ```
+    pub async fn listen(&self, filter: SubscriptionFilter) -> Result<Subscription, ClientError> {
+        match self.era() {
+            Era::Modern => {
+                self.inner
+                    .listen_modern(filter, &RequestOptions::default())
+                    .await
+            }
+            Era::Legacy => self.inner.listen_legacy(filter).await,
+        }
+    }
+
+    /// Closes the connection. A child process is shut down gracefully: stdin closed, then
+    /// SIGTERM, then SIGKILL if it lingers. Calls in flight, on any clone, fail with
+    /// [`ClientError::Closed`].
+    pub async fn close(&self) -> Result<(), ClientError> {
+        self.inner
+            .mark_closed("the client closed the connection".into());
+        self.inner
+            .transport
+            .close()
+            .await
+            .map_err(ClientError::from)
+    }
+
+    /// Whether the connection is closed, and why.
+    pub fn closed_reason(&self) -> Option<String> {
+        self.inner.closed_reason()
+    }
+}

@@ -1,0 +1,89 @@
+//! Per-request settings: timeout, progress, log level, extra `_meta`.
+
+use duomcp_schema::{LoggingLevel, ProgressNotificationParams};
+use serde_json::{Map, Value};
+use std::fmt;
+use std::sync::Arc;
+use std::time::Duration;
+
+type ProgressFn = dyn Fn(&ProgressNotificationParams) + Send + Sync;
+
+/// Settings for one call; the defaults come from the [`ClientBuilder`](super::ClientBuilder).
+///
+/// ```
+/// use duomcp::client::RequestOptions;
+/// use std::time::Duration;
+/// let opts = RequestOptions::new()
+///     .timeout(Duration::from_secs(5))
+///     .reset_timeout_on_progress(Duration::from_secs(60))
+///     .on_progress(|p| eprintln!("{}/{:?}", p.progress, p.total));
+/// ```
+#[derive(Clone, Default)]
+pub struct RequestOptions {
+    pub(crate) timeout: Option<Duration>,
+    pub(crate) max_total: Option<Duration>,
+    pub(crate) reset_on_progress: bool,
+    pub(crate) on_progress: Option<Arc<ProgressFn>>,
+    pub(crate) log_level: Option<LoggingLevel>,
+    pub(crate) meta: Map<String, Value>,
+    /// Internal: whether an abandoned request is cancelled on the wire (not for the era probe
+    /// or `initialize`).
+    pub(crate) no_cancel: bool,
+}
+
+impl fmt::Debug for RequestOptions {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("RequestOptions")
+            .field("timeout", &self.timeout)
+            .field("max_total", &self.max_total)
+            .field("reset_on_progress", &self.reset_on_progress)
+            .field("on_progress", &self.on_progress.is_some())
+            .field("log_level", &self.log_level)
+            .field("meta", &self.meta)
+            .finish()
+    }
+}
+
+impl RequestOptions {
+    /// The client's defaults.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// How long to wait for the response (default: the client's request timeout, 60 s).
+    pub fn timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = Some(timeout);
+        self
+    }
+
+    /// Restarts the timeout whenever the server reports progress on this request, but never
+    /// waits longer than `max_total` in all.
+    pub fn reset_timeout_on_progress(mut self, max_total: Duration) -> Self {
+        self.reset_on_progress = true;
+        self.max_total = Some(max_total);
+        self
+    }
+
+    /// Asks for progress (a `progressToken` in `_meta`) and calls `f` for each report.
+    pub fn on_progress(
+        mut self,
+        f: impl Fn(&ProgressNotificationParams) + Send + Sync + 'static,
+    ) -> Self {
+        self.on_progress = Some(Arc::new(f));
+        self
+    }
+
+    /// The log level for this request (2026-07-28 `_meta` `io.modelcontextprotocol/logLevel`);
+    /// overrides [`Client::set_log_level`](super::Client::set_log_level). Ignored in 2025-11-25,
+    /// where the level is per session.
+    pub fn log_level(mut self, level: LoggingLevel) -> Self {
+        self.log_level = Some(level);
+        self
+    }
+
+    /// Adds a key to the request's `_meta` (`traceparent`, an extension's key…).
+    pub fn meta(mut self, key: impl Into<String>, value: Value) -> Self {
+        self.meta.insert(key.into(), value);
+        self
+    }
+}

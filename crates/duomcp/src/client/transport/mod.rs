@@ -1,0 +1,194 @@
+//! How the client reaches a server: a small trait every transport implements.
+//!
+//! A transport moves encoded JSON-RPC messages and never interprets MCP methods. It offers
+//! three things:
+//!
+//! * [`Transport::request`]: send one request and get a [`RequestStream`] of the messages the
+//!   transport can tie to it, ending with its response. On stdio that is just the response
+//!   (matched by id); on Streamable HTTP it is the POST's JSON body or SSE stream (progress, log
+//!   messages, legacy server→client requests, then the response).
+//! * [`Transport::send`]: send a notification, or the response to a server→client request.
+//! * [`Transport::events`]: everything not tied to a request (stdio: every notification and
+//!   server→client request; HTTP: the legacy GET stream), plus restarts and closure.
+//!
+//! [`Outgoing`] carries, next to the encoded body, the values a Streamable HTTP transport
+//! mirrors into headers (`MCP-Protocol-Version`, `Mcp-Method`, `Mcp-Name`), so a transport
+//! never has to parse what it sends. The client runtime does all correlation that needs MCP
+//! knowledge (progress tokens, subscription ids) the same way for every transport.
+//!
+//! Implementations: [`StreamTransport`] (newline-delimited JSON over any
+//! `AsyncRead`/`AsyncWrite` pair) and [`ProcessTransport`] (a child process's stdin/stdout).
+
+mod process;
+mod stream;
+
+pub use process::{ProcessOptions, ProcessTransport};
+pub use stream::StreamTransport;
+
+use crate::era::Era;
+use crate::jsonrpc::{Incoming, RequestId};
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use tokio::sync::mpsc;
+
+/// A boxed, sendable future, as the [`Transport`] methods return.
+pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+
+/// One encoded message to send, with the values HTTP mirrors into headers.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct Outgoing {
+    /// The JSON-RPC id: set for requests and for responses.
+    pub id: Option<RequestId>,
+    /// The method of a request or notification (`Mcp-Method`).
+    pub method: Option<String>,
+    /// `params.name` of `tools/call` and `prompts/get`, `params.uri` of `resources/read`
+    /// (`Mcp-Name`).
+    pub name: Option<String>,
+    /// The protocol version the message speaks (`MCP-Protocol-Version`), once known.
+    pub protocol_version: Option<String>,
+    /// The encoded JSON-RPC message, without framing.
+    pub body: Vec<u8>,
+}
+
+impl Outgoing {
+    /// A message with only a body; the header values are left empty.
+    ///
+    /// ```
+    /// use duomcp::client::transport::Outgoing;
+    /// let msg = Outgoing::new(br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#.to_vec());
+    /// assert!(msg.id.is_none() && msg.method.is_none());
+    /// ```
+    pub fn new(body: Vec<u8>) -> Self {
+        Outgoing {
+            id: None,
+            method: None,
+            name: None,
+            protocol_version: None,
+            body,
+        }
+    }
+}
+
+/// Why a transport could not deliver a message.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum TransportError {
+    /// The connection is closed (the server exited, the stream ended, or `close` was called).
+    #[error("connection closed: {0}")]
+    Closed(String),
+    /// An I/O error.
+    #[error("i/o error: {0}")]
+    Io(#[from] std::io::Error),
+    /// Anything else the transport wants to report (HTTP status, malformed stream…).
+    #[error("{0}")]
+    Other(String),
+}
+
+/// Something that happened on the connection outside any request.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum TransportEvent {
+    /// A message not tied to a request: a notification or a server→client request.
+    Message(Incoming),
+    /// The transport reconnected (a restarted server process); server-side state is gone.
+    Restarted,
+    /// The connection ended for good; the text says why.
+    Closed(String),
+}
+
+/// The messages a transport ties to one request, ending with its response.
+///
+/// Dropping it before the response abandons the request at the transport level (the pending
+/// entry is removed; an HTTP transport closes the response stream).
+pub struct RequestStream {
+    rx: mpsc::Receiver<Result<Incoming, TransportError>>,
+    _guard: Option<Box<dyn Send + Sync>>,
+    order: Option<Arc<AtomicU64>>,
+}
+
+impl std::fmt::Debug for RequestStream {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RequestStream").finish_non_exhaustive()
+    }
+}
+
+impl RequestStream {
+    /// A stream fed by `rx`; `guard` is dropped together with the stream (use it to clean up).
+    ///
+    /// ```
+    /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
+    /// use duomcp::client::transport::RequestStream;
+    /// let (tx, rx) = tokio::sync::mpsc::channel(1);
+    /// let mut stream = RequestStream::new(rx, None);
+    /// drop(tx);
+    /// assert!(stream.next().await.is_none());
+    /// # });
+    /// ```
+    pub fn new(
+        rx: mpsc::Receiver<Result<Incoming, TransportError>>,
+        guard: Option<Box<dyn Send + Sync>>,
+    ) -> Self {
+        RequestStream {
+            rx,
+            _guard: guard,
+            order: None,
+        }
+    }
+
+    /// For transports that read a request's response and the unrelated messages from one
+    /// ordered connection (stdio): before delivering the response, the transport stores in
+    /// `counter` how many [`TransportEvent::Message`]s it had sent on [`Transport::events`]
+    /// until then. The runtime handles those first, so a progress or log notification the
+    /// server sent before the response is seen before the call returns.
+    pub fn ordered(mut self, counter: Arc<AtomicU64>) -> Self {
+        self.order = Some(counter);
+        self
+    }
+
+    /// How many event messages preceded the response (see [`ordered`](Self::ordered)).
+    pub(crate) fn messages_before_response(&self) -> Option<u64> {
+        self.order.as_ref().map(|c| c.load(Ordering::SeqCst))
+    }
+
+    /// The next message; `None` when the transport ended the stream without a reason.
+    pub async fn next(&mut self) -> Option<Result<Incoming, TransportError>> {
+        self.rx.recv().await
+    }
+}
+
+/// A connection to one server, as the client runtime uses it.
+///
+/// See the [module documentation](self) for what each method means on stdio and on HTTP.
+pub trait Transport: Send + Sync + 'static {
+    /// Sends a request (`msg.id` and `msg.method` are set) and returns the stream of messages
+    /// tied to it. The stream must be registered before the request is written, so that a
+    /// fast response cannot be missed.
+    fn request(&self, msg: Outgoing) -> BoxFuture<'_, Result<RequestStream, TransportError>>;
+
+    /// Sends a notification or a response.
+    fn send(&self, msg: Outgoing) -> BoxFuture<'_, Result<(), TransportError>>;
+
+    /// The stream of messages not tied to a request. Returns `Some` once; the runtime takes it
+    /// when it connects.
+    fn events(&self) -> Option<mpsc::Receiver<TransportEvent>>;
+
+    /// Tells the transport which era and version were negotiated (HTTP sends the version header
+    /// from then on and, in the legacy era, may open its GET stream). Default: nothing.
+    fn negotiated(&self, era: Era, protocol_version: &str) {
+        let _ = (era, protocol_version);
+    }
+
+    /// Whether dropping a [`RequestStream`] already cancels the request on the wire (2026-07-28
+    /// Streamable HTTP: closing the response stream is the cancellation). When `false` the
+    /// runtime sends `notifications/cancelled`. Default: `false`.
+    fn cancels_on_drop(&self, era: Era) -> bool {
+        let _ = era;
+        false
+    }
+
+    /// Closes the connection gracefully (a child process: close stdin, wait, SIGTERM, SIGKILL).
+    fn close(&self) -> BoxFuture<'_, Result<(), TransportError>>;
+}

@@ -1,0 +1,287 @@
+//! Newline-delimited JSON-RPC over any byte stream (the stdio framing of both revisions).
+
+use super::{BoxFuture, Outgoing, RequestStream, Transport, TransportError, TransportEvent};
+use crate::jsonrpc::{decode, Incoming, Line, LineReader, RequestId};
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, Weak};
+use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt, BufReader, BufWriter};
+use tokio::sync::mpsc;
+use tokio::task::JoinHandle;
+
+/// Largest message the client accepts from a server (64 MiB; resources can be big).
+const MAX_MESSAGE: usize = 64 * 1024 * 1024;
+
+/// Where a pending request's response goes, and the count of event messages before it.
+struct Reply {
+    tx: mpsc::Sender<Result<Incoming, TransportError>>,
+    order: Arc<AtomicU64>,
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// State the reader task shares with the sending side.
+struct Shared {
+    pending: Mutex<HashMap<RequestId, Reply>>,
+    closed: Mutex<Option<String>>,
+    /// Event messages sent so far (shared by the instances of a restarted process).
+    sent: Arc<AtomicU64>,
+}
+
+impl Shared {
+    fn closed_error(&self) -> Option<TransportError> {
+        lock(&self.closed).clone().map(TransportError::Closed)
+    }
+}
+
+/// Computes why the stream ended (a child process: its exit status).
+pub(crate) type EofReason = BoxFuture<'static, String>;
+
+/// The engine of a newline-delimited connection: a writer task, a reader task and the table of
+/// requests awaiting a response. The reader never waits on the application: responses go to
+/// their request's channel, everything else to the events channel.
+pub(crate) struct Core {
+    shared: Arc<Shared>,
+    writer: Mutex<Option<mpsc::Sender<Vec<u8>>>>,
+    writer_task: Mutex<Option<JoinHandle<()>>>,
+}
+
+impl Core {
+    pub(crate) fn start<R, W>(
+        reader: R,
+        writer: W,
+        events: mpsc::Sender<TransportEvent>,
+        sent: Arc<AtomicU64>,
+        eof_reason: Option<EofReason>,
+    ) -> Core
+    where
+        R: AsyncRead + Unpin + Send + 'static,
+        W: AsyncWrite + Unpin + Send + 'static,
+    {
+        let shared = Arc::new(Shared {
+            pending: Mutex::default(),
+            closed: Mutex::default(),
+            sent,
+        });
+        let (tx, rx) = mpsc::channel::<Vec<u8>>(256);
+        let writer_task = tokio::spawn(write_loop(writer, rx));
+        tokio::spawn(read_loop(reader, shared.clone(), events, eof_reason));
+        Core {
+            shared,
+            writer: Mutex::new(Some(tx)),
+            writer_task: Mutex::new(Some(writer_task)),
+        }
+    }
+
+    fn writer(&self) -> Result<mpsc::Sender<Vec<u8>>, TransportError> {
+        if let Some(e) = self.shared.closed_error() {
+            return Err(e);
+        }
+        lock(&self.writer)
+            .clone()
+            .ok_or_else(|| TransportError::Closed("the connection was closed by the client".into()))
+    }
+
+    pub(crate) async fn request(&self, msg: Outgoing) -> Result<RequestStream, TransportError> {
+        let Some(id) = msg.id else {
+            return Err(TransportError::Other("a request needs an id".into()));
+        };
+        let writer = self.writer()?;
+        let (tx, rx) = mpsc::channel(4);
+        let order = Arc::new(AtomicU64::new(0));
+        lock(&self.shared.pending).insert(
+            id.clone(),
+            Reply {
+                tx,
+                order: order.clone(),
+            },
+        );
+        let guard = PendingGuard {
+            shared: Arc::downgrade(&self.shared),
+            id: id.clone(),
+        };
+        if writer.send(msg.body).await.is_err() {
+            return Err(self
+                .shared
+                .closed_error()
+                .unwrap_or_else(|| TransportError::Closed("the writer stopped".into())));
+        }
+        Ok(RequestStream::new(rx, Some(Box::new(guard))).ordered(order))
+    }
+
+    pub(crate) async fn send(&self, msg: Outgoing) -> Result<(), TransportError> {
+        let writer = self.writer()?;
+        writer.send(msg.body).await.map_err(|_| {
+            self.shared
+                .closed_error()
+                .unwrap_or_else(|| TransportError::Closed("the writer stopped".into()))
+        })
+    }
+
+    /// Stops writing: the queue is flushed and the write half shut down (the peer sees EOF).
+    pub(crate) async fn close_writer(&self) {
+        drop(lock(&self.writer).take());
+        let task = lock(&self.writer_task).take();
+        if let Some(task) = task {
+            let _ = task.await;
+        }
+    }
+}
+
+/// Removes a request's pending entry when its stream is dropped.
+struct PendingGuard {
+    shared: Weak<Shared>,
+    id: RequestId,
+}
+
+impl Drop for PendingGuard {
+    fn drop(&mut self) {
+        if let Some(shared) = self.shared.upgrade() {
+            lock(&shared.pending).remove(&self.id);
+        }
+    }
+}
+
+async fn write_loop<W: AsyncWrite + Unpin>(writer: W, mut rx: mpsc::Receiver<Vec<u8>>) {
+    let mut w = BufWriter::with_capacity(64 * 1024, writer);
+    let result: std::io::Result<()> = async {
+        while let Some(frame) = rx.recv().await {
+            w.write_all(&frame).await?;
+            w.write_all(b"\n").await?;
+            while let Ok(frame) = rx.try_recv() {
+                w.write_all(&frame).await?;
+                w.write_all(b"\n").await?;
+            }
+            w.flush().await?;
+        }
+        w.flush().await?;
+        w.shutdown().await
+    }
+    .await;
+    if let Err(e) = result {
+        // The reader sees the end of the connection and reports it; this is only a hint why.
+        tracing::debug!("writing to the server failed: {e}");
+    }
+}
+
+async fn read_loop<R: AsyncRead + Unpin>(
+    reader: R,
+    shared: Arc<Shared>,
+    events: mpsc::Sender<TransportEvent>,
+    eof_reason: Option<EofReason>,
+) {
+    let mut lines = LineReader::new(BufReader::with_capacity(64 * 1024, reader), MAX_MESSAGE);
+    let ended = loop {
+        let bytes = match lines.next_line().await {
+            Ok(Some(Line::Message(bytes))) => bytes,
+            Ok(Some(Line::TooLarge)) => {
+                tracing::warn!("skipped a message from the server larger than {MAX_MESSAGE} bytes");
+                continue;
+            }
+            Ok(None) => break None,
+            Err(e) => break Some(format!("reading from the server failed: {e}")),
+        };
+        match decode(bytes) {
+            Ok(Incoming::Response(r)) => {
+                let waiting = lock(&shared.pending).remove(&r.id);
+                match waiting {
+                    // The channel has room: a stdio request stream carries exactly one message.
+                    Some(reply) => {
+                        reply
+                            .order
+                            .store(shared.sent.load(Ordering::SeqCst), Ordering::SeqCst);
+                        let _ = reply.tx.try_send(Ok(Incoming::Response(r)));
+                    }
+                    None => tracing::debug!(id = %r.id, "ignored a response to no pending request"),
+                }
+            }
+            Ok(other) => {
+                // The runtime's event loop never blocks, so waiting here is brief.
+                if events.send(TransportEvent::Message(other)).await.is_ok() {
+                    shared.sent.fetch_add(1, Ordering::SeqCst);
+                }
+            }
+            Err(e) => tracing::warn!(
+                "ignored an undecodable message from the server: {}",
+                e.error.message
+            ),
+        }
+    };
+    let reason = match (ended, eof_reason) {
+        (Some(error), _) => error,
+        (None, Some(reason)) => reason.await,
+        (None, None) => "the server closed the connection".to_owned(),
+    };
+    *lock(&shared.closed) = Some(reason.clone());
+    let waiting: Vec<Reply> = lock(&shared.pending)
+        .drain()
+        .map(|(_, reply)| reply)
+        .collect();
+    for reply in waiting {
+        let _ = reply
+            .tx
+            .try_send(Err(TransportError::Closed(reason.clone())));
+    }
+    let _ = events.send(TransportEvent::Closed(reason)).await;
+}
+
+/// Newline-delimited JSON-RPC over any reader and writer: a socket, a pipe, or an in-memory
+/// [`tokio::io::duplex`] (handy for testing a client against an in-process server).
+///
+/// ```
+/// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+/// use duomcp::client::{transport::StreamTransport, Client, EraChoice};
+/// use duomcp::server::Server;
+///
+/// let server = Server::builder().tool("hi", || async { "hello" }).build();
+/// let (client_end, server_end) = tokio::io::duplex(64 * 1024);
+/// let (sr, sw) = tokio::io::split(server_end);
+/// tokio::spawn(server.serve_connection(sr, sw));
+///
+/// let (cr, cw) = tokio::io::split(client_end);
+/// let client = Client::builder().connect_transport(StreamTransport::new(cr, cw)).await.unwrap();
+/// assert_eq!(client.era(), duomcp::Era::Modern);
+/// # });
+/// ```
+pub struct StreamTransport {
+    core: Core,
+    events: Mutex<Option<mpsc::Receiver<TransportEvent>>>,
+}
+
+impl StreamTransport {
+    /// Starts the reader and writer tasks (needs a tokio runtime).
+    pub fn new<R, W>(reader: R, writer: W) -> Self
+    where
+        R: AsyncRead + Unpin + Send + 'static,
+        W: AsyncWrite + Unpin + Send + 'static,
+    {
+        let (tx, rx) = mpsc::channel(1024);
+        StreamTransport {
+            core: Core::start(reader, writer, tx, Arc::default(), None),
+            events: Mutex::new(Some(rx)),
+        }
+    }
+}
+
+impl Transport for StreamTransport {
+    fn request(&self, msg: Outgoing) -> BoxFuture<'_, Result<RequestStream, TransportError>> {
+        Box::pin(self.core.request(msg))
+    }
+
+    fn send(&self, msg: Outgoing) -> BoxFuture<'_, Result<(), TransportError>> {
+        Box::pin(self.core.send(msg))
+    }
+
+    fn events(&self) -> Option<mpsc::Receiver<TransportEvent>> {
+        lock(&self.events).take()
+    }
+
+    fn close(&self) -> BoxFuture<'_, Result<(), TransportError>> {
+        Box::pin(async move {
+            self.core.close_writer().await;
+            Ok(())
+        })
+    }
+}

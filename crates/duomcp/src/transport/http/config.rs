@@ -1,0 +1,153 @@
+//! Knobs of the Streamable HTTP transport.
+
+use super::store::{EventStore, MemoryEventStore};
+use std::fmt;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// How a request is answered when its handler sends nothing before its result.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub enum ResponseMode {
+    /// One JSON object when the handler sends nothing before its result; an SSE stream as soon
+    /// as it sends something first (progress, a log message, a server→client request). Default.
+    #[default]
+    JsonWhenPossible,
+    /// Always an SSE stream (except for `initialize`, always JSON). In the legacy era every
+    /// response then starts with a priming event and can be resumed with `Last-Event-ID`.
+    AlwaysSse,
+}
+
+/// Configuration of [`StreamableHttp`](super::StreamableHttp).
+///
+/// Protocol-level limits (largest message, page size, shutdown grace) live in
+/// [`ServerConfig`](crate::server::ServerConfig); the HTTP ones live here.
+///
+/// ```
+/// use duomcp::transport::http::{HttpConfig, ResponseMode};
+/// use std::time::Duration;
+///
+/// let mut config = HttpConfig::default()
+///     .allow_host("mcp.example.com")
+///     .allow_origin("https://app.example.com");
+/// config.path = "/api/mcp".into();
+/// config.response_mode = ResponseMode::AlwaysSse;
+/// config.session_idle_timeout = Duration::from_secs(600);
+/// assert_eq!(config.max_sessions, 10_000);
+/// ```
+#[derive(Clone)]
+#[non_exhaustive]
+pub struct HttpConfig {
+    /// The MCP endpoint's path (default `/mcp`).
+    pub path: String,
+    /// JSON or SSE for plain request/response exchanges (default [`ResponseMode::JsonWhenPossible`]).
+    pub response_mode: ResponseMode,
+    /// Accepted `Host` values (DNS-rebinding protection). An entry is a host name or IP address,
+    /// with an optional `:port` (without one any port matches); IPv6 addresses in brackets.
+    /// `None` accepts any host. Default: `localhost`, `127.0.0.1` and `[::1]`, plus the address
+    /// [`serve`](super::StreamableHttp::serve) is bound to.
+    pub allowed_hosts: Option<Vec<String>>,
+    /// Accepted `Origin` values, checked when the header is present. An entry is either a full
+    /// origin (`https://app.example.com`) or a host pattern as in `allowed_hosts` (any scheme).
+    /// `None` accepts any origin. Default: the loopback names, any scheme and port.
+    pub allowed_origins: Option<Vec<String>>,
+    /// Insist on `Accept: application/json, text/event-stream` for POST and
+    /// `Accept: text/event-stream` for GET (`406` otherwise; wildcards such as `*/*` count),
+    /// and on `Content-Type: application/json` for POST (`415` otherwise). Default `true`.
+    pub strict_media_types: bool,
+    /// A legacy session with no request or stream open for this long is ended (default 30 min).
+    pub session_idle_timeout: Duration,
+    /// Legacy sessions alive at once; `initialize` beyond it gets `503` (default 10,000).
+    pub max_sessions: usize,
+    /// Requests being handled at once over all clients, `subscriptions/listen` streams included;
+    /// more get `503` (default 1,024).
+    pub max_concurrent_requests: usize,
+    /// SSE streams opened with `GET` (standalone and resumed), over all sessions (default 1,000).
+    pub max_streams: usize,
+    /// SSE streams opened with `GET` per session (default 16).
+    pub max_streams_per_session: usize,
+    /// How long one request may run before it is cancelled and answered with an error
+    /// (default 5 min; `subscriptions/listen` streams are exempt). `None`: no limit.
+    pub request_timeout: Option<Duration>,
+    /// Interval of `: keep-alive` comments on open SSE streams (default 15 s). `None`: never.
+    pub keep_alive: Option<Duration>,
+    /// The reconnection delay sent as the SSE `retry:` field (default 1 s).
+    pub sse_retry: Duration,
+    /// Where legacy SSE events are kept for `Last-Event-ID` replay (default [`MemoryEventStore`]).
+    pub event_store: Arc<dyn EventStore>,
+    /// How long a client may take to send request headers (default 30 s; `serve` only).
+    pub header_read_timeout: Duration,
+}
+
+impl Default for HttpConfig {
+    fn default() -> Self {
+        HttpConfig {
+            path: "/mcp".into(),
+            response_mode: ResponseMode::default(),
+            allowed_hosts: Some(LOOPBACK.iter().map(|h| (*h).to_owned()).collect()),
+            allowed_origins: Some(LOOPBACK.iter().map(|h| (*h).to_owned()).collect()),
+            strict_media_types: true,
+            session_idle_timeout: Duration::from_secs(30 * 60),
+            max_sessions: 10_000,
+            max_concurrent_requests: 1024,
+            max_streams: 1000,
+            max_streams_per_session: 16,
+            request_timeout: Some(Duration::from_secs(300)),
+            keep_alive: Some(Duration::from_secs(15)),
+            sse_retry: Duration::from_secs(1),
+            event_store: Arc::new(MemoryEventStore::default()),
+            header_read_timeout: Duration::from_secs(30),
+        }
+    }
+}
+
+impl fmt::Debug for HttpConfig {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("HttpConfig")
+            .field("path", &self.path)
+            .field("response_mode", &self.response_mode)
+            .field("allowed_hosts", &self.allowed_hosts)
+            .field("allowed_origins", &self.allowed_origins)
+            .field("strict_media_types", &self.strict_media_types)
+            .field("session_idle_timeout", &self.session_idle_timeout)
+            .field("max_sessions", &self.max_sessions)
+            .field("max_concurrent_requests", &self.max_concurrent_requests)
+            .field("max_streams", &self.max_streams)
+            .field("max_streams_per_session", &self.max_streams_per_session)
+            .field("request_timeout", &self.request_timeout)
+            .field("keep_alive", &self.keep_alive)
+            .field("sse_retry", &self.sse_retry)
+            .field("header_read_timeout", &self.header_read_timeout)
+            .finish_non_exhaustive()
+    }
+}
+
+const LOOPBACK: &[&str] = &["localhost", "127.0.0.1", "[::1]"];
+
+impl HttpConfig {
+    /// Also accepts `host` (a name or address, optionally with `:port`) in the `Host` header.
+    /// No effect when any host is accepted already.
+    pub fn allow_host(mut self, host: impl Into<String>) -> Self {
+        if let Some(hosts) = &mut self.allowed_hosts {
+            hosts.push(host.into());
+        }
+        self
+    }
+
+    /// Also accepts `origin` (`https://app.example.com`, or a host pattern) in the `Origin` header.
+    /// No effect when any origin is accepted already.
+    pub fn allow_origin(mut self, origin: impl Into<String>) -> Self {
+        if let Some(origins) = &mut self.allowed_origins {
+            origins.push(origin.into());
+        }
+        self
+    }
+
+    /// Accepts any `Host` and any `Origin`: for servers behind a proxy that checks them, or with
+    /// authentication of their own. Never for a local server without authentication.
+    pub fn allow_any_host(mut self) -> Self {
+        self.allowed_hosts = None;
+        self.allowed_origins = None;
+        self
+    }
+}

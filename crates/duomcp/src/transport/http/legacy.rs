@@ -1,0 +1,351 @@
+//! The legacy (2025-11-25 and older) side of the endpoint: sessions, POST answered with JSON or
+//! a resumable SSE stream, the standalone `GET` stream, `Last-Event-ID` resumption, `DELETE`.
+
+use super::config::ResponseMode;
+use super::headers::{LAST_EVENT_ID, SESSION_ID};
+use super::session::{
+    event_id, parse_event_id, Attached, CreateError, HttpSession, Out, ReplySource, STANDALONE,
+};
+use super::sse::{self, LegacyConn};
+use super::{
+    accepted, busy, guard, method_not_allowed, modern_header, rpc_error, with_timeout, Inner,
+    CONN_CAPACITY, SINK_CAPACITY,
+};
+use crate::era::Era;
+use crate::jsonrpc::{error_code, Incoming, IncomingRequest, RequestId};
+use crate::server::session::Frame;
+use crate::server::{
+    handle_notification, handle_request, handle_response, NotificationAction, RequestEnv,
+};
+use axum::response::Response;
+use duomcp_schema::methods::{self, RequestMethod};
+use http::request::Parts;
+use http::{HeaderValue, StatusCode};
+use std::collections::VecDeque;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use tokio::sync::{mpsc, oneshot};
+use tokio_util::sync::CancellationToken;
+
+fn session_header(parts: &Parts) -> Option<&str> {
+    parts
+        .headers
+        .get(&SESSION_ID)
+        .and_then(|v| v.to_str().ok())
+        .map(str::trim)
+}
+
+fn request_id(message: &Incoming) -> Option<&RequestId> {
+    match message {
+        Incoming::Request(r) => Some(&r.id),
+        _ => None,
+    }
+}
+
+fn unknown_session(id: Option<&RequestId>) -> Response {
+    rpc_error(
+        StatusCode::NOT_FOUND,
+        id,
+        error_code::INVALID_REQUEST,
+        "Not Found: unknown or terminated session; send `initialize` again",
+    )
+}
+
+pub(super) async fn post(t: &Arc<Inner>, parts: &Parts, message: Incoming) -> Response {
+    let sid = session_header(parts);
+    let message = match (message, sid) {
+        (Incoming::Request(req), None)
+            if req.method == <methods::Initialize as RequestMethod>::NAME =>
+        {
+            return initialize(t, req).await
+        }
+        (message, _) => message,
+    };
+    let Some(sid) = sid else {
+        return rpc_error(
+            StatusCode::BAD_REQUEST,
+            request_id(&message),
+            error_code::INVALID_REQUEST,
+            "Bad Request: the Mcp-Session-Id header is required (send `initialize` first)",
+        );
+    };
+    let Some(session) = t.sessions.get(sid) else {
+        return unknown_session(request_id(&message));
+    };
+    match message {
+        Incoming::Request(req) => request(t, &session, req).await,
+        Incoming::Notification(n) => {
+            let _busy = session.busy();
+            if let NotificationAction::Cancel(id) = handle_notification(Some(&session.core), &n) {
+                session.cancel(&id);
+            }
+            accepted()
+        }
+        Incoming::Response(r) => {
+            let _busy = session.busy();
+            handle_response(Some(&session.core), r);
+            accepted()
+        }
+    }
+}
+
+/// `initialize` without a session: a new session, whose id goes back in `Mcp-Session-Id`.
+async fn initialize(t: &Arc<Inner>, req: IncomingRequest) -> Response {
+    t.sessions
+        .start_sweeper(t.config.session_idle_timeout, t.closing.clone());
+    let session = match t.sessions.create(
+        t.config.max_sessions,
+        &t.closing,
+        t.config.event_store.clone(),
+    ) {
+        Ok(s) => s,
+        Err(CreateError::TooMany) => return busy(Some(&req.id), "too many sessions"),
+        Err(CreateError::NoRandomness) => {
+            return rpc_error(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                Some(&req.id),
+                error_code::INTERNAL_ERROR,
+                "no randomness for a session id",
+            )
+        }
+    };
+    let _busy = session.busy();
+    // `initialize` sends nothing before its result; a sink nobody reads is enough.
+    let (sink, _unread) = mpsc::channel(1);
+    let env = RequestEnv {
+        session: Some(session.core.clone()),
+        era_hint: Some(Era::Legacy),
+        sink,
+        cancel: CancellationToken::new(),
+        closing: session.closing.clone(),
+    };
+    match handle_request(t.shared.clone(), req, env).await {
+        Some(reply) if reply.error.is_none() => {
+            let mut res = sse::json(StatusCode::OK, reply.frame);
+            if let Ok(v) = HeaderValue::from_str(&session.id) {
+                res.headers_mut().insert(SESSION_ID, v);
+            }
+            res
+        }
+        Some(reply) => {
+            t.sessions.remove(&session.id);
+            sse::json(StatusCode::OK, reply.frame)
+        }
+        None => {
+            t.sessions.remove(&session.id);
+            sse::empty_response()
+        }
+    }
+}
+
+/// A request in a session: the handler runs in its own task (a dropped connection is not a
+/// cancellation in this era); the answer is JSON, or a resumable SSE stream.
+async fn request(t: &Arc<Inner>, session: &Arc<HttpSession>, req: IncomingRequest) -> Response {
+    let Ok(permit) = t.requests.clone().try_acquire_owned() else {
+        return busy(Some(&req.id), "too many requests in flight");
+    };
+    let token = CancellationToken::new();
+    if !session.register(&req.id, token.clone()) {
+        return rpc_error(
+            StatusCode::BAD_REQUEST,
+            Some(&req.id),
+            error_code::INVALID_REQUEST,
+            "Invalid Request: this id is already in use by a request in flight",
+        );
+    }
+    let activity = session.busy();
+    let (sink, mut sink_rx) = mpsc::channel::<Frame>(SINK_CAPACITY);
+    let (reply_tx, mut reply_rx) = oneshot::channel();
+    let id = req.id.clone();
+    let env = RequestEnv {
+        session: Some(session.core.clone()),
+        era_hint: Some(Era::Legacy),
+        sink,
+        cancel: token.clone(),
+        closing: session.closing.clone(),
+    };
+    let work = with_timeout(
+        handle_request(t.shared.clone(), req, env),
+        t.config.request_timeout,
+        token,
+        id.clone(),
+        Era::Legacy,
+    );
+    let s = session.clone();
+    tokio::spawn(async move {
+        let reply = work.await;
+        s.unregister(&id);
+        let _ = reply_tx.send(reply);
+        drop((permit, activity));
+    });
+
+    let first = match t.config.response_mode {
+        ResponseMode::AlwaysSse => None,
+        ResponseMode::JsonWhenPossible => tokio::select! {
+            biased;
+            frame = sink_rx.recv() => match frame {
+                Some(frame) => Some(frame),
+                // The handler is done and sent nothing: its reply is on its way.
+                None => return match reply_rx.await {
+                    Ok(Some(reply)) => sse::json(StatusCode::OK, reply.frame),
+                    _ => sse::empty_response(),
+                },
+            },
+            reply = &mut reply_rx => {
+                let reply = reply.ok().flatten();
+                return match sink_rx.try_recv() {
+                    Err(_) => match reply {
+                        Some(reply) => sse::json(StatusCode::OK, reply.frame),
+                        None => sse::empty_response(),
+                    },
+                    Ok(frame) => stream_response(t, session, Some(frame), sink_rx, ReplySource::Ready(reply)).await,
+                };
+            }
+        },
+    };
+    stream_response(t, session, first, sink_rx, ReplySource::Pending(reply_rx)).await
+}
+
+async fn stream_response(
+    t: &Arc<Inner>,
+    session: &Arc<HttpSession>,
+    first: Option<Frame>,
+    sink: mpsc::Receiver<Frame>,
+    reply: ReplySource,
+) -> Response {
+    let (tx, rx) = mpsc::channel::<Out>(CONN_CAPACITY);
+    let stream = session.start_request_stream(tx, first, sink, reply).await;
+    let conn = LegacyConn {
+        stream: stream.id,
+        pending: VecDeque::from([sse::priming(&event_id(stream.id, 0), t.config.sse_retry)]),
+        rx: Some(rx),
+        keep_alive: t.config.keep_alive,
+        retry: t.config.sse_retry,
+        _guards: Box::new(session.busy()),
+    };
+    sse::response(sse::legacy_body(conn))
+}
+
+/// Counts a session's open `GET` streams.
+struct GetStreamCount(Arc<HttpSession>);
+
+impl Drop for GetStreamCount {
+    fn drop(&mut self) {
+        self.0.get_streams.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
+/// `GET`: the session's standalone stream, or with `Last-Event-ID` the resumption of any of its
+/// streams (replaying what followed that event on that stream only).
+pub(super) async fn get(t: &Arc<Inner>, parts: &Parts) -> Response {
+    if modern_header(parts) {
+        return method_not_allowed("POST");
+    }
+    if t.config.strict_media_types && !guard::accepts_all(&parts.headers, &["text/event-stream"]) {
+        return rpc_error(
+            StatusCode::NOT_ACCEPTABLE,
+            None,
+            error_code::INVALID_REQUEST,
+            "Not Acceptable: the client must accept text/event-stream",
+        );
+    }
+    // Without a session there is no stream to offer.
+    let Some(sid) = session_header(parts) else {
+        return method_not_allowed("POST");
+    };
+    let Some(session) = t.sessions.get(sid) else {
+        return unknown_session(None);
+    };
+    let (stream_id, after) = match parts
+        .headers
+        .get(&LAST_EVENT_ID)
+        .map(|v| v.to_str().ok().and_then(parse_event_id))
+    {
+        None => (STANDALONE, None),
+        Some(Some((stream, seq))) => (stream, Some(seq)),
+        Some(None) => {
+            return rpc_error(
+                StatusCode::BAD_REQUEST,
+                None,
+                error_code::INVALID_REQUEST,
+                "Bad Request: unknown Last-Event-ID",
+            )
+        }
+    };
+    let count = GetStreamCount(session.clone());
+    if session.get_streams.fetch_add(1, Ordering::Relaxed) >= t.config.max_streams_per_session {
+        return busy(None, "too many streams open on this session");
+    }
+    let Ok(permit) = t.get_streams.clone().try_acquire_owned() else {
+        return busy(None, "too many streams open");
+    };
+    let (tx, rx) = mpsc::channel::<Out>(CONN_CAPACITY);
+    let store = &*session.store;
+    let attached = match session.stream(stream_id) {
+        Some(stream) => stream.attach(tx, after, store, &session.id).await,
+        // A finished stream: what the store still has, then the end.
+        None => store
+            .replay_after(&session.id, stream_id, after.unwrap_or(0))
+            .await
+            .map(|events| Attached {
+                replay: events.into_iter().map(|e| (e.seq, e.message)).collect(),
+                last_seq: 0,
+                live: false,
+            }),
+    };
+    let attached = match attached {
+        Ok(a) => a,
+        Err(e) => {
+            tracing::error!(session = %session.id, "replay failed: {e}");
+            return rpc_error(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                None,
+                error_code::INTERNAL_ERROR,
+                "the event store failed",
+            );
+        }
+    };
+    let mut pending = VecDeque::with_capacity(attached.replay.len() + 1);
+    pending.push_back(match after {
+        None => sse::priming(&event_id(stream_id, attached.last_seq), t.config.sse_retry),
+        Some(_) => sse::retry_field(t.config.sse_retry),
+    });
+    pending.extend(
+        attached
+            .replay
+            .iter()
+            .map(|(seq, message)| sse::event(Some(&event_id(stream_id, *seq)), message)),
+    );
+    let conn = LegacyConn {
+        stream: stream_id,
+        pending,
+        rx: attached.live.then_some(rx),
+        keep_alive: t.config.keep_alive,
+        retry: t.config.sse_retry,
+        _guards: Box::new((session.busy(), permit, count)),
+    };
+    sse::response(sse::legacy_body(conn))
+}
+
+/// `DELETE`: ends the session; later requests with its id get `404`.
+pub(super) fn delete(t: &Arc<Inner>, parts: &Parts) -> Response {
+    if modern_header(parts) {
+        return method_not_allowed("POST");
+    }
+    let Some(sid) = session_header(parts) else {
+        return rpc_error(
+            StatusCode::BAD_REQUEST,
+            None,
+            error_code::INVALID_REQUEST,
+            "Bad Request: the Mcp-Session-Id header is required",
+        );
+    };
+    match t.sessions.remove(sid) {
+        Some(_) => {
+            let mut res = Response::new(axum::body::Body::empty());
+            *res.status_mut() = StatusCode::NO_CONTENT;
+            res
+        }
+        None => unknown_session(None),
+    }
+}

@@ -1,0 +1,544 @@
+//! The Streamable HTTP transport (server side), serving both revisions on one endpoint.
+//!
+//! * **2025-11-25 and older** ("legacy"): `initialize` mints an `Mcp-Session-Id`; `GET` opens the
+//!   session's server→client SSE stream; `DELETE` ends the session; SSE events carry ids and can
+//!   be replayed with `Last-Event-ID` (see [`EventStore`]); idle sessions expire.
+//! * **2026-07-28** ("modern"): stateless POSTs whose mirrored headers (`MCP-Protocol-Version`,
+//!   `Mcp-Method`, `Mcp-Name`, `Mcp-Param-*`) must match the body; `GET` and `DELETE` are `405`;
+//!   a request's SSE stream closing cancels it; `subscriptions/listen` is a long-lived stream.
+//!
+//! Which era a POST speaks is decided per request: a body whose `_meta` carries
+//! `io.modelcontextprotocol/protocolVersion`, or an `MCP-Protocol-Version: 2026-07-28` header,
+//! is modern; anything else (an `initialize`, a legacy version header, a session id, no header
+//! at all) is legacy.
+//!
+//! A request is answered with one JSON object when its handler sends nothing before its
+//! result, and with an SSE stream as soon as it does (progress, logs, a legacy server→client
+//! request); [`ResponseMode::AlwaysSse`] makes every answer a stream.
+//!
+//! Every request has its `Host` and `Origin` checked against allow-lists (loopback names by
+//! default, `403` otherwise), as the DNS-rebinding advice of both revisions requires.
+//!
+//! Serve it on its own:
+//!
+//! ```no_run
+//! # async fn run() -> std::io::Result<()> {
+//! use duomcp::server::Server;
+//! let server = Server::builder().tool("hello", || async { "Hello!" }).build();
+//! server.serve_http("127.0.0.1:3000").await // http://127.0.0.1:3000/mcp
+//! # }
+//! ```
+//!
+//! or mount it in an axum application, with any tower layers around it:
+//!
+//! ```
+//! use duomcp::server::Server;
+//! use duomcp::transport::http::{HttpConfig, StreamableHttp};
+//!
+//! let server = Server::builder().tool("hello", || async { "Hello!" }).build();
+//! let mut config = HttpConfig::default();
+//! config.path = "/v1/mcp".into();
+//! let app: axum::Router = axum::Router::new()
+//!     .merge(StreamableHttp::with_config(server, config).router())
+//!     .route("/health", axum::routing::get(|| async { "ok" }));
+//! ```
+
+mod config;
+mod guard;
+mod headers;
+mod legacy;
+mod modern;
+mod session;
+mod sse;
+mod store;
+
+pub use config::{HttpConfig, ResponseMode};
+pub use store::{EventStore, MemoryEventStore, StoreError, StoreFuture, StoredEvent};
+
+use crate::era::{legacy as legacy_era, modern as modern_era, Era, ProtocolError};
+use crate::jsonrpc::{self, error_code, Incoming, RequestId};
+use crate::server::{Reply, Server, Shared};
+use axum::body::Body;
+use axum::extract::{Request, State};
+use axum::response::Response;
+use axum::Router;
+use duomcp_schema::methods::{self, RequestMethod};
+use duomcp_schema::version;
+use guard::HostGuard;
+use http::header::ALLOW;
+use http::request::Parts;
+use http::{HeaderValue, Method, StatusCode};
+use http_body_util::{BodyExt, LengthLimitError, Limited};
+use session::Sessions;
+use std::future::Future;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::net::{TcpListener, ToSocketAddrs};
+use tokio::sync::Semaphore;
+use tokio::task::JoinSet;
+use tokio_util::sync::CancellationToken;
+
+/// How many messages a request may queue before its handler waits for the client to read.
+const SINK_CAPACITY: usize = 64;
+/// How many events a connection may queue before the stream's pump waits for it.
+const CONN_CAPACITY: usize = 64;
+
+/// The Streamable HTTP endpoint of a [`Server`]: an axum [`Router`] to mount, or a server of
+/// its own with [`serve`](Self::serve). Cheap to clone; clones share sessions and limits.
+///
+/// ```
+/// # tokio::runtime::Builder::new_multi_thread().enable_all().build().unwrap().block_on(async {
+/// use duomcp::server::Server;
+/// use duomcp::transport::http::StreamableHttp;
+///
+/// let http = StreamableHttp::new(Server::builder().build());
+/// let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+/// println!("listening on http://{}/mcp", listener.local_addr().unwrap());
+/// let running = tokio::spawn(http.clone().serve(listener));
+/// http.shutdown(); // ends streams gracefully and stops accepting
+/// running.await.unwrap().unwrap();
+/// # });
+/// ```
+#[derive(Clone)]
+pub struct StreamableHttp {
+    inner: Arc<Inner>,
+}
+
+pub(crate) struct Inner {
+    shared: Arc<Shared>,
+    config: HttpConfig,
+    guard: HostGuard,
+    /// Fires on shutdown (of this transport, or of the whole server).
+    closing: CancellationToken,
+    sessions: Arc<Sessions>,
+    requests: Arc<Semaphore>,
+    get_streams: Arc<Semaphore>,
+}
+
+impl std::fmt::Debug for StreamableHttp {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("StreamableHttp")
+            .field("config", &self.inner.config)
+            .field("sessions", &self.inner.sessions.len())
+            .finish_non_exhaustive()
+    }
+}
+
+impl StreamableHttp {
+    /// The endpoint of `server` with the default [`HttpConfig`] (path `/mcp`, loopback only).
+    pub fn new(server: Server) -> Self {
+        Self::with_config(server, HttpConfig::default())
+    }
+
+    /// The endpoint of `server` with `config`.
+    ///
+    /// ```
+    /// use duomcp::server::Server;
+    /// use duomcp::transport::http::{HttpConfig, StreamableHttp};
+    /// let mut config = HttpConfig::default();
+    /// config.max_sessions = 100;
+    /// let http = StreamableHttp::with_config(Server::builder().build(), config);
+    /// assert_eq!(http.config().max_sessions, 100);
+    /// ```
+    pub fn with_config(server: Server, config: HttpConfig) -> Self {
+        let shared = server.shared;
+        let guard = HostGuard::new(
+            config.allowed_hosts.as_deref(),
+            config.allowed_origins.as_deref(),
+        );
+        StreamableHttp {
+            inner: Arc::new(Inner {
+                closing: shared.shutdown.child_token(),
+                shared,
+                guard,
+                sessions: Arc::new(Sessions::new()),
+                requests: Arc::new(Semaphore::new(config.max_concurrent_requests.max(1))),
+                get_streams: Arc::new(Semaphore::new(config.max_streams.max(1))),
+                config,
+            }),
+        }
+    }
+
+    /// The configuration in force.
+    pub fn config(&self) -> &HttpConfig {
+        &self.inner.config
+    }
+
+    /// Legacy sessions alive now.
+    pub fn session_count(&self) -> usize {
+        self.inner.sessions.len()
+    }
+
+    /// An axum router answering on [`HttpConfig::path`]. Merge or nest it into an application
+    /// and wrap it in layers; it needs no state.
+    ///
+    /// ```
+    /// use duomcp::server::Server;
+    /// use duomcp::transport::http::StreamableHttp;
+    /// let router: axum::Router = StreamableHttp::new(Server::builder().build()).router();
+    /// ```
+    pub fn router(&self) -> Router {
+        Router::new()
+            .route(&self.inner.config.path, axum::routing::any(endpoint))
+            .with_state(self.inner.clone())
+    }
+
+    /// Starts a graceful shutdown of this endpoint: `subscriptions/listen` streams end with their
+    /// final response, `GET` streams close, and [`serve`](Self::serve) stops accepting and
+    /// returns once in-flight requests are done (or [`ServerConfig::shutdown_grace`] is up).
+    /// [`Server::shutdown`] does the same for every transport of the server.
+    ///
+    /// [`ServerConfig::shutdown_grace`]: crate::server::ServerConfig
+    pub fn shutdown(&self) {
+        self.inner.closing.cancel();
+    }
+
+    /// Serves the endpoint on `listener` until [`shutdown`](Self::shutdown) (or
+    /// [`Server::shutdown`]). The listener's address is added to the allowed `Host` values;
+    /// connections get `TCP_NODELAY` and HTTP/1.1 keep-alive.
+    pub async fn serve(self, listener: TcpListener) -> std::io::Result<()> {
+        self.serve_with_shutdown(listener, std::future::pending())
+            .await
+    }
+
+    /// Like [`serve`](Self::serve), also shutting down when `signal` completes (for example
+    /// `tokio::signal::ctrl_c()`).
+    ///
+    /// ```no_run
+    /// # async fn run() -> std::io::Result<()> {
+    /// use duomcp::transport::http::StreamableHttp;
+    /// let http = StreamableHttp::new(duomcp::server::Server::builder().build());
+    /// let listener = tokio::net::TcpListener::bind("127.0.0.1:3000").await?;
+    /// let stop = async { tokio::time::sleep(std::time::Duration::from_secs(60)).await };
+    /// http.serve_with_shutdown(listener, stop).await
+    /// # }
+    /// ```
+    pub async fn serve_with_shutdown<F>(
+        self,
+        listener: TcpListener,
+        signal: F,
+    ) -> std::io::Result<()>
+    where
+        F: Future<Output = ()> + Send,
+    {
+        if let Ok(addr) = listener.local_addr() {
+            self.inner.guard.add_bound(addr);
+        }
+        let service = hyper_util::service::TowerToHyperService::new(self.router());
+        let closing = self.inner.closing.clone();
+        let header_timeout = self.inner.config.header_read_timeout;
+        let mut connections = JoinSet::new();
+        let mut signal = std::pin::pin!(signal);
+        loop {
+            let accepted = tokio::select! {
+                _ = &mut signal => break,
+                _ = closing.cancelled() => break,
+                a = listener.accept() => a,
+            };
+            while connections.try_join_next().is_some() {}
+            let (tcp, peer) = match accepted {
+                Ok(a) => a,
+                Err(e) => {
+                    // Out of file descriptors and the like: wait and go on, never stop serving.
+                    tracing::warn!("accept failed: {e}");
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                    continue;
+                }
+            };
+            if let Err(e) = tcp.set_nodelay(true) {
+                tracing::debug!(%peer, "TCP_NODELAY not set: {e}");
+            }
+            let (service, closing) = (service.clone(), closing.clone());
+            connections.spawn(serve_connection(
+                tcp,
+                peer,
+                service,
+                closing,
+                header_timeout,
+            ));
+        }
+        drop(listener);
+        self.inner.closing.cancel();
+        let grace = self.inner.shared.config.shutdown_grace;
+        let drain = async { while connections.join_next().await.is_some() {} };
+        if tokio::time::timeout(grace, drain).await.is_err() {
+            tracing::warn!("shutdown grace period over; cancelling the requests still running");
+            self.inner.sessions.cancel_all_requests();
+            let drain = async { while connections.join_next().await.is_some() {} };
+            if tokio::time::timeout(Duration::from_millis(500), drain)
+                .await
+                .is_err()
+            {
+                connections.abort_all();
+                while connections.join_next().await.is_some() {}
+            }
+        }
+        self.inner.sessions.remove_all();
+        Ok(())
+    }
+}
+
+async fn serve_connection(
+    tcp: tokio::net::TcpStream,
+    peer: SocketAddr,
+    service: hyper_util::service::TowerToHyperService<Router>,
+    closing: CancellationToken,
+    header_timeout: Duration,
+) {
+    let mut builder = hyper::server::conn::http1::Builder::new();
+    builder
+        .timer(hyper_util::rt::TokioTimer::new())
+        .header_read_timeout(header_timeout)
+        .keep_alive(true);
+    let conn = builder.serve_connection(hyper_util::rt::TokioIo::new(tcp), service);
+    let mut conn = std::pin::pin!(conn);
+    let result = tokio::select! {
+        r = conn.as_mut() => r,
+        _ = closing.cancelled() => {
+            conn.as_mut().graceful_shutdown();
+            conn.await
+        }
+    };
+    if let Err(e) = result {
+        tracing::debug!(%peer, "connection ended: {e}");
+    }
+}
+
+impl Server {
+    /// An axum router serving this server over Streamable HTTP at `/mcp`, with the default
+    /// [`HttpConfig`]; see [`StreamableHttp`] for other settings.
+    ///
+    /// ```
+    /// use duomcp::server::Server;
+    /// let server = Server::builder().tool("hello", || async { "Hello!" }).build();
+    /// let app = axum::Router::new().merge(server.http_router());
+    /// # let _: axum::Router = app;
+    /// ```
+    pub fn http_router(&self) -> Router {
+        StreamableHttp::new(self.clone()).router()
+    }
+
+    /// Serves this server over Streamable HTTP at `http://ADDR/mcp` until [`Server::shutdown`].
+    /// Bind to a loopback address (`127.0.0.1:PORT`) unless the server authenticates its clients.
+    ///
+    /// ```no_run
+    /// # async fn run() -> std::io::Result<()> {
+    /// duomcp::server::Server::builder().build().serve_http("127.0.0.1:3000").await
+    /// # }
+    /// ```
+    pub async fn serve_http(self, addr: impl ToSocketAddrs) -> std::io::Result<()> {
+        let listener = TcpListener::bind(addr).await?;
+        StreamableHttp::new(self).serve(listener).await
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The endpoint.
+
+async fn endpoint(State(t): State<Arc<Inner>>, req: Request) -> Response {
+    let (parts, body) = req.into_parts();
+    if let Err(why) = t.guard.check(&parts.headers, &parts.uri) {
+        return rpc_error(
+            StatusCode::FORBIDDEN,
+            None,
+            error_code::INVALID_REQUEST,
+            why,
+        );
+    }
+    match parts.method {
+        Method::POST => post(&t, parts, body).await,
+        Method::GET => legacy::get(&t, &parts).await,
+        Method::DELETE => legacy::delete(&t, &parts),
+        _ => method_not_allowed("GET, POST, DELETE"),
+    }
+}
+
+async fn post(t: &Arc<Inner>, parts: Parts, body: Body) -> Response {
+    if t.config.strict_media_types {
+        if !guard::accepts_all(&parts.headers, &["application/json", "text/event-stream"]) {
+            return rpc_error(
+                StatusCode::NOT_ACCEPTABLE,
+                None,
+                error_code::INVALID_REQUEST,
+                "Not Acceptable: the client must accept both application/json and text/event-stream",
+            );
+        }
+        if !guard::is_json(&parts.headers) {
+            return rpc_error(
+                StatusCode::UNSUPPORTED_MEDIA_TYPE,
+                None,
+                error_code::INVALID_REQUEST,
+                "Unsupported Media Type: the body must be application/json",
+            );
+        }
+    }
+    let limit = t.shared.config.max_message_size;
+    let bytes = match Limited::new(body, limit).collect().await {
+        Ok(collected) => collected.to_bytes(),
+        Err(e) if e.downcast_ref::<LengthLimitError>().is_some() => {
+            return rpc_error(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                None,
+                error_code::INVALID_REQUEST,
+                format!("Invalid Request: the message exceeds the limit of {limit} bytes"),
+            );
+        }
+        Err(e) => {
+            return rpc_error(
+                StatusCode::BAD_REQUEST,
+                None,
+                error_code::INVALID_REQUEST,
+                format!("Bad Request: unreadable body: {e}"),
+            );
+        }
+    };
+    let message = match jsonrpc::decode(&bytes) {
+        Ok(m) => m,
+        Err(e) => return error_response(StatusCode::BAD_REQUEST, e.id.as_ref(), &e.error),
+    };
+    match route(&parts, &message) {
+        Ok(Era::Modern) => modern::post(t, &parts, message).await,
+        Ok(Era::Legacy) => legacy::post(t, &parts, message).await,
+        Err(response) => response,
+    }
+}
+
+/// Decides the era of a POST (see the module docs).
+fn route(parts: &Parts, message: &Incoming) -> Result<Era, Response> {
+    let (params, request_id, method) = match message {
+        Incoming::Request(r) => (r.params.as_deref(), Some(&r.id), Some(r.method.as_str())),
+        Incoming::Notification(n) => (n.params.as_deref(), None, Some(n.method.as_str())),
+        Incoming::Response(_) => (None, None, None),
+    };
+    if headers::has_meta_version(params) {
+        return Ok(Era::Modern);
+    }
+    let header = match parts
+        .headers
+        .get(&headers::PROTOCOL_VERSION)
+        .map(|v| v.to_str().map(str::trim))
+    {
+        None => None,
+        Some(Ok(v)) => Some(v),
+        Some(Err(_)) => {
+            return Err(rpc_error(
+                StatusCode::BAD_REQUEST,
+                request_id,
+                error_code::INVALID_REQUEST,
+                "Bad Request: malformed MCP-Protocol-Version header",
+            ))
+        }
+    };
+    match header {
+        Some(v) if version::is_modern(v) => Ok(Era::Modern),
+        Some(v) if version::is_legacy(v) => Ok(Era::Legacy),
+        Some(v) => {
+            let supported: Vec<&str> = version::MODERN_VERSIONS
+                .iter()
+                .chain(version::LEGACY_VERSIONS)
+                .copied()
+                .collect();
+            let error = jsonrpc::error_with_data(
+                error_code::UNSUPPORTED_PROTOCOL_VERSION,
+                format!("Bad Request: unsupported protocol version: {v}"),
+                serde_json::json!({ "supported": supported, "requested": v }),
+            );
+            Err(error_response(StatusCode::BAD_REQUEST, request_id, &error))
+        }
+        None if method == Some(<methods::Discover as RequestMethod>::NAME)
+            && !parts.headers.contains_key(&headers::SESSION_ID) =>
+        {
+            Ok(Era::Modern)
+        }
+        // No header: 2025-03-26 or a session's negotiated version.
+        None => Ok(Era::Legacy),
+    }
+}
+
+/// Whether a request carries the modern-era `MCP-Protocol-Version` header (GET and DELETE of a
+/// modern client are `405`).
+fn modern_header(parts: &Parts) -> bool {
+    parts
+        .headers
+        .get(&headers::PROTOCOL_VERSION)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| version::is_modern(v.trim()))
+}
+
+// ---------------------------------------------------------------------------------------------
+// Responses shared by both eras.
+
+fn error_response(
+    status: StatusCode,
+    id: Option<&RequestId>,
+    error: &jsonrpc::ErrorObject,
+) -> Response {
+    sse::json(status, jsonrpc::encode_error(id, error))
+}
+
+fn rpc_error(
+    status: StatusCode,
+    id: Option<&RequestId>,
+    code: i32,
+    message: impl Into<String>,
+) -> Response {
+    error_response(status, id, &jsonrpc::error(code, message))
+}
+
+fn accepted() -> Response {
+    let mut res = Response::new(Body::empty());
+    *res.status_mut() = StatusCode::ACCEPTED;
+    res
+}
+
+fn method_not_allowed(allow: &'static str) -> Response {
+    let mut res = Response::new(Body::empty());
+    *res.status_mut() = StatusCode::METHOD_NOT_ALLOWED;
+    res.headers_mut()
+        .insert(ALLOW, HeaderValue::from_static(allow));
+    res
+}
+
+fn busy(id: Option<&RequestId>, what: &str) -> Response {
+    let mut res = rpc_error(
+        StatusCode::SERVICE_UNAVAILABLE,
+        id,
+        error_code::INTERNAL_ERROR,
+        format!("Service Unavailable: {what}"),
+    );
+    res.headers_mut()
+        .insert(http::header::RETRY_AFTER, HeaderValue::from_static("1"));
+    res
+}
+
+/// Runs a request with the configured time limit; on expiry the handler is cancelled and the
+/// client gets an error response.
+fn with_timeout<F>(
+    work: F,
+    limit: Option<Duration>,
+    cancel: CancellationToken,
+    id: RequestId,
+    era: Era,
+) -> sse::ReplyFuture
+where
+    F: Future<Output = Option<Reply>> + Send + 'static,
+{
+    Box::pin(async move {
+        let Some(limit) = limit else {
+            return work.await;
+        };
+        tokio::select! {
+            reply = work => reply,
+            _ = tokio::time::sleep(limit) => {
+                cancel.cancel();
+                let err = ProtocolError::Internal(format!("Request timed out after {} ms", limit.as_millis()));
+                let object = match era {
+                    Era::Legacy => legacy_era::error_object(&err),
+                    Era::Modern => modern_era::error_object(&err),
+                };
+                Some(Reply { frame: jsonrpc::encode_error(Some(&id), &object), error: Some(err) })
+            }
+        }
+    })
+}

@@ -1,0 +1,125 @@
+//! The modern (2026-07-28) side of the endpoint: stateless POSTs, mirrored-header checks, JSON
+//! or a per-request SSE stream whose closing cancels the request.
+
+use super::config::ResponseMode;
+use super::sse::{self, ModernConn};
+use super::{
+    accepted, busy, error_response, headers, rpc_error, with_timeout, Inner, SINK_CAPACITY,
+};
+use crate::era::{modern as modern_era, Era};
+use crate::jsonrpc::{error_code, Incoming};
+use crate::server::session::Frame;
+use crate::server::{handle_request, Reply, RequestEnv};
+use axum::response::Response;
+use bytes::Bytes;
+use duomcp_schema::methods::{self, RequestMethod};
+use http::request::Parts;
+use http::StatusCode;
+use std::sync::Arc;
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+fn status_of(reply: &Reply) -> StatusCode {
+    reply
+        .error
+        .as_ref()
+        .map(|e| StatusCode::from_u16(modern_era::http_status(e)).unwrap_or(StatusCode::OK))
+        .unwrap_or(StatusCode::OK)
+}
+
+fn json_reply(reply: Option<Reply>) -> Response {
+    match reply {
+        Some(reply) => sse::json(status_of(&reply), reply.frame),
+        None => sse::empty_response(),
+    }
+}
+
+pub(super) async fn post(t: &Arc<Inner>, parts: &Parts, message: Incoming) -> Response {
+    let req = match message {
+        // No client notification is defined over HTTP in this revision; accept and ignore.
+        Incoming::Notification(_) => return accepted(),
+        Incoming::Response(_) => {
+            return rpc_error(
+                StatusCode::BAD_REQUEST,
+                None,
+                error_code::INVALID_REQUEST,
+                "Bad Request: clients do not send JSON-RPC responses in 2026-07-28",
+            )
+        }
+        Incoming::Request(req) => req,
+    };
+    if let Err(e) = headers::validate(&parts.headers, &req, &t.shared) {
+        let status =
+            StatusCode::from_u16(modern_era::http_status(&e)).unwrap_or(StatusCode::BAD_REQUEST);
+        return error_response(status, Some(&req.id), &modern_era::error_object(&e));
+    }
+    let Ok(permit) = t.requests.clone().try_acquire_owned() else {
+        return busy(Some(&req.id), "too many requests in flight");
+    };
+    let cancel = CancellationToken::new();
+    let (sink, mut sink_rx) = mpsc::channel::<Frame>(SINK_CAPACITY);
+    let listen = req.method == <methods::SubscriptionsListen as RequestMethod>::NAME;
+    let limit = if listen {
+        None
+    } else {
+        t.config.request_timeout
+    };
+    let id = req.id.clone();
+    let env = RequestEnv {
+        session: None,
+        era_hint: Some(Era::Modern),
+        sink,
+        cancel: cancel.clone(),
+        closing: t.closing.clone(),
+    };
+    let mut handler = with_timeout(
+        handle_request(t.shared.clone(), req, env),
+        limit,
+        cancel.clone(),
+        id,
+        Era::Modern,
+    );
+    // Dropping it (client gone, body dropped) cancels the request.
+    let on_drop = cancel.drop_guard();
+
+    let first = match t.config.response_mode {
+        ResponseMode::AlwaysSse => None,
+        ResponseMode::JsonWhenPossible => tokio::select! {
+            biased;
+            frame = sink_rx.recv() => match frame {
+                Some(frame) => Some(frame),
+                None => {
+                    let reply = (&mut handler).await;
+                    on_drop.disarm();
+                    return json_reply(reply);
+                }
+            },
+            reply = &mut handler => match sink_rx.try_recv() {
+                Err(_) => {
+                    on_drop.disarm();
+                    return json_reply(reply);
+                }
+                Ok(frame) => {
+                    let conn = ModernConn {
+                        handler: None,
+                        first: Some(frame),
+                        sink: sink_rx,
+                        reply: reply.map(|r| Bytes::from(r.frame)),
+                        keep_alive: t.config.keep_alive,
+                        _guards: Box::new((on_drop, permit)),
+                    };
+                    return sse::response(sse::modern_body(conn));
+                }
+            },
+        },
+    };
+    let conn = ModernConn {
+        handler: Some(handler),
+        first,
+        sink: sink_rx,
+        reply: None,
+        keep_alive: t.config.keep_alive,
+        _guards: Box::new((on_drop, permit)),
+    };
+    sse::response(sse::modern_body(conn))
+}

@@ -1,0 +1,510 @@
+//! Legacy (2025-11-25) sessions over HTTP: the `Mcp-Session-Id` registry, idle expiry, and the
+//! resumable SSE streams of a session.
+//!
+//! A *logical stream* outlives the HTTP connections that carry it. Each has a number unique in
+//! its session (0 is the standalone `GET` stream; POST streams count from 1) and numbers its
+//! events from 1 (0 is the priming event). Event ids are `<stream>-<seq>`, so they are unique in
+//! the session and name the stream they belong to. A pump task writes every event to the
+//! [`EventStore`] and then to the connection attached at the time, if any; a client that
+//! reconnects with `Last-Event-ID` is attached again after a replay from the store.
+
+use super::store::EventStore;
+use crate::jsonrpc::RequestId;
+use crate::server::session::{Frame, Session};
+use crate::server::Reply;
+use bytes::Bytes;
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, Weak};
+use std::time::{Duration, Instant};
+use tokio::sync::{mpsc, oneshot};
+use tokio_util::sync::CancellationToken;
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// The stream number of a session's standalone `GET` stream.
+pub(crate) const STANDALONE: u64 = 0;
+
+/// Formats an SSE event id.
+pub(crate) fn event_id(stream: u64, seq: u64) -> String {
+    format!("{stream}-{seq}")
+}
+
+/// Parses an SSE event id made by [`event_id`].
+pub(crate) fn parse_event_id(id: &str) -> Option<(u64, u64)> {
+    let (stream, seq) = id.trim().split_once('-')?;
+    Some((stream.parse().ok()?, seq.parse().ok()?))
+}
+
+/// What a pump hands the connection attached to its stream.
+#[derive(Debug)]
+pub(crate) enum Out {
+    /// An event to write (SSE id `<stream>-<seq>`).
+    Event { seq: u64, message: Bytes },
+    /// Write `retry:` and end the connection; the stream goes on (SSE polling).
+    Reconnect,
+}
+
+struct Conn {
+    generation: u64,
+    tx: mpsc::Sender<Out>,
+}
+
+struct StreamState {
+    /// The last sequence number handed out.
+    seq: u64,
+    conn: Option<Conn>,
+    /// No more events will come.
+    done: bool,
+}
+
+/// One resumable SSE stream of a session.
+pub(crate) struct LogicalStream {
+    pub id: u64,
+    state: tokio::sync::Mutex<StreamState>,
+}
+
+/// What [`LogicalStream::attach`] found.
+pub(crate) struct Attached {
+    /// Stored events after the client's cursor, oldest first.
+    pub replay: Vec<(u64, Bytes)>,
+    /// The sequence number of the last event handed out before the attach.
+    pub last_seq: u64,
+    /// `false` when the stream had ended: only the replay will be written.
+    pub live: bool,
+}
+
+static GENERATION: AtomicU64 = AtomicU64::new(1);
+
+impl LogicalStream {
+    fn new(id: u64) -> Arc<Self> {
+        Arc::new(LogicalStream {
+            id,
+            state: tokio::sync::Mutex::new(StreamState {
+                seq: 0,
+                conn: None,
+                done: false,
+            }),
+        })
+    }
+
+    /// Numbers `message`, stores it, and writes it to the attached connection (waiting while
+    /// that connection is slow). A connection that is gone is detached.
+    async fn publish(&self, store: &dyn EventStore, session: &str, message: Bytes) {
+        let (seq, conn) = {
+            let mut st = self.state.lock().await;
+            st.seq += 1;
+            let seq = st.seq;
+            if let Err(e) = store.append(session, self.id, seq, message.clone()).await {
+                tracing::warn!(
+                    session,
+                    stream = self.id,
+                    "event not stored; it cannot be replayed: {e}"
+                );
+            }
+            (seq, st.conn.as_ref().map(|c| (c.generation, c.tx.clone())))
+        };
+        if let Some((generation, tx)) = conn {
+            if tx.send(Out::Event { seq, message }).await.is_err() {
+                self.detach(generation).await;
+            }
+        }
+    }
+
+    async fn detach(&self, generation: u64) {
+        let mut st = self.state.lock().await;
+        if st.conn.as_ref().is_some_and(|c| c.generation == generation) {
+            st.conn = None;
+        }
+    }
+
+    /// Ends the attached connection with a `retry:` hint; the stream itself goes on.
+    async fn reconnect_later(&self) {
+        let conn = self.state.lock().await.conn.take();
+        if let Some(c) = conn {
+            let _ = c.tx.send(Out::Reconnect).await;
+        }
+    }
+
+    /// Marks the stream finished; the attached connection ends once it has written everything.
+    async fn finish(&self) {
+        let mut st = self.state.lock().await;
+        st.done = true;
+        st.conn = None;
+    }
+
+    /// Attaches a connection (replacing the previous one, which then ends) and reads the events
+    /// after `after` from the store. Events handed out later go to `tx`; none is written twice
+    /// or skipped, because the pump holds the same lock while it numbers and stores an event.
+    pub(crate) async fn attach(
+        &self,
+        tx: mpsc::Sender<Out>,
+        after: Option<u64>,
+        store: &dyn EventStore,
+        session: &str,
+    ) -> Result<Attached, super::store::StoreError> {
+        let mut st = self.state.lock().await;
+        let replay = match after {
+            Some(after) => store
+                .replay_after(session, self.id, after)
+                .await?
+                .into_iter()
+                .map(|e| (e.seq, e.message))
+                .collect(),
+            None => Vec::new(),
+        };
+        let live = !st.done;
+        if live {
+            st.conn = Some(Conn {
+                generation: GENERATION.fetch_add(1, Ordering::Relaxed),
+                tx,
+            });
+        }
+        Ok(Attached {
+            replay,
+            last_seq: st.seq,
+            live,
+        })
+    }
+}
+
+struct Activity {
+    last: Instant,
+    /// Requests in flight plus connections open.
+    busy: usize,
+}
+
+/// One legacy session on the HTTP transport.
+pub(crate) struct HttpSession {
+    pub id: Arc<str>,
+    pub core: Arc<Session>,
+    /// Fires when the session ends (DELETE, expiry, shutdown).
+    pub closing: CancellationToken,
+    pub store: Arc<dyn EventStore>,
+    in_flight: Mutex<HashMap<RequestId, CancellationToken>>,
+    streams: Mutex<HashMap<u64, Arc<LogicalStream>>>,
+    next_stream: AtomicU64,
+    activity: Mutex<Activity>,
+    /// `GET` connections open on this session.
+    pub get_streams: AtomicUsize,
+}
+
+/// Keeps a session from expiring while it lives.
+pub(crate) struct Busy(Arc<HttpSession>);
+
+impl Drop for Busy {
+    fn drop(&mut self) {
+        let mut a = lock(&self.0.activity);
+        a.busy -= 1;
+        a.last = Instant::now();
+    }
+}
+
+impl HttpSession {
+    pub(crate) fn busy(self: &Arc<Self>) -> Busy {
+        let mut a = lock(&self.activity);
+        a.busy += 1;
+        a.last = Instant::now();
+        Busy(self.clone())
+    }
+
+    fn idle_for(&self) -> Option<Duration> {
+        let a = lock(&self.activity);
+        (a.busy == 0).then(|| a.last.elapsed())
+    }
+
+    /// Registers an in-flight request; `false` if its id is in use already.
+    pub(crate) fn register(&self, id: &RequestId, token: CancellationToken) -> bool {
+        let mut map = lock(&self.in_flight);
+        if map.contains_key(id) {
+            return false;
+        }
+        map.insert(id.clone(), token);
+        true
+    }
+
+    pub(crate) fn unregister(&self, id: &RequestId) {
+        lock(&self.in_flight).remove(id);
+    }
+
+    /// Cancels an in-flight request (`notifications/cancelled`).
+    pub(crate) fn cancel(&self, id: &RequestId) {
+        if let Some(token) = lock(&self.in_flight).remove(id) {
+            token.cancel();
+        }
+    }
+
+    fn cancel_all(&self) {
+        for (_, token) in lock(&self.in_flight).drain() {
+            token.cancel();
+        }
+    }
+
+    /// A live stream by number (the standalone stream, or a POST stream still producing).
+    pub(crate) fn stream(&self, id: u64) -> Option<Arc<LogicalStream>> {
+        lock(&self.streams).get(&id).cloned()
+    }
+
+    /// Starts a POST stream: a pump that numbers, stores and forwards the request's messages and
+    /// finally its reply, attached to `tx` from the start.
+    pub(crate) async fn start_request_stream(
+        self: &Arc<Self>,
+        tx: mpsc::Sender<Out>,
+        first: Option<Frame>,
+        sink: mpsc::Receiver<Frame>,
+        reply: ReplySource,
+    ) -> Arc<LogicalStream> {
+        let id = self.next_stream.fetch_add(1, Ordering::Relaxed);
+        let stream = LogicalStream::new(id);
+        lock(&self.streams).insert(id, stream.clone());
+        // A fresh stream cannot fail to attach: nothing to replay.
+        let _ = stream.attach(tx, None, &*self.store, &self.id).await;
+        let (session, s) = (self.clone(), stream.clone());
+        tokio::spawn(async move {
+            session.pump_request(&s, first, sink, reply).await;
+            s.finish().await;
+            lock(&session.streams).remove(&s.id);
+        });
+        stream
+    }
+
+    async fn pump_request(
+        &self,
+        stream: &LogicalStream,
+        first: Option<Frame>,
+        mut sink: mpsc::Receiver<Frame>,
+        reply: ReplySource,
+    ) {
+        if let Some(frame) = first {
+            self.forward(stream, frame).await;
+        }
+        let reply = match reply {
+            ReplySource::Ready(r) => r,
+            ReplySource::Pending(mut rx) => loop {
+                tokio::select! {
+                    biased;
+                    frame = sink.recv() => match frame {
+                        Some(frame) => self.forward(stream, frame).await,
+                        // The handler and its clones are gone: the reply is on its way.
+                        None => break rx.await.ok().flatten(),
+                    },
+                    r = &mut rx => break r.ok().flatten(),
+                }
+            },
+        };
+        // Messages the handler sent before returning precede its reply.
+        while let Ok(frame) = sink.try_recv() {
+            self.forward(stream, frame).await;
+        }
+        if let Some(reply) = reply {
+            stream
+                .publish(&*self.store, &self.id, Bytes::from(reply.frame))
+                .await;
+        }
+    }
+
+    async fn forward(&self, stream: &LogicalStream, frame: Frame) {
+        if frame.is_empty() {
+            // `Context::close_sse_stream`: end the connection, keep the stream.
+            stream.reconnect_later().await;
+        } else {
+            stream
+                .publish(&*self.store, &self.id, Bytes::from(frame))
+                .await;
+        }
+    }
+}
+
+/// Where a POST stream's final reply comes from.
+pub(crate) enum ReplySource {
+    /// Still being computed.
+    Pending(oneshot::Receiver<Option<Reply>>),
+    /// Already known (`None`: the request was cancelled, nothing is sent).
+    Ready(Option<Reply>),
+}
+
+/// All legacy sessions of one transport.
+pub(crate) struct Sessions {
+    map: Mutex<HashMap<Arc<str>, Arc<HttpSession>>>,
+    sweeper: std::sync::Once,
+}
+
+/// Why a session could not be created.
+pub(crate) enum CreateError {
+    /// `max_sessions` are alive.
+    TooMany,
+    /// The OS gave no randomness for the id.
+    NoRandomness,
+}
+
+impl Sessions {
+    pub(crate) fn new() -> Self {
+        Sessions {
+            map: Mutex::default(),
+            sweeper: std::sync::Once::new(),
+        }
+    }
+
+    pub(crate) fn len(&self) -> usize {
+        lock(&self.map).len()
+    }
+
+    pub(crate) fn get(&self, id: &str) -> Option<Arc<HttpSession>> {
+        lock(&self.map).get(id).cloned()
+    }
+
+    /// Creates a session with a fresh random id and starts its standalone stream's pump.
+    pub(crate) fn create(
+        &self,
+        max: usize,
+        parent: &CancellationToken,
+        store: Arc<dyn EventStore>,
+    ) -> Result<Arc<HttpSession>, CreateError> {
+        if self.len() >= max {
+            return Err(CreateError::TooMany);
+        }
+        let id = new_session_id().ok_or(CreateError::NoRandomness)?;
+        let (unrelated_tx, unrelated_rx) = mpsc::channel::<Frame>(256);
+        let session = Arc::new(HttpSession {
+            id: Arc::from(id),
+            core: Session::new(unrelated_tx),
+            closing: parent.child_token(),
+            store,
+            in_flight: Mutex::default(),
+            streams: Mutex::new(HashMap::from([(
+                STANDALONE,
+                LogicalStream::new(STANDALONE),
+            )])),
+            next_stream: AtomicU64::new(1),
+            activity: Mutex::new(Activity {
+                last: Instant::now(),
+                busy: 0,
+            }),
+            get_streams: AtomicUsize::new(0),
+        });
+        {
+            let mut map = lock(&self.map);
+            if map.len() >= max {
+                return Err(CreateError::TooMany);
+            }
+            map.insert(session.id.clone(), session.clone());
+        }
+        let s = session.clone();
+        tokio::spawn(async move { s.pump_standalone(unrelated_rx).await });
+        Ok(session)
+    }
+
+    /// Ends a session: its streams close, its requests are cancelled, its events forgotten.
+    pub(crate) fn remove(&self, id: &str) -> Option<Arc<HttpSession>> {
+        let session = lock(&self.map).remove(id)?;
+        session.closing.cancel();
+        session.cancel_all();
+        let s = session.clone();
+        tokio::spawn(async move { s.store.remove_session(&s.id).await });
+        Some(session)
+    }
+
+    /// Ends every session (transport shutdown).
+    pub(crate) fn remove_all(&self) {
+        let ids: Vec<Arc<str>> = lock(&self.map).keys().cloned().collect();
+        for id in ids {
+            self.remove(&id);
+        }
+    }
+
+    /// Cancels every in-flight legacy request (end of the shutdown grace period).
+    pub(crate) fn cancel_all_requests(&self) {
+        for session in lock(&self.map).values() {
+            session.cancel_all();
+        }
+    }
+
+    /// Starts the idle-session sweeper once (it needs a runtime, so not at construction).
+    pub(crate) fn start_sweeper(self: &Arc<Self>, idle: Duration, closing: CancellationToken) {
+        self.sweeper.call_once(|| {
+            let weak: Weak<Sessions> = Arc::downgrade(self);
+            let every = (idle / 4).clamp(Duration::from_millis(10), Duration::from_secs(60));
+            tokio::spawn(async move {
+                loop {
+                    tokio::select! {
+                        _ = closing.cancelled() => return,
+                        _ = tokio::time::sleep(every) => {}
+                    }
+                    let Some(sessions) = weak.upgrade() else {
+                        return;
+                    };
+                    let expired: Vec<Arc<str>> = lock(&sessions.map)
+                        .values()
+                        .filter(|s| s.idle_for().is_some_and(|d| d >= idle))
+                        .map(|s| s.id.clone())
+                        .collect();
+                    for id in expired {
+                        tracing::debug!(session = %id, "idle session expired");
+                        sessions.remove(&id);
+                    }
+                }
+            });
+        });
+    }
+}
+
+impl HttpSession {
+    async fn pump_standalone(self: Arc<Self>, mut rx: mpsc::Receiver<Frame>) {
+        let Some(stream) = self.stream(STANDALONE) else {
+            return;
+        };
+        loop {
+            let frame = tokio::select! {
+                _ = self.closing.cancelled() => break,
+                f = rx.recv() => f,
+            };
+            match frame {
+                Some(f) if !f.is_empty() => {
+                    stream.publish(&*self.store, &self.id, Bytes::from(f)).await
+                }
+                Some(_) => {}
+                None => break,
+            }
+        }
+        stream.finish().await;
+    }
+}
+
+/// 32 random bytes from the OS as URL-safe base64: visible ASCII, unguessable. `None` when the
+/// OS has no randomness to give (then no session is created).
+fn new_session_id() -> Option<String> {
+    use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+    use base64::Engine as _;
+    let mut bytes = [0u8; 32];
+    match getrandom::fill(&mut bytes) {
+        Ok(()) => Some(URL_SAFE_NO_PAD.encode(bytes)),
+        Err(e) => {
+            tracing::error!("getrandom failed, no session id can be minted: {e}");
+            None
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn event_ids_round_trip() {
+        assert_eq!(parse_event_id(&event_id(3, 17)), Some((3, 17)));
+        assert_eq!(parse_event_id("0-0"), Some((0, 0)));
+        assert_eq!(parse_event_id("x-1"), None);
+        assert_eq!(parse_event_id("12"), None);
+    }
+
+    #[test]
+    fn session_ids_are_visible_ascii_and_distinct() {
+        let a = new_session_id().unwrap();
+        let b = new_session_id().unwrap();
+        assert_ne!(a, b);
+        assert!(a.len() >= 32);
+        assert!(a.bytes().all(|c| (0x21..=0x7e).contains(&c)));
+    }
+}

