@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs the official MCP conformance suite (pinned) against duomcp and checks the results.
 #
-#   scripts/conformance.sh            # server legs (both revisions + the whole suite)
+#   scripts/conformance.sh            # server legs and client legs (both revisions + the whole suite)
 #
 # Needs npm (Node 22 and the suite are installed locally by scripts/conformance-kit.sh) and python3.
 #
@@ -25,6 +25,7 @@ cargo build --release --locked -p duomcp-cli
 rm -rf "$OUT"; mkdir -p "$OUT"
 
 BIN="${CARGO_TARGET_DIR:-$ROOT/target}/release/duomcp"
+CLIENT_BIN="${CARGO_TARGET_DIR:-$ROOT/target}/release/conformance-client"
 "$BIN" serve --http "127.0.0.1:$PORT" 2>"$OUT/server.log" &
 SERVER_PID=$!
 trap 'kill $SERVER_PID 2>/dev/null || true' EXIT
@@ -51,5 +52,10 @@ run_leg() { # name, args...
 run_leg server-2025-11-25 server --url "$URL" --requirements 2025-11-25
 run_leg server-2026-07-28 server --url "$URL" --requirements 2026-07-28
 run_leg server-all server --url "$URL" --suite all
+
+# The client legs: the suite starts a mock server per scenario and runs the client against it.
+run_leg client-2025-11-25 client --command "$CLIENT_BIN" --requirements 2025-11-25
+run_leg client-2026-07-28 client --command "$CLIENT_BIN" --requirements 2026-07-28
+run_leg client-all client --command "$CLIENT_BIN" --suite all
 
 python3 scripts/conformance_check.py "$OUT" conformance/expected-failures.yaml

@@ -5,5 +5,6 @@
 
 #![warn(missing_docs)]
 
+pub mod bench;
 pub mod commands;
 pub mod reference;

@@ -22,6 +22,11 @@ enum Command {
         #[arg(long, value_name = "ADDR")]
         http: Option<String>,
     },
+    /// Load any MCP server (stdio or HTTP, either era) and report throughput and latency.
+    Bench(duomcp_cli::bench::BenchArgs),
+    /// Authorize against an MCP server (OAuth in the browser) and store the tokens: later
+    /// client commands against that URL use them.
+    Login(duomcp_cli::commands::login::LoginArgs),
     #[command(flatten)]
     Client(duomcp_cli::commands::ClientCommand),
 }
@@ -48,13 +53,15 @@ fn main() -> std::process::ExitCode {
     };
     let command = match cli.command {
         Command::Client(command) => return runtime.block_on(duomcp_cli::commands::run(command)),
+        Command::Login(args) => return runtime.block_on(duomcp_cli::commands::login::run(args)),
+        Command::Bench(args) => return runtime.block_on(duomcp_cli::bench::run(args)),
         other => other,
     };
     let result = runtime.block_on(async {
         match command {
             Command::Serve { http: None } => duomcp_cli::reference::server().serve_stdio().await,
             Command::Serve { http: Some(addr) } => serve_http(&addr).await,
-            Command::Client(_) => Ok(()),
+            Command::Client(_) | Command::Bench(_) | Command::Login(_) => Ok(()),
         }
     });
     match result {

@@ -30,13 +30,23 @@
 //!   handlers (elicitation, sampling, roots), caching, subscriptions.
 //! * [`server`]: registering tools, prompts and resources; [`server::Context`] for progress,
 //!   logging, cancellation, elicitation, sampling and roots in both eras.
+//! * `#[tool]`, `#[prompt]`, `#[resource]` (feature `macros`, on by default): a handler's
+//!   definition from its doc comment, `name::spec()`, and compile errors at the faulty
+//!   argument or return type.
 //! * [`transport`]: stdio (and any newline-delimited byte stream).
+//! * [`auth`]: OAuth 2.1 authorization, the resource server (`AuthLayer`, Protected Resource
+//!   Metadata, JWT and introspection validators) and the client (`OAuthClient`).
 //! * [`era`]: what differs between the revisions: error codes, `_meta`, result fields.
 //! * [`jsonrpc`]: the sans-IO JSON-RPC layer (decode, encode, framing).
 //! * [`schema`]: the wire types of both revisions (re-exported `duomcp-schema`).
+//!
+//! `examples/` has a stdio server (`quickstart`, `stdio_server`), an endpoint inside an axum
+//! application (`axum_app`), a host calling a tool (`client_host`) and elicitation in both
+//! revisions (`elicitation`), each opening with the methods it handles and a session to paste.
 
 #![warn(missing_docs)]
 
+pub mod auth;
 pub mod client;
 pub mod era;
 pub mod jsonrpc;
@@ -46,3 +56,11 @@ mod util;
 
 pub use duomcp_schema as schema;
 pub use era::Era;
+
+/// `#[tool]`, `#[prompt]` and `#[resource]`: a handler's definition from its doc comment and
+/// attribute, as `name::spec()`; see [`server`] for registration (feature `macros`).
+#[cfg(feature = "macros")]
+pub use duomcp_macros::{prompt, resource, tool};
+
+#[doc(hidden)]
+pub mod __private;

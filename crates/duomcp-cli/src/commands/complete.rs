@@ -7,7 +7,7 @@ use duomcp::schema::{
     ResourceTemplateReference,
 };
 
-/// `duomcp complete (--prompt NAME | --template URI) ARGUMENT [VALUE] -- SERVER`
+/// `duomcp complete (--prompt NAME | --template URI) ARGUMENT [VALUE] [URL | -- SERVER]`
 #[derive(Debug, Args)]
 pub struct CompleteArgs {
     /// Complete an argument of this prompt.
@@ -25,6 +25,9 @@ pub struct CompleteArgs {
     /// What has been typed so far.
     #[arg(default_value = "")]
     pub value: String,
+    /// The server's Streamable HTTP URL (or give a command after `--`).
+    #[arg(value_name = "URL")]
+    pub target_url: Option<String>,
     /// Values of other arguments already chosen, as `key=value` (repeatable).
     #[arg(long = "context", value_name = "KEY=VALUE")]
     pub context: Vec<String>,

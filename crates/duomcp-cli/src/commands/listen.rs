@@ -7,7 +7,7 @@ use duomcp::schema::SubscriptionFilter;
 use serde_json::json;
 use std::time::Duration;
 
-/// `duomcp listen [--tools] [--prompts] [--resources] [--resource URI ...] -- SERVER`
+/// `duomcp listen [--tools] [--prompts] [--resources] [--resource URI ...] [URL | -- SERVER]`
 #[derive(Debug, Args)]
 pub struct ListenArgs {
     /// Tool list changes.
@@ -28,6 +28,9 @@ pub struct ListenArgs {
     /// Stop after this many seconds.
     #[arg(long, value_name = "SECONDS")]
     pub duration: Option<f64>,
+    /// The server's Streamable HTTP URL (or give a command after `--`).
+    #[arg(value_name = "URL")]
+    pub target_url: Option<String>,
     #[command(flatten)]
     pub target: Target,
 }

@@ -1,11 +1,15 @@
 //! The client commands of `duomcp`: talk to any MCP server, in either era.
 //!
-//! Every command takes the server to start after `--`:
+//! Every command takes the server as TARGET: the URL of a Streamable HTTP endpoint, or the
+//! command that starts a stdio server after `--`:
 //!
 //! ```text
+//! duomcp tools http://127.0.0.1:3000/mcp
 //! duomcp tools -- npx -y @modelcontextprotocol/server-everything
+//! duomcp call add a=1 b=2 http://127.0.0.1:3000/mcp
 //! duomcp call add a=1 b=2 -- duomcp serve
-//! duomcp call add --args '{"a":1,"b":2}' --json -- duomcp serve
+//! duomcp call add --args '{"a":1,"b":2}' --json --url http://127.0.0.1:3000/mcp
+//! duomcp read file:///notes.txt http://127.0.0.1:3000/mcp --header 'Authorization: Bearer s3cret'
 //! ```
 //!
 //! Output is readable by default (aligned tables, wrapped text, binary content summarised)
@@ -16,6 +20,7 @@ mod complete;
 mod discover;
 mod elicit;
 mod listen;
+pub mod login;
 mod output;
 mod prompts;
 mod resources;
@@ -34,20 +39,20 @@ use tokio::sync::{mpsc, oneshot};
 #[derive(Debug, Subcommand)]
 pub enum ClientCommand {
     /// Connect, detect the era, and show what the server offers.
-    Discover(Target),
+    Discover(UrlTarget),
     /// List the server's tools.
-    Tools(Target),
-    /// Call a tool: `duomcp call NAME key=value ... -- SERVER`.
+    Tools(UrlTarget),
+    /// Call a tool: `duomcp call NAME key=value ... [URL | -- SERVER]`.
     Call(tools::CallArgs),
     /// List the server's resources.
-    Resources(Target),
-    /// Read a resource.
+    Resources(UrlTarget),
+    /// Read a resource: `duomcp read URI [URL | -- SERVER]`.
     Read(resources::ReadArgs),
     /// List the server's resource templates.
-    Templates(Target),
+    Templates(UrlTarget),
     /// List the server's prompts.
-    Prompts(Target),
-    /// Get a prompt: `duomcp prompt NAME key=value ... -- SERVER`.
+    Prompts(UrlTarget),
+    /// Get a prompt: `duomcp prompt NAME key=value ... [URL | -- SERVER]`.
     Prompt(prompts::PromptArgs),
     /// Complete an argument of a prompt or resource template.
     Complete(complete::CompleteArgs),
@@ -73,9 +78,40 @@ pub struct Target {
     /// A root to offer the server (repeatable), e.g. `file:///home/me/project`.
     #[arg(long = "root", value_name = "URI")]
     pub roots: Vec<String>,
-    /// The server command and its arguments, after `--`.
-    #[arg(last = true, required = true, value_name = "SERVER")]
+    /// The server's Streamable HTTP URL (also accepted as a positional TARGET).
+    #[arg(long, value_name = "URL")]
+    pub url: Option<String>,
+    /// An extra header for every HTTP request (repeatable), e.g. `Authorization: Bearer TOKEN`.
+    #[arg(long = "header", value_name = "NAME: VALUE")]
+    pub headers: Vec<String>,
+    /// The server command and its arguments, after `--` (or an `http(s)://` URL).
+    #[arg(last = true, value_name = "SERVER")]
     pub server: Vec<String>,
+}
+
+/// A command whose only positional argument is the server's URL.
+#[derive(Debug, Args)]
+pub struct UrlTarget {
+    /// The server's Streamable HTTP URL (`http://127.0.0.1:3000/mcp`); or give the command that
+    /// starts a stdio server after `--`.
+    #[arg(value_name = "URL")]
+    pub target_url: Option<String>,
+    /// Everything else about the server and the connection.
+    #[command(flatten)]
+    pub target: Target,
+}
+
+impl UrlTarget {
+    fn into_target(self) -> Target {
+        let mut target = self.target;
+        target.adopt_url(self.target_url);
+        target
+    }
+}
+
+/// Whether a command-line word is a server URL rather than an argument.
+pub(crate) fn is_url(text: &str) -> bool {
+    text.starts_with("http://") || text.starts_with("https://")
 }
 
 fn parse_era(s: &str) -> Result<EraChoice, String> {
@@ -115,16 +151,41 @@ pub(crate) enum Outcome {
 }
 
 impl Target {
-    /// Starts the server and connects.
-    pub(crate) async fn connect(&self) -> Result<(Client, Logs), Failure> {
-        let Some((program, args)) = self.server.split_first() else {
-            return Err(Failure("no server command given after `--`".into()));
-        };
-        if program.starts_with("http://") || program.starts_with("https://") {
-            return Err(Failure("HTTP servers are not supported by the client yet; give a command to start after `--`".into()));
+    /// Takes a URL given as a positional argument, unless `--url` named one already.
+    pub(crate) fn adopt_url(&mut self, url: Option<String>) {
+        if self.url.is_none() {
+            self.url = url;
         }
-        let mut cmd = tokio::process::Command::new(program);
-        cmd.args(args);
+    }
+
+    /// Moves a URL out of a command's positional words (`key=value` pairs) into the target.
+    pub(crate) fn adopt_url_from(&mut self, words: &mut Vec<String>) {
+        if let Some(pos) = words.iter().position(|w| is_url(w)) {
+            let url = words.remove(pos);
+            self.adopt_url(Some(url));
+        }
+    }
+
+    /// The URL to connect to, if the server is reached over HTTP.
+    fn http_url(&self) -> Option<&str> {
+        match (&self.url, self.server.as_slice()) {
+            (Some(url), _) => Some(url),
+            (None, [only]) if is_url(only) => Some(only),
+            _ => None,
+        }
+    }
+
+    /// Why the command line names no server, or two.
+    pub(crate) fn usage_problem(&self) -> Option<&'static str> {
+        match (self.http_url(), self.server.is_empty()) {
+            (None, true) => Some("no server given: a URL (e.g. `http://127.0.0.1:3000/mcp`) or a command to start after `--`"),
+            (Some(_), false) if self.url.is_some() => Some("give either a URL or a command after `--`, not both"),
+            _ => None,
+        }
+    }
+
+    /// Starts the server (or reaches it over HTTP) and connects.
+    pub(crate) async fn connect(&self) -> Result<(Client, Logs), Failure> {
         let timeout = Duration::try_from_secs_f64(self.timeout)
             .map_err(|e| Failure(format!("--timeout: {e}")))?;
         let mut builder = Client::builder()
@@ -139,12 +200,45 @@ impl Target {
         if let Some(level) = self.log_level {
             builder = builder.log_level(level);
         }
-        let client = builder.connect_stdio(cmd).await.map_err(|e| {
-            Failure(format!(
-                "cannot connect to `{}`: {e}",
-                self.server.join(" ")
-            ))
-        })?;
+        let client = if let Some(url) = self.http_url() {
+            for header in &self.headers {
+                let Some((name, value)) = header.split_once(':') else {
+                    return Err(Failure(format!("--header `{header}` is not `Name: value`")));
+                };
+                builder = builder.header(name.trim(), value.trim());
+            }
+            // Tokens from `duomcp login URL`, unless an Authorization header was given.
+            let explicit = self.headers.iter().any(|h| {
+                h.split_once(':')
+                    .is_some_and(|(n, _)| n.trim().eq_ignore_ascii_case("authorization"))
+            });
+            if !explicit {
+                if let Some(auth) = login::stored_auth(url).await {
+                    builder = builder.auth(auth);
+                }
+            }
+            builder
+                .connect_http(url)
+                .await
+                .map_err(|e| Failure(format!("cannot connect to {url}: {e}")))?
+        } else {
+            let Some((program, args)) = self.server.split_first() else {
+                return Err(Failure(
+                    "no server given: a URL or a command to start after `--`".into(),
+                ));
+            };
+            if !self.headers.is_empty() {
+                return Err(Failure("--header applies to HTTP servers only".into()));
+            }
+            let mut cmd = tokio::process::Command::new(program);
+            cmd.args(args);
+            builder.connect_stdio(cmd).await.map_err(|e| {
+                Failure(format!(
+                    "cannot connect to `{}`: {e}",
+                    self.server.join(" ")
+                ))
+            })?
+        };
         let logs = if self.log_level.is_some() {
             Logs::start(&client)
         } else {
@@ -242,17 +336,22 @@ pub(crate) fn parse_pairs(
 
 /// Runs a client command; the exit code says how it went.
 pub async fn run(command: ClientCommand) -> ExitCode {
+    let command = normalize(command);
+    if let Some(problem) = target_of(&command).usage_problem() {
+        eprintln!("error: {problem}");
+        return ExitCode::from(2);
+    }
     let result = match command {
-        ClientCommand::Discover(t) => discover::run(&t).await,
-        ClientCommand::Tools(t) => tools::list(&t).await,
-        ClientCommand::Call(a) => tools::call(&a).await,
-        ClientCommand::Resources(t) => resources::list(&t).await,
-        ClientCommand::Read(a) => resources::read(&a).await,
-        ClientCommand::Templates(t) => resources::templates(&t).await,
-        ClientCommand::Prompts(t) => prompts::list(&t).await,
-        ClientCommand::Prompt(a) => prompts::get(&a).await,
-        ClientCommand::Complete(a) => complete::run(&a).await,
-        ClientCommand::Listen(a) => listen::run(&a).await,
+        Normalized::Discover(t) => discover::run(&t).await,
+        Normalized::Tools(t) => tools::list(&t).await,
+        Normalized::Call(a) => tools::call(&a).await,
+        Normalized::Resources(t) => resources::list(&t).await,
+        Normalized::Read(a) => resources::read(&a).await,
+        Normalized::Templates(t) => resources::templates(&t).await,
+        Normalized::Prompts(t) => prompts::list(&t).await,
+        Normalized::Prompt(a) => prompts::get(&a).await,
+        Normalized::Complete(a) => complete::run(&a).await,
+        Normalized::Listen(a) => listen::run(&a).await,
     };
     match result {
         Ok(Outcome::Ok) => ExitCode::SUCCESS,
@@ -261,6 +360,69 @@ pub async fn run(command: ClientCommand) -> ExitCode {
             eprintln!("duomcp: {text}");
             ExitCode::FAILURE
         }
+    }
+}
+
+/// A command whose server URL, wherever it was given, is in its [`Target`].
+enum Normalized {
+    Discover(Target),
+    Tools(Target),
+    Call(tools::CallArgs),
+    Resources(Target),
+    Read(resources::ReadArgs),
+    Templates(Target),
+    Prompts(Target),
+    Prompt(prompts::PromptArgs),
+    Complete(complete::CompleteArgs),
+    Listen(listen::ListenArgs),
+}
+
+fn normalize(command: ClientCommand) -> Normalized {
+    match command {
+        ClientCommand::Discover(t) => Normalized::Discover(t.into_target()),
+        ClientCommand::Tools(t) => Normalized::Tools(t.into_target()),
+        ClientCommand::Call(mut a) => {
+            a.target.adopt_url_from(&mut a.pairs);
+            Normalized::Call(a)
+        }
+        ClientCommand::Resources(t) => Normalized::Resources(t.into_target()),
+        ClientCommand::Read(mut a) => {
+            a.target.adopt_url(a.target_url.take());
+            Normalized::Read(a)
+        }
+        ClientCommand::Templates(t) => Normalized::Templates(t.into_target()),
+        ClientCommand::Prompts(t) => Normalized::Prompts(t.into_target()),
+        ClientCommand::Prompt(mut a) => {
+            a.target.adopt_url_from(&mut a.pairs);
+            Normalized::Prompt(a)
+        }
+        ClientCommand::Complete(mut a) => {
+            a.target.adopt_url(a.target_url.take());
+            if is_url(&a.value) && a.target.url.is_none() {
+                // `complete --prompt P ARG URL`: no value typed yet.
+                a.target.adopt_url(Some(std::mem::take(&mut a.value)));
+            }
+            Normalized::Complete(a)
+        }
+        ClientCommand::Listen(mut a) => {
+            a.target.adopt_url(a.target_url.take());
+            Normalized::Listen(a)
+        }
+    }
+}
+
+fn target_of(command: &Normalized) -> &Target {
+    match command {
+        Normalized::Discover(t)
+        | Normalized::Tools(t)
+        | Normalized::Resources(t)
+        | Normalized::Templates(t)
+        | Normalized::Prompts(t) => t,
+        Normalized::Call(a) => &a.target,
+        Normalized::Read(a) => &a.target,
+        Normalized::Prompt(a) => &a.target,
+        Normalized::Complete(a) => &a.target,
+        Normalized::Listen(a) => &a.target,
     }
 }
 

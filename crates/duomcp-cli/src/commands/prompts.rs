@@ -4,12 +4,13 @@ use super::{finish, output, parse_pairs, Failure, Outcome, Target};
 use clap::Args;
 use serde_json::Value;
 
-/// `duomcp prompt NAME [key=value ...] -- SERVER`
+/// `duomcp prompt NAME [key=value ...] [URL | -- SERVER]`
 #[derive(Debug, Args)]
 pub struct PromptArgs {
     /// The prompt to get.
     pub name: String,
-    /// Arguments as `key=value` (prompt arguments are text).
+    /// Arguments as `key=value` (prompt arguments are text). A word starting with `http://`
+    /// or `https://` is the server's URL.
     pub pairs: Vec<String>,
     #[command(flatten)]
     pub target: Target,

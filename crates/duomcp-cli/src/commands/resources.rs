@@ -3,11 +3,14 @@
 use super::{finish, output, Failure, Outcome, Target};
 use clap::Args;
 
-/// `duomcp read URI -- SERVER`
+/// `duomcp read URI [URL | -- SERVER]`
 #[derive(Debug, Args)]
 pub struct ReadArgs {
     /// The resource to read.
     pub uri: String,
+    /// The server's Streamable HTTP URL (or give a command after `--`).
+    #[arg(value_name = "URL")]
+    pub target_url: Option<String>,
     #[command(flatten)]
     pub target: Target,
 }

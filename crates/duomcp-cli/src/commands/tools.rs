@@ -5,13 +5,14 @@ use clap::Args;
 use duomcp::client::RequestOptions;
 use serde_json::{Map, Value};
 
-/// `duomcp call NAME [key=value ...] [--args JSON] -- SERVER`
+/// `duomcp call NAME [key=value ...] [--args JSON] [URL | -- SERVER]`
 #[derive(Debug, Args)]
 pub struct CallArgs {
     /// The tool to call.
     pub tool: String,
     /// Arguments as `key=value`; values are JSON where they parse (`n=3`, `ok=true`), text
-    /// otherwise, and always text for properties the tool types as `string`.
+    /// otherwise, and always text for properties the tool types as `string`. A word starting
+    /// with `http://` or `https://` is the server's URL.
     pub pairs: Vec<String>,
     /// Arguments as one JSON object (merged under any `key=value` pairs).
     #[arg(long, value_name = "JSON")]

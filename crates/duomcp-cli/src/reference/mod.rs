@@ -7,13 +7,19 @@
 //! | 2026-07-28 | `test_input_required_result_*`, `test_missing_capability`, `test_streaming_elicitation`, `test_logging_tool`, `test_trigger_tool_change`, `test_trigger_prompt_change`, `test_custom_header` |
 //! | prompts | `test_simple_prompt`, `test_prompt_with_arguments`, `test_prompt_with_embedded_resource`, `test_prompt_with_image`, `test_input_required_result_prompt` |
 //! | resources | `test://static-text`, `test://static-binary`, `test://watched-resource`, template `test://template/{id}/data` |
+//! | tasks | `greet`, `slow_compute`, `failing_job`, `protocol_error_job`, `confirm_delete`, `multi_input`, `test_tool_with_task` |
+//! | skills | `skill://release-notes/SKILL.md`, `skill://duomcp/protocol-eras/SKILL.md` (and their files) |
 
 mod input_required;
 mod prompts;
 mod resources;
+pub mod skills;
+mod tasks;
 mod tools;
 
+use duomcp::server::tasks::TaskConfig;
 use duomcp::server::{CachePolicy, Server, ServerConfig};
+use std::time::Duration;
 
 /// A 1×1 PNG, base64.
 pub const PNG_BASE64: &str = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg==";
@@ -44,9 +50,12 @@ pub fn server() -> Server {
         .name("duomcp-reference")
         .version(env!("CARGO_PKG_VERSION"))
         .instructions("The duomcp reference server: every conformance fixture, both MCP revisions.")
-        .config(config);
+        .config(config)
+        .tasks(TaskConfig::default().poll_interval(Duration::from_millis(500)));
     let builder = tools::register(builder);
     let builder = input_required::register(builder);
     let builder = prompts::register(builder);
+    let builder = tasks::register(builder);
+    let builder = skills::register(builder);
     resources::register(builder).build()
 }

@@ -85,6 +85,17 @@ pub struct ClientBuilder {
     handlers: Handlers,
     process: ProcessOptions,
     preferred_version: String,
+    #[cfg(feature = "http-client")]
+    http: HttpSettings,
+}
+
+/// What [`ClientBuilder`] collects for [`connect_http`](ClientBuilder::connect_http).
+#[cfg(feature = "http-client")]
+#[derive(Default)]
+struct HttpSettings {
+    options: super::transport::http::HttpOptions,
+    /// Extra headers as given, checked when connecting.
+    headers: Vec<(String, String)>,
 }
 
 impl Default for ClientBuilder {
@@ -101,6 +112,8 @@ impl Default for ClientBuilder {
             handlers: Handlers::default(),
             process: ProcessOptions::default(),
             preferred_version: duomcp_schema::version::LATEST_MODERN.to_owned(),
+            #[cfg(feature = "http-client")]
+            http: HttpSettings::default(),
         }
     }
 }
@@ -254,6 +267,89 @@ impl ClientBuilder {
     ) -> Result<Client, ClientError> {
         let transport =
             ProcessTransport::spawn(command, self.process.clone()).map_err(ClientError::Spawn)?;
+        self.connect_transport(transport).await
+    }
+
+    /// A header sent with every HTTP request of [`connect_http`](Self::connect_http) (an API
+    /// key, a tenant…). The protocol's own headers take precedence; an invalid name or value
+    /// makes `connect_http` fail.
+    #[cfg(feature = "http-client")]
+    pub fn header(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
+        self.http.headers.push((name.into(), value.into()));
+        self
+    }
+
+    /// Who supplies the `Authorization` header of every HTTP request, and handles `401`/`403`
+    /// answers (see [`auth`](super::auth)).
+    ///
+    /// ```no_run
+    /// # async fn run() -> Result<(), duomcp::client::ClientError> {
+    /// use duomcp::client::{auth::StaticToken, Client};
+    /// let client = Client::builder()
+    ///     .auth(StaticToken::new(std::env::var("MCP_TOKEN").unwrap_or_default()))
+    ///     .connect_http("https://mcp.example.com/mcp")
+    ///     .await?;
+    /// # Ok(()) }
+    /// ```
+    #[cfg(feature = "http-client")]
+    pub fn auth(mut self, provider: impl super::auth::AuthProvider) -> Self {
+        self.http.options.auth = Some(Arc::new(provider));
+        self
+    }
+
+    /// The HTTP client [`connect_http`](Self::connect_http) uses: pass one `reqwest::Client`
+    /// to several connections to share its connection pool (by default every connection shares
+    /// [`default_client`](super::transport::http::default_client)).
+    #[cfg(feature = "http-client")]
+    pub fn http_client(mut self, client: reqwest::Client) -> Self {
+        self.http.options.client = Some(client);
+        self
+    }
+
+    /// All settings of the HTTP transport at once (replaces what [`auth`](Self::auth) and
+    /// [`http_client`](Self::http_client) set; headers given with [`header`](Self::header) are
+    /// added to its own).
+    #[cfg(feature = "http-client")]
+    pub fn http_options(mut self, options: super::transport::http::HttpOptions) -> Self {
+        self.http.options = options;
+        self
+    }
+
+    /// Connects to a Streamable HTTP endpoint (`http://127.0.0.1:3000/mcp`) and negotiates the
+    /// era: `server/discover`, falling back to `initialize` (and to the 2024-11-05 HTTP+SSE
+    /// transport for servers that only speak that).
+    ///
+    /// ```
+    /// # tokio::runtime::Builder::new_multi_thread().enable_all().build().unwrap().block_on(async {
+    /// use duomcp::client::Client;
+    /// use duomcp::server::Server;
+    /// use duomcp::transport::http::StreamableHttp;
+    ///
+    /// let server = Server::builder().tool("hi", || async { "hello" }).build();
+    /// let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    /// let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+    /// tokio::spawn(StreamableHttp::new(server).serve(listener));
+    ///
+    /// let client = Client::builder().connect_http(&url).await.unwrap();
+    /// assert_eq!(client.era(), duomcp::Era::Modern);
+    /// let result = client.call_tool("hi", ()).await.unwrap();
+    /// assert_eq!(result.content[0].as_text(), Some("hello"));
+    /// # });
+    /// ```
+    #[cfg(feature = "http-client")]
+    pub async fn connect_http(mut self, url: &str) -> Result<Client, ClientError> {
+        use super::transport::http::HttpTransport;
+        let mut options = std::mem::take(&mut self.http.options);
+        for (name, value) in std::mem::take(&mut self.http.headers) {
+            let header = http::HeaderName::try_from(name.as_str()).map_err(|_| {
+                ClientError::InvalidArguments(format!("`{name}` is not a valid header name"))
+            })?;
+            let value = http::HeaderValue::try_from(value.as_str()).map_err(|_| {
+                ClientError::InvalidArguments(format!("the value of header `{name}` is not valid"))
+            })?;
+            options.headers.append(header, value);
+        }
+        let transport = HttpTransport::new(url, options).map_err(ClientError::Transport)?;
         self.connect_transport(transport).await
     }
 

@@ -37,13 +37,19 @@
 //! | caching | — (results carry no `ttlMs`) | per `ttlMs`, dropped on `list_changed` |
 //!
 //! Transports are pluggable ([`transport::Transport`]): a child process, any byte stream, and
-//! later Streamable HTTP.
+//! Streamable HTTP (feature `http-client`, [`ClientBuilder::connect_http`]).
+//!
+//! Over HTTP in the 2026-07-28 era, tools listed with an invalid `x-mcp-header` annotation are
+//! left out of [`Client::list_tools`] (with a warning), and calls mirror the annotated arguments
+//! into `Mcp-Param-*` headers.
 
+pub mod auth;
 mod builder;
 mod cache;
 mod engine;
 mod error;
 mod handlers;
+mod mirror;
 mod negotiate;
 mod notify;
 mod options;
@@ -227,10 +233,16 @@ impl Client {
 
     /// One page of `tools/list` (the first when `cursor` is `None`). The output schemas are
     /// remembered, to check the `structuredContent` of later calls.
+    ///
+    /// Over Streamable HTTP in the 2026-07-28 era, tools whose `x-mcp-header` annotations are
+    /// invalid are left out (a warning is logged), as the transport requires.
     pub async fn list_tools(&self, cursor: Option<String>) -> Result<ListToolsResult, ClientError> {
-        let page: ListToolsResult = self
+        let mut page: ListToolsResult = self
             .list(<methods::ListTools as RequestMethod>::NAME, cursor)
             .await?;
+        if self.inner.mirrors_headers() {
+            self.inner.tool_headers.admit(&mut page.tools);
+        }
         self.inner.tools.remember(&page.tools);
         Ok(page)
     }
@@ -340,8 +352,26 @@ impl Client {
         if !arguments.is_empty() {
             params.insert("arguments".into(), Value::Object(arguments));
         }
-        let result: CallToolResult =
-            decode(method, self.inner.call(method, params, &options).await?)?;
+        let value = match self.inner.call(method, params.clone(), &options).await {
+            // The tool's x-mcp-header annotations changed (or were never listed): re-list the
+            // tools and try once more, as the HTTP transport page advises.
+            Err(ClientError::Rpc { error, .. })
+                if error.code == duomcp_schema::error_code::HEADER_MISMATCH
+                    && self.inner.mirrors_headers() =>
+            {
+                tracing::debug!(
+                    tool = name,
+                    "header mismatch; refreshing the tool list and retrying"
+                );
+                self.inner.cache.invalidate(cache::Invalidate::Method(
+                    <methods::ListTools as RequestMethod>::NAME,
+                ));
+                self.list_all_tools().await?;
+                self.inner.call(method, params, &options).await?
+            }
+            other => other?,
+        };
+        let result: CallToolResult = decode(method, value)?;
         self.inner.tools.check(name, &result)?;
         Ok(result)
     }

@@ -2,9 +2,11 @@
 //!
 //! `Auto` probes with `server/discover` carrying the preferred 2026-07-28 version: a
 //! `DiscoverResult` means modern; `-32022` (unsupported version) means modern too, and the
-//! probe is retried with a version from `data.supported`; any other error, a result that is not
-//! a `DiscoverResult`, or no answer within the probe timeout means legacy, so `initialize`
-//! follows. The fallback does not depend on any one error code.
+//! probe is retried with a version from `data.supported`; `-32020` and `-32021` (header
+//! mismatch, missing capability) come only from modern servers and end the attempt, as does an
+//! error the transport recognised as modern (HTTP: a `404` carrying `-32601`); any other error,
+//! a result that is not a `DiscoverResult`, or no answer within the probe timeout means legacy,
+//! so `initialize` follows. The fallback does not depend on any one error code.
 
 use super::engine::{Inner, Negotiated, Speak};
 use super::error::ClientError;
@@ -58,6 +60,12 @@ async fn discover(inner: &Arc<Inner>, probing: bool) -> Result<(), ProbeFailure>
     let mut version = inner.config.preferred_version.clone();
     let mut tried: Vec<String> = Vec::new();
     loop {
+        if tried.len() >= MAX_VERSION_ATTEMPTS {
+            return Err(ProbeFailure::Fatal(ClientError::Protocol(format!(
+                "the server kept refusing the protocol versions it named as supported ({})",
+                tried.join(", ")
+            ))));
+        }
         tried.push(version.clone());
         let speak = Speak {
             era: Era::Modern,
@@ -70,10 +78,7 @@ async fn discover(inner: &Arc<Inner>, probing: bool) -> Result<(), ProbeFailure>
                 if error.code == error_code::UNSUPPORTED_PROTOCOL_VERSION =>
             {
                 let supported = supported_versions(error.data.as_ref());
-                match supported
-                    .iter()
-                    .find(|v| version::is_modern(v) && !tried.contains(v))
-                {
+                match next_version(&supported, &tried) {
                     Some(next) => {
                         tracing::debug!(
                             "the server does not support {version}; retrying with {next}"
@@ -90,6 +95,20 @@ async fn discover(inner: &Arc<Inner>, probing: bool) -> Result<(), ProbeFailure>
                 }
             }
             Err(e @ ClientError::Closed { .. }) => return Err(ProbeFailure::Fatal(e)),
+            // Only a 2026-07-28 server answers these: it speaks the era but refuses the request.
+            Err(e @ ClientError::Rpc { .. })
+                if e.rpc_error().is_some_and(|r| {
+                    r.code == error_code::HEADER_MISMATCH
+                        || r.code == error_code::MISSING_REQUIRED_CLIENT_CAPABILITY
+                }) =>
+            {
+                return Err(ProbeFailure::Fatal(e))
+            }
+            Err(e) if probing && inner.transport.era_evidence() == Some(Era::Modern) => {
+                return Err(ProbeFailure::Fatal(ClientError::Protocol(format!(
+                    "the server speaks 2026-07-28 but refused server/discover: {e}"
+                ))))
+            }
             Err(e) if probing => return Err(ProbeFailure::Legacy(e.to_string())),
             Err(e) => return Err(ProbeFailure::Fatal(e)),
         };
@@ -139,6 +158,19 @@ async fn discover(inner: &Arc<Inner>, probing: bool) -> Result<(), ProbeFailure>
         });
         return Ok(());
     }
+}
+
+/// How many `server/discover` attempts the version negotiation may take.
+const MAX_VERSION_ATTEMPTS: usize = 4;
+
+/// The version to retry with after `-32022`: a modern version from `supported` not tried yet,
+/// else one tried only once (a server may refuse a version it lists, e.g. while it restarts).
+fn next_version<'a>(supported: &'a [String], tried: &[String]) -> Option<&'a String> {
+    let times = |v: &String| tried.iter().filter(|t| *t == v).count();
+    let modern = || supported.iter().filter(|v| version::is_modern(v));
+    modern()
+        .find(|v| times(v) == 0)
+        .or_else(|| modern().find(|v| times(v) == 1))
 }
 
 fn supported_versions(data: Option<&Value>) -> Vec<String> {

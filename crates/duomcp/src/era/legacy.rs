@@ -33,6 +33,14 @@ pub fn error_object(err: &ProtocolError) -> ErrorObject {
             (error_code::INVALID_REQUEST, m.clone(), None)
         }
         ProtocolError::Internal(m) => (error_code::INTERNAL_ERROR, m.clone(), None),
+        ProtocolError::InsufficientScope { required } => (
+            error_code::INVALID_REQUEST,
+            format!(
+                "Forbidden: insufficient scope, needs `{}`",
+                required.join(" ")
+            ),
+            Some(json!({ "requiredScopes": required })),
+        ),
         ProtocolError::Custom(e) => return e.clone(),
     };
     ErrorObject {

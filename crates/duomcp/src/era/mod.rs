@@ -75,6 +75,12 @@ pub enum ProtocolError {
     Internal(String),
     /// An error object chosen by the application, passed through unchanged.
     Custom(duomcp_schema::ErrorObject),
+    /// The caller's access token lacks scopes the operation needs (HTTP `403` with an
+    /// `insufficient_scope` challenge naming all of them).
+    InsufficientScope {
+        /// Every scope the operation needs.
+        required: Vec<String>,
+    },
 }
 
 impl fmt::Display for ProtocolError {
@@ -94,6 +100,9 @@ impl fmt::Display for ProtocolError {
                 write!(f, "unsupported protocol version: {requested}")
             }
             ProtocolError::Custom(e) => write!(f, "{} ({})", e.message, e.code),
+            ProtocolError::InsufficientScope { required } => {
+                write!(f, "insufficient scope: needs {}", required.join(" "))
+            }
         }
     }
 }

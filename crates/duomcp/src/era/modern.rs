@@ -45,6 +45,14 @@ pub fn error_object(err: &ProtocolError) -> ErrorObject {
             None,
         ),
         ProtocolError::Internal(m) => (error_code::INTERNAL_ERROR, m.clone(), None),
+        ProtocolError::InsufficientScope { required } => (
+            error_code::INVALID_REQUEST,
+            format!(
+                "Forbidden: insufficient scope, needs `{}`",
+                required.join(" ")
+            ),
+            Some(json!({ "requiredScopes": required })),
+        ),
         ProtocolError::Custom(e) => return e.clone(),
     };
     ErrorObject {
@@ -69,6 +77,7 @@ pub fn http_status(err: &ProtocolError) -> u16 {
         | ProtocolError::MissingClientCapability(_)
         | ProtocolError::UnsupportedVersion { .. }
         | ProtocolError::InvalidRequest(_) => 400,
+        ProtocolError::InsufficientScope { .. } => 403,
         _ => 200,
     }
 }

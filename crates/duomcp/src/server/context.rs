@@ -2,6 +2,7 @@
 
 use super::error::{HandlerError, InputRequired};
 use super::session::{Session, Sink};
+use super::tasks::{DetachHook, LiveTask};
 use super::Shared;
 use crate::era::{Era, ProtocolError};
 use crate::jsonrpc;
@@ -56,6 +57,19 @@ pub(crate) struct Inner {
     pub session: Option<Arc<Session>>,
     pub shared: Arc<Shared>,
     pub input: Mutex<InputState>,
+    /// Who made the request (set by the transport's authentication), if anyone.
+    pub principal: Option<Arc<crate::auth::Principal>>,
+    /// The task this call runs as, once it is one (see [`Context::detach`]).
+    pub task: TaskSlot,
+}
+
+/// A call's link to the task it runs as.
+#[derive(Default)]
+pub(crate) struct TaskSlot {
+    /// Set once, when the call becomes a task.
+    live: std::sync::OnceLock<Arc<LiveTask>>,
+    /// Present while the call may still become a task on [`Context::detach`].
+    detach: Mutex<Option<DetachHook>>,
 }
 
 /// MRTR bookkeeping of one modern request.
@@ -92,6 +106,152 @@ impl Context {
         &self.inner.shared
     }
 
+    pub(crate) fn cancel_token(&self) -> &CancellationToken {
+        &self.inner.cancel
+    }
+
+    pub(crate) fn session(&self) -> Option<&Arc<Session>> {
+        self.inner.session.as_ref()
+    }
+
+    /// A context for a call that is, or may become, a task: the same request, with its own
+    /// cancellation (a task outlives its request) and a copy of the MRTR input so far.
+    pub(crate) fn fork_for_task(&self) -> Context {
+        let i = &self.inner;
+        let input = {
+            let input = lock(&i.input);
+            InputState {
+                responses: input.responses.clone(),
+                requested: Vec::new(),
+                user_state: input.user_state.clone(),
+            }
+        };
+        Context::new(Inner {
+            era: i.era,
+            protocol_version: i.protocol_version.clone(),
+            client_capabilities: i.client_capabilities.clone(),
+            client_info: i.client_info.clone(),
+            request_id: i.request_id.clone(),
+            progress_token: i.progress_token.clone(),
+            log_level: i.log_level,
+            cancel: CancellationToken::new(),
+            sink: i.sink.clone(),
+            session: i.session.clone(),
+            shared: i.shared.clone(),
+            input: Mutex::new(input),
+            principal: i.principal.clone(),
+            task: TaskSlot::default(),
+        })
+    }
+
+    pub(crate) fn bind_task(&self, live: Arc<LiveTask>) {
+        // Bound at most once: the runtime creates one task per call.
+        let _ = self.inner.task.live.set(live);
+    }
+
+    pub(crate) fn task_live(&self) -> Option<Arc<LiveTask>> {
+        self.inner.task.live.get().cloned()
+    }
+
+    pub(crate) fn set_detach_hook(&self, hook: DetachHook) {
+        *lock(&self.inner.task.detach) = Some(hook);
+    }
+
+    /// The id of the task this call runs as, if it runs as one.
+    pub fn task_id(&self) -> Option<&str> {
+        self.inner.task.live.get().map(|l| l.id.as_str())
+    }
+
+    /// Turns the call into a task now, if the tool defers its task
+    /// ([`ToolSpec::defer_task`](crate::server::ToolSpec::defer_task)) and the client can take
+    /// one: the client receives the `CreateTaskResult` at once and the handler goes on as the
+    /// task. Returns whether the call runs as a task (also `true` when it already did).
+    ///
+    /// This is how a 2026-07-28 tool gathers input with MRTR rounds first and only then
+    /// becomes asynchronous: `elicit` before `detach` is an `InputRequiredResult` round,
+    /// `elicit` after it parks the task in `input_required`.
+    ///
+    /// ```
+    /// use duomcp::server::{Context, HandlerError};
+    /// async fn book(ctx: Context) -> Result<String, HandlerError> {
+    ///     let form = duomcp::schema::ElicitRequestFormParams::new(
+    ///         "Where to?".to_owned(),
+    ///         serde_json::from_value(serde_json::json!({
+    ///             "type": "object", "properties": { "city": { "type": "string" } }
+    ///         })).unwrap_or_default(),
+    ///     );
+    ///     let answer = ctx.elicit("city", form.into()).await?;
+    ///     ctx.detach().await; // from here on the client polls the task
+    ///     Ok(format!("booked: {:?}", answer.content))
+    /// }
+    /// ```
+    pub async fn detach(&self) -> bool {
+        if self.inner.task.live.get().is_some() {
+            return true;
+        }
+        let hook = lock(&self.inner.task.detach).take();
+        let Some(hook) = hook else { return false };
+        match self
+            .inner
+            .shared
+            .tasks
+            .start(self, &hook.target, None)
+            .await
+        {
+            Ok(record) => {
+                // The request may be gone; the task exists all the same.
+                let _ = hook.tx.send(Ok(record));
+                true
+            }
+            Err(e) => {
+                let _ = hook.tx.send(Err(e));
+                false
+            }
+        }
+    }
+
+    /// Updates the task's `statusMessage` (a no-op when the call is not a task).
+    pub async fn set_task_status(&self, message: impl Into<String>) {
+        if let Some(live) = self.task_live() {
+            self.inner
+                .shared
+                .tasks
+                .set_status_message(&live.id, message.into())
+                .await;
+        }
+    }
+
+    /// Sends a notification tied to this request: on its stream, or for a 2025-11-25 task on
+    /// the session's own stream with the related-task `_meta`. 2026-07-28 tasks carry none.
+    async fn notify(&self, method: &str, mut params: Value) {
+        match self.task_live() {
+            None => {
+                if let Ok(frame) = jsonrpc::encode_notification(method, &params) {
+                    self.send(frame).await;
+                }
+            }
+            Some(live) if self.inner.era == Era::Legacy => {
+                if let Value::Object(p) = &mut params {
+                    let m = p.entry("_meta").or_insert_with(|| json!({}));
+                    if let Value::Object(m) = m {
+                        m.insert(
+                            duomcp_schema::meta::RELATED_TASK.into(),
+                            json!({ "taskId": live.id }),
+                        );
+                    }
+                }
+                if let (Some(session), Ok(frame)) = (
+                    &self.inner.session,
+                    jsonrpc::encode_notification(method, &params),
+                ) {
+                    // Best effort: a full session queue drops the notification, never the task.
+                    let _ = session.unrelated.try_send(frame);
+                }
+            }
+            Some(_) => {}
+        }
+    }
+
     /// The era of this request.
     pub fn era(&self) -> Era {
         self.inner.era
@@ -115,6 +275,23 @@ impl Context {
     /// The JSON-RPC id of the request.
     pub fn request_id(&self) -> &RequestId {
         &self.inner.request_id
+    }
+
+    /// The authenticated caller, when the transport authenticated the request: the
+    /// [`AuthLayer`](crate::auth::AuthLayer) on Streamable HTTP; over stdio, the local user
+    /// ([`Principal::local`](crate::auth::Principal::local)).
+    ///
+    /// ```
+    /// use duomcp::server::Context;
+    /// async fn whoami(ctx: Context) -> String {
+    ///     match ctx.principal() {
+    ///         Some(p) => p.subject().unwrap_or("a client").to_owned(),
+    ///         None => "anonymous".to_owned(),
+    ///     }
+    /// }
+    /// ```
+    pub fn principal(&self) -> Option<&crate::auth::Principal> {
+        self.inner.principal.as_deref()
     }
 
     /// Whether the client cancelled the request.
@@ -156,11 +333,8 @@ impl Context {
         if let Some(message) = message {
             params["message"] = json!(message);
         }
-        if let Ok(frame) =
-            jsonrpc::encode_notification(<methods::Progress as NotificationMethod>::NAME, &params)
-        {
-            self.send(frame).await;
-        }
+        self.notify(<methods::Progress as NotificationMethod>::NAME, params)
+            .await;
     }
 
     /// Asks the transport to close this request's SSE connection now, after telling the client
@@ -180,7 +354,7 @@ impl Context {
     /// }
     /// ```
     pub async fn close_sse_stream(&self) {
-        if self.inner.era == Era::Legacy {
+        if self.inner.era == Era::Legacy && self.task_live().is_none() {
             // An empty frame is never a message: transports read it as "close the stream".
             self.send(Vec::new()).await;
         }
@@ -209,12 +383,11 @@ impl Context {
         if let Some(logger) = logger {
             params["logger"] = json!(logger);
         }
-        if let Ok(frame) = jsonrpc::encode_notification(
+        self.notify(
             <methods::LoggingMessage as NotificationMethod>::NAME,
-            &params,
-        ) {
-            self.send(frame).await;
-        }
+            params,
+        )
+        .await;
     }
 
     /// The handler's own state from an earlier round (2026-07-28), if it stored one.
@@ -292,13 +465,30 @@ impl Context {
     ) -> Result<T, HandlerError> {
         match self.inner.era {
             Era::Modern => {
-                let mut input = lock(&self.inner.input);
-                if let Some(answer) = input.responses.get(key) {
-                    // An answer of the wrong shape is treated as missing: ask again.
-                    if let Ok(v) = T::deserialize(answer) {
-                        return Ok(v);
+                {
+                    let input = lock(&self.inner.input);
+                    if let Some(answer) = input.responses.get(key) {
+                        // An answer of the wrong shape is treated as missing: ask again.
+                        if let Ok(v) = T::deserialize(answer) {
+                            return Ok(v);
+                        }
                     }
                 }
+                if let Some(live) = self.task_live() {
+                    // A task waits for `tasks/update` instead of ending the round.
+                    let tasks = &self.inner.shared.tasks;
+                    loop {
+                        let answer = tasks.ask(&live, key, request.clone()).await?;
+                        match T::deserialize(&answer) {
+                            Ok(v) => return Ok(v),
+                            Err(e) => tracing::debug!(
+                                task = %live.id,
+                                "an input response had the wrong shape ({e}); asking again"
+                            ),
+                        }
+                    }
+                }
+                let mut input = lock(&self.inner.input);
                 input.requested.retain(|(k, _)| k != key);
                 input.requested.push((key.to_owned(), request));
                 Err(InputRequired.into())
@@ -333,6 +523,14 @@ impl Context {
         method: &str,
         params: &Value,
     ) -> Result<Box<serde_json::value::RawValue>, HandlerError> {
+        if let Some(live) = self.task_live() {
+            return self
+                .inner
+                .shared
+                .tasks
+                .client_request(&live, method, params)
+                .await;
+        }
         let Some(session) = &self.inner.session else {
             return Err(HandlerError::msg(
                 "no session to send a request to the client on",

@@ -4,7 +4,7 @@ use super::context::{Context, Inner};
 use super::handler::CallParts;
 use super::request_state::{self, SealedState};
 use super::session::{Negotiated, Session, Sink};
-use super::{CachePolicy, HandlerError, ServerEvent, Shared};
+use super::{skills, tasks, CachePolicy, HandlerError, ServerEvent, Shared};
 use crate::era::{legacy, modern, Era, ProtocolError};
 use crate::jsonrpc::{self, IncomingNotification, IncomingRequest, IncomingResponse};
 use crate::util::catch_unwind;
@@ -34,6 +34,8 @@ pub(crate) struct RequestEnv {
     pub cancel: CancellationToken,
     /// Fires when the connection or server is shutting down (ends listen streams gracefully).
     pub closing: CancellationToken,
+    /// The authenticated caller (HTTP: from the auth layer; stdio: the local user).
+    pub principal: Option<Arc<crate::auth::Principal>>,
 }
 
 /// The encoded answer to one request.
@@ -193,6 +195,9 @@ struct CallParams {
     name: String,
     #[serde(default)]
     arguments: Option<Value>,
+    /// 2025-11-25 task augmentation; ignored in 2026-07-28.
+    #[serde(default)]
+    task: Option<Value>,
     #[serde(rename = "inputResponses", default)]
     input_responses: Option<Map<String, Value>>,
     #[serde(rename = "requestState", default)]
@@ -287,6 +292,8 @@ async fn legacy_request(
         session: Some(session.clone()),
         shared: shared.clone(),
         input: Default::default(),
+        principal: env.principal.clone(),
+        task: Default::default(),
     });
     let outcome: Result<Reply, ProtocolError> = async {
         Ok(match method {
@@ -295,6 +302,11 @@ async fn legacy_request(
             }
             m if m == <methods::CallTool as RequestMethod>::NAME => {
                 let p: CallParams = parse(req)?;
+                let (plan, ttl) = tasks::legacy_plan(&ctx, &p.name, p.task.as_ref())?;
+                if plan == tasks::CallPlan::Task {
+                    let created = tasks::legacy_call(&ctx, p.name, p.arguments, ttl).await?;
+                    return Ok(result_reply(ERA, id, &created));
+                }
                 match call_tool(&ctx, p.name, p.arguments).await {
                     Ok(r) => result_reply(ERA, id, &r),
                     Err(e) => return Err(legacy_failure(e)),
@@ -311,7 +323,7 @@ async fn legacy_request(
                 }
             }
             m if m == <methods::ListResources as RequestMethod>::NAME => {
-                result_reply(ERA, id, &list_resources(&shared, req, ERA)?)
+                result_reply(ERA, id, &list_resources(&shared, req, ERA).await?)
             }
             m if m == <methods::ListResourceTemplates as RequestMethod>::NAME => {
                 result_reply(ERA, id, &list_templates(&shared, req, ERA)?)
@@ -343,7 +355,18 @@ async fn legacy_request(
                 Ok(r) => result_reply(ERA, id, &r),
                 Err(e) => return Err(legacy_failure(e)),
             },
-            other => return Err(ProtocolError::MethodNotFound(other.to_owned())),
+            other => {
+                let params = req.params.as_deref();
+                if let Some(r) = tasks::legacy_method(&ctx, other, params, &env.sink).await {
+                    return Ok(result_reply(ERA, id, &r?));
+                }
+                if let Some(r) =
+                    skills::handle(&shared.skills, &shared.config, other, params, ERA).await
+                {
+                    return Ok(result_reply(ERA, id, &r?.0));
+                }
+                return Err(ProtocolError::MethodNotFound(other.to_owned()));
+            }
         })
     }
     .await;
@@ -394,6 +417,8 @@ fn initialize(
 /// Forwards server events to a legacy session (list_changed, subscribed resource updates).
 fn spawn_forwarder(shared: Arc<Shared>, session: Arc<Session>, closing: CancellationToken) {
     let mut events = shared.events.subscribe();
+    // `notifications/tasks/status` goes to the session that created the task.
+    let scope = shared.tasks.session_scope(&session).ok();
     tokio::spawn(async move {
         loop {
             let event = tokio::select! {
@@ -418,6 +443,13 @@ fn spawn_forwarder(shared: Arc<Shared>, session: Arc<Session>, closing: Cancella
                         <methods::ResourceUpdated as NotificationMethod>::NAME,
                         json!({ "uri": uri }),
                     )
+                }
+                Ok(ServerEvent::TaskChanged(task))
+                    if task.era == tasks::TaskEra::Legacy
+                        && scope.is_some()
+                        && task.scope == scope =>
+                {
+                    tasks::legacy_status_notification(&task)
                 }
                 Ok(_) => continue,
                 Err(tokio::sync::broadcast::error::RecvError::Lagged(n)) => {
@@ -467,7 +499,7 @@ fn capabilities(shared: &Shared, era: Era) -> ServerCapabilities {
     if !reg.prompts.is_empty() {
         caps["prompts"] = json!({ "listChanged": true });
     }
-    if !reg.resources.is_empty() || !reg.templates.is_empty() {
+    if !reg.resources.is_empty() || !reg.templates.is_empty() || shared.skills.enabled() {
         caps["resources"] = match era {
             Era::Legacy => json!({ "subscribe": true, "listChanged": true }),
             Era::Modern => json!({ "subscribe": true, "listChanged": true }),
@@ -477,6 +509,31 @@ fn capabilities(shared: &Shared, era: Era) -> ServerCapabilities {
         caps["completions"] = json!({});
     }
     caps["logging"] = json!({});
+    let task_tools = tasks::any_task_tool(
+        reg.tools
+            .values()
+            .map(|e| e.tool.execution.as_ref().and_then(|x| x.task_support)),
+    );
+    let mut extensions = Map::new();
+    match era {
+        Era::Legacy if task_tools => {
+            caps["tasks"] =
+                json!({ "list": {}, "cancel": {}, "requests": { "tools": { "call": {} } } });
+        }
+        Era::Modern if task_tools => {
+            extensions.insert(tasks::EXTENSION_ID.into(), json!({}));
+        }
+        _ => {}
+    }
+    if shared.skills.enabled() {
+        extensions.insert(
+            skills::EXTENSION_ID.into(),
+            json!({ "directoryRead": true }),
+        );
+    }
+    if !extensions.is_empty() {
+        caps["extensions"] = Value::Object(extensions);
+    }
     serde_json::from_value(caps).unwrap_or_default()
 }
 
@@ -516,6 +573,8 @@ async fn modern_request(
         session: None,
         shared: shared.clone(),
         input: Default::default(),
+        principal: env.principal.clone(),
+        task: Default::default(),
     });
     let server_info = json!(shared.info);
     let outcome: Result<Reply, ProtocolError> = async {
@@ -556,7 +615,7 @@ async fn modern_request(
                 )
             }
             m if m == <methods::ListResources as RequestMethod>::NAME => {
-                let r = list_resources(&shared, req, ERA)?;
+                let r = list_resources(&shared, req, ERA).await?;
                 result_reply(
                     ERA,
                     id,
@@ -589,7 +648,19 @@ async fn modern_request(
                     p.request_state.as_deref(),
                     p.input_responses,
                 )?;
-                let r = call_tool(&ctx, p.name, p.arguments).await;
+                let plan = tasks::modern_plan(&ctx, &p.name)?;
+                let (ctx, r) = if plan == tasks::CallPlan::Inline {
+                    let r = call_tool(&ctx, p.name, p.arguments).await;
+                    (ctx, r)
+                } else {
+                    match tasks::modern_call(&ctx, p.name, p.arguments, plan).await? {
+                        tasks::ModernCall::Created(mut created) => {
+                            created["_meta"] = json!({ meta::SERVER_INFO: server_info });
+                            return Ok(result_reply(ERA, id, &created));
+                        }
+                        tasks::ModernCall::Inline(ctx, r) => (ctx, r),
+                    }
+                };
                 return modern_outcome(
                     &ctx,
                     id,
@@ -642,9 +713,53 @@ async fn modern_request(
             },
             m if m == <methods::SubscriptionsListen as RequestMethod>::NAME => {
                 let p: ListenParams = parse(req)?;
-                return Ok(listen(&shared, id, p.notifications, &env).await);
+                let task_ids = match &p.notifications.task_ids {
+                    None => None,
+                    Some(_) if !ctx.client_capabilities().has_extension(tasks::EXTENSION_ID) => {
+                        return Err(ProtocolError::MissingClientCapability(
+                            json!({ "extensions": { tasks::EXTENSION_ID: {} } }),
+                        ))
+                    }
+                    Some(ids) => {
+                        // Only tasks the caller may see; the others are silently not honoured.
+                        let principal = ctx.principal().map(|p| p.key());
+                        let mut visible = Vec::new();
+                        for task in ids {
+                            let found = shared
+                                .tasks
+                                .lookup(task, tasks::TaskEra::Modern, principal.as_deref())
+                                .await;
+                            if found.is_ok() {
+                                visible.push(task.clone());
+                            }
+                        }
+                        Some(visible)
+                    }
+                };
+                return Ok(listen(&shared, id, p.notifications, task_ids, &env).await);
             }
-            other => return Err(ProtocolError::MethodNotFound(other.to_owned())),
+            other => {
+                let params = req.params.as_deref();
+                if let Some(m) = tasks::ModernMethod::of(other) {
+                    let r = tasks::modern_method(&ctx, m, params).await?;
+                    return Ok(result_reply(
+                        ERA,
+                        id,
+                        &complete_value(r, &server_info, None),
+                    ));
+                }
+                if let Some(r) =
+                    skills::handle(&shared.skills, &shared.config, other, params, ERA).await
+                {
+                    let (r, cache) = r?;
+                    return Ok(result_reply(
+                        ERA,
+                        id,
+                        &complete_value(r, &server_info, cache),
+                    ));
+                }
+                return Err(ProtocolError::MethodNotFound(other.to_owned()));
+            }
         })
     }
     .await;
@@ -703,7 +818,7 @@ fn restore_input(
             request_state::now_ms(),
             method,
             target,
-            None,
+            ctx.principal().map(|p| p.key()).as_deref(),
         )
         .map_err(|r| ProtocolError::InvalidParams(format!("Invalid params: {}", r.message())))?;
         input.responses = sealed.r;
@@ -746,7 +861,7 @@ fn modern_outcome<T: Serialize>(
                 m: method.into(),
                 t: target.into(),
                 e: expiry,
-                p: None,
+                p: ctx.principal().map(|p| p.key()),
                 r: input.responses,
                 u: input.user_state,
             };
@@ -774,6 +889,7 @@ async fn listen(
     shared: &Arc<Shared>,
     id: &RequestId,
     filter: SubscriptionFilter,
+    task_ids: Option<Vec<String>>,
     env: &RequestEnv,
 ) -> Reply {
     let mut events = shared.events.subscribe();
@@ -796,8 +912,12 @@ async fn listen(
                 h["resourceSubscriptions"] = json!(uris);
             }
         }
+        if let Some(ids) = &task_ids {
+            h["taskIds"] = json!(ids);
+        }
         h
     };
+    let task_ids = task_ids.unwrap_or_default();
     let wants = |key: &str| honoured.get(key).and_then(Value::as_bool).unwrap_or(false);
     let (tools, prompts, resources) = (
         wants("toolsListChanged"),
@@ -847,6 +967,13 @@ async fn listen(
                 <methods::ResourceUpdated as NotificationMethod>::NAME,
                 json!({ "uri": uri, "_meta": tag }),
             ),
+            Ok(ServerEvent::TaskChanged(task))
+                if task.era == tasks::TaskEra::Modern && task_ids.contains(&task.id) =>
+            {
+                let mut params = tasks::modern_task_value(&task, true);
+                params["_meta"] = tag.clone();
+                notification(<methods::Tasks as NotificationMethod>::NAME, params)
+            }
             Ok(_) | Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => continue,
             Err(tokio::sync::broadcast::error::RecvError::Closed) => break,
         };
@@ -907,7 +1034,7 @@ fn page<'a, T: 'a>(
     (out, next)
 }
 
-fn list_tools(shared: &Shared, req: &IncomingRequest, _era: Era) -> Result<Value, ProtocolError> {
+fn list_tools(shared: &Shared, req: &IncomingRequest, era: Era) -> Result<Value, ProtocolError> {
     let p: ListParams = parse(req)?;
     let after = decode_cursor(p.cursor.as_deref())?;
     let reg = shared.registry();
@@ -917,6 +1044,14 @@ fn list_tools(shared: &Shared, req: &IncomingRequest, _era: Era) -> Result<Value
         shared.config.page_size,
     );
     let mut r = json!({ "tools": tools });
+    if era == Era::Modern {
+        // `execution.taskSupport` is 2025-11-25 only: in 2026-07-28 the server decides.
+        for tool in r["tools"].as_array_mut().into_iter().flatten() {
+            if let Some(tool) = tool.as_object_mut() {
+                tool.remove("execution");
+            }
+        }
+    }
     if let Some(n) = next {
         r["nextCursor"] = json!(n);
     }
@@ -939,19 +1074,32 @@ fn list_prompts(shared: &Shared, req: &IncomingRequest, _era: Era) -> Result<Val
     Ok(r)
 }
 
-fn list_resources(
+async fn list_resources(
     shared: &Shared,
     req: &IncomingRequest,
     _era: Era,
 ) -> Result<Value, ProtocolError> {
     let p: ListParams = parse(req)?;
     let after = decode_cursor(p.cursor.as_deref())?;
+    let skill_files = if shared.skills.enabled() {
+        shared.skills.snapshot().await?.resources()
+    } else {
+        Vec::new()
+    };
     let reg = shared.registry();
-    let (resources, next) = page(
-        reg.resources.iter().map(|(k, e)| (k, &e.resource)),
-        after.as_deref(),
-        shared.config.page_size,
+    let mut all: Vec<(&String, &duomcp_schema::Resource)> = reg
+        .resources
+        .iter()
+        .map(|(k, e)| (k, &e.resource))
+        .collect();
+    all.extend(
+        skill_files
+            .iter()
+            .filter(|(k, _)| !reg.resources.contains_key(k))
+            .map(|(k, r)| (k, r)),
     );
+    all.sort_by(|a, b| a.0.cmp(b.0));
+    let (resources, next) = page(all.into_iter(), after.as_deref(), shared.config.page_size);
     let mut r = json!({ "resources": resources });
     if let Some(n) = next {
         r["nextCursor"] = json!(n);
@@ -985,7 +1133,7 @@ fn list_templates(
     Ok(r)
 }
 
-async fn call_tool(
+pub(super) async fn call_tool(
     ctx: &Context,
     name: String,
     arguments: Option<Value>,
@@ -996,6 +1144,7 @@ async fn call_tool(
             "Unknown tool: {name}"
         )));
     };
+    crate::auth::require_scopes(ctx.principal(), &entry.scopes)?;
     let args = match arguments {
         None | Some(Value::Null) => Value::Object(Map::new()),
         Some(v @ Value::Object(_)) => v,
@@ -1074,6 +1223,7 @@ async fn get_prompt(
             "Unknown prompt: {name}"
         )));
     };
+    crate::auth::require_scopes(ctx.principal(), &entry.scopes)?;
     let args = arguments.unwrap_or_default();
     for arg in entry.prompt.arguments.iter().flatten() {
         if arg.required == Some(true) && !args.contains_key(&arg.name) {
@@ -1092,16 +1242,23 @@ async fn get_prompt(
 }
 
 async fn read_resource(ctx: &Context, uri: &str) -> Result<ReadResourceResult, HandlerError> {
-    let (read, vars) = {
+    let shared = ctx.shared();
+    let registered = shared.registry().resources.contains_key(uri);
+    if !registered && shared.skills.enabled() {
+        if let Some(r) = shared.skills.snapshot().await?.read(uri).await {
+            return r.map_err(HandlerError::from);
+        }
+    }
+    let (read, vars, scopes) = {
         let reg = ctx.shared().registry();
         if let Some(e) = reg.resources.get(uri) {
-            (e.read.clone(), Map::new())
+            (e.read.clone(), Map::new(), e.scopes.clone())
         } else {
             let found = reg.templates.iter().find_map(|t| {
                 t.matcher
                     .as_ref()?
                     .matches(uri)
-                    .map(|vars| (t.read.clone(), vars))
+                    .map(|vars| (t.read.clone(), vars, t.scopes.clone()))
             });
             match found {
                 Some(f) => f,
@@ -1109,6 +1266,7 @@ async fn read_resource(ctx: &Context, uri: &str) -> Result<ReadResourceResult, H
             }
         }
     };
+    crate::auth::require_scopes(ctx.principal(), &scopes)?;
     read(CallParts {
         ctx: ctx.clone(),
         args: Value::Object(vars),

@@ -146,7 +146,8 @@ impl FromCallParts for Uri {
 /// [`FromCallParts`]. You never implement it yourself.
 #[diagnostic::on_unimplemented(
     message = "`{Self}` is not a duomcp handler",
-    note = "a handler is an `async fn` whose arguments implement `FromCallParts` (`Context`, `Args<T>`, `State<T>`, `Uri`) and whose future is `Send`"
+    note = "a handler is an `async fn` whose arguments implement `FromCallParts` (`Context`, `Args<T>`, `State<T>`, `Uri`) and whose future is `Send`",
+    note = "`#[duomcp::tool]` (or `#[duomcp::prompt]`, `#[duomcp::resource]`) on the function reports which argument, return type or `.await` is at fault"
 )]
 pub trait Handler<T>: Clone + Send + Sync + 'static {
     /// What the function returns.

@@ -19,9 +19,12 @@ mod context;
 mod dispatch;
 mod error;
 mod handler;
+mod oneshot;
 mod registry;
 mod request_state;
 pub(crate) mod session;
+pub mod skills;
+pub mod tasks;
 mod uri_template;
 
 pub use context::Context;
@@ -30,7 +33,7 @@ pub use handler::{
     Args, CallParts, FromCallParts, Handler, IntoPromptResult, IntoReadResult, IntoToolResult,
     Json, Rejection, State, Uri,
 };
-pub use registry::{PromptSpec, ToolSpec};
+pub use registry::{PromptSpec, ResourceSpec, TemplateSpec, ToolSpec};
 pub use request_state::SealingKey;
 pub use uri_template::UriTemplate;
 
@@ -40,9 +43,7 @@ pub(crate) use dispatch::{
     handle_notification, handle_request, handle_response, NotificationAction, RequestEnv,
 };
 
-use duomcp_schema::{
-    CacheScope, CompleteRequestParams, CompleteResult, Implementation, Resource, ResourceTemplate,
-};
+use duomcp_schema::{CacheScope, CompleteRequestParams, CompleteResult, Implementation};
 use registry::Registry;
 use std::any::{Any, TypeId};
 use std::collections::HashMap;
@@ -118,12 +119,14 @@ impl Default for ServerConfig {
 }
 
 /// Something that changed on the server, fanned out to sessions and listen streams.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub(crate) enum ServerEvent {
     ToolsChanged,
     PromptsChanged,
     ResourcesChanged,
     ResourceUpdated(String),
+    /// A task changed status or inputs (after the change).
+    TaskChanged(Arc<tasks::TaskRecord>),
 }
 
 #[derive(Default)]
@@ -148,6 +151,8 @@ pub(crate) struct Shared {
     pub events: broadcast::Sender<ServerEvent>,
     pub sealing_key: SealingKey,
     pub shutdown: CancellationToken,
+    pub tasks: tasks::TaskRuntime,
+    pub skills: skills::SkillRegistry,
 }
 
 impl Shared {
@@ -235,12 +240,12 @@ impl Server {
     }
 
     /// Adds (or replaces) a resource at run time and notifies clients.
-    pub fn add_resource<H, T>(&self, resource: Resource, handler: H)
+    pub fn add_resource<H, T>(&self, resource: impl Into<ResourceSpec>, handler: H)
     where
         H: Handler<T>,
         H::Output: IntoReadResult,
     {
-        let entry = registry::resource_entry(resource, handler);
+        let entry = registry::resource_entry(resource.into(), handler);
         self.shared
             .registry_mut()
             .resources
@@ -258,12 +263,12 @@ impl Server {
     }
 
     /// Adds a resource template at run time and notifies clients.
-    pub fn add_resource_template<H, T>(&self, template: ResourceTemplate, handler: H)
+    pub fn add_resource_template<H, T>(&self, template: impl Into<TemplateSpec>, handler: H)
     where
         H: Handler<T>,
         H::Output: IntoReadResult,
     {
-        let entry = registry::template_entry(template, handler);
+        let entry = registry::template_entry(template.into(), handler);
         self.shared.registry_mut().templates.push(Arc::new(entry));
         self.emit(ServerEvent::ResourcesChanged);
     }
@@ -276,6 +281,36 @@ impl Server {
             .retain(|t| t.template.uri_template != uri_template);
         let removed = reg.templates.len() != before;
         drop(reg);
+        if removed {
+            self.emit(ServerEvent::ResourcesChanged);
+        }
+        removed
+    }
+
+    /// Adds (or replaces) an in-memory skill at run time. Clients are told the resource list
+    /// changed, and subscribers of each file that changed are told it was updated. Fails, and
+    /// changes nothing, when the skill is invalid.
+    ///
+    /// ```
+    /// use duomcp::server::{skills::{Skill, SkillSet}, Server};
+    /// let server = Server::builder().skills(SkillSet::new()).build();
+    /// let skill = Skill::new("notes").file("SKILL.md", "---\nname: notes\ndescription: Notes\n---\n");
+    /// server.add_skill(skill).expect("valid");
+    /// assert!(server.remove_skill("skill://notes/SKILL.md"));
+    /// ```
+    pub fn add_skill(&self, skill: skills::Skill) -> Result<(), skills::SkillError> {
+        let changed = self.shared.skills.put(skill)?;
+        self.emit(ServerEvent::ResourcesChanged);
+        for uri in changed {
+            self.emit(ServerEvent::ResourceUpdated(uri));
+        }
+        Ok(())
+    }
+
+    /// Removes an in-memory skill, named by the URI of its `SKILL.md` or by its path; `true`
+    /// if it existed. Clients are notified.
+    pub fn remove_skill(&self, skill: &str) -> bool {
+        let removed = self.shared.skills.remove(skill);
         if removed {
             self.emit(ServerEvent::ResourcesChanged);
         }
@@ -317,6 +352,8 @@ pub struct ServerBuilder {
     registry: Registry,
     state: StateMap,
     sealing_key: Option<SealingKey>,
+    tasks: tasks::TaskConfig,
+    skills: Option<skills::SkillSet>,
 }
 
 impl Default for ServerBuilder {
@@ -328,6 +365,8 @@ impl Default for ServerBuilder {
             registry: Registry::default(),
             state: StateMap::default(),
             sealing_key: None,
+            tasks: tasks::TaskConfig::default(),
+            skills: None,
         }
     }
 }
@@ -403,12 +442,12 @@ impl ServerBuilder {
     }
 
     /// Registers a resource with a fixed URI.
-    pub fn resource<H, T>(mut self, resource: Resource, handler: H) -> Self
+    pub fn resource<H, T>(mut self, resource: impl Into<ResourceSpec>, handler: H) -> Self
     where
         H: Handler<T>,
         H::Output: IntoReadResult,
     {
-        let entry = registry::resource_entry(resource, handler);
+        let entry = registry::resource_entry(resource.into(), handler);
         self.registry
             .resources
             .insert(entry.resource.uri.clone(), Arc::new(entry));
@@ -416,14 +455,14 @@ impl ServerBuilder {
     }
 
     /// Registers a resource template (RFC 6570); its variables reach the handler as `Args<T>`.
-    pub fn resource_template<H, T>(mut self, template: ResourceTemplate, handler: H) -> Self
+    pub fn resource_template<H, T>(mut self, template: impl Into<TemplateSpec>, handler: H) -> Self
     where
         H: Handler<T>,
         H::Output: IntoReadResult,
     {
         self.registry
             .templates
-            .push(Arc::new(registry::template_entry(template, handler)));
+            .push(Arc::new(registry::template_entry(template.into(), handler)));
         self
     }
 
@@ -437,11 +476,38 @@ impl ServerBuilder {
         self
     }
 
+    /// How tasks are stored, timed and retained (see [`tasks`]). Tools run as tasks when they
+    /// allow it ([`ToolSpec::task_support`], [`ToolSpec::long_running`]).
+    pub fn tasks(mut self, config: tasks::TaskConfig) -> Self {
+        self.tasks = config;
+        self
+    }
+
+    /// Serves skills (extension `io.modelcontextprotocol/skills`, see [`skills`]): their files
+    /// become `skill://` resources, and `skills/list`, `skills/get` and
+    /// `resources/directory/read` answer. Declaring them also declares the `resources`
+    /// capability.
+    ///
+    /// ```
+    /// use duomcp::server::{skills::{Skill, SkillSet}, Server};
+    /// let skills = SkillSet::new()
+    ///     .skill(Skill::new("greeting").file("SKILL.md", "---\nname: greeting\ndescription: Greet people\n---\nSay hi.\n"))
+    ///     .expect("valid");
+    /// let server = Server::builder().skills(skills).build();
+    /// # let _ = server;
+    /// ```
+    pub fn skills(mut self, skills: skills::SkillSet) -> Self {
+        self.skills = Some(skills);
+        self
+    }
+
     /// Finishes the definition.
     pub fn build(self) -> Server {
         let (events, _) = broadcast::channel(256);
         Server {
             shared: Arc::new(Shared {
+                tasks: tasks::TaskRuntime::new(self.tasks, events.clone()),
+                skills: skills::SkillRegistry::new(self.skills),
                 info: self.info,
                 instructions: self.instructions,
                 config: self.config,

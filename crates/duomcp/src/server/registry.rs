@@ -29,22 +29,29 @@ pub(crate) struct ToolEntry {
     pub call: Erased<CallToolResult>,
     pub input: Option<CompiledSchema>,
     pub output: Option<CompiledSchema>,
+    /// OAuth scopes a caller needs (checked before the handler runs).
+    pub scopes: Vec<String>,
+    /// The task starts when the handler calls `Context::detach`, not before it runs.
+    pub deferred_task: bool,
 }
 
 pub(crate) struct PromptEntry {
     pub prompt: Prompt,
     pub get: Erased<GetPromptResult>,
+    pub scopes: Vec<String>,
 }
 
 pub(crate) struct ResourceEntry {
     pub resource: Resource,
     pub read: Erased<ReadResourceResult>,
+    pub scopes: Vec<String>,
 }
 
 pub(crate) struct TemplateEntry {
     pub template: ResourceTemplate,
     pub matcher: Option<UriTemplate>,
     pub read: Erased<ReadResourceResult>,
+    pub scopes: Vec<String>,
 }
 
 #[derive(Default, Clone)]
@@ -76,6 +83,8 @@ pub struct ToolSpec {
     tool: Tool,
     input_set: bool,
     output_set: bool,
+    scopes: Vec<String>,
+    deferred_task: bool,
 }
 
 impl ToolSpec {
@@ -87,6 +96,8 @@ impl ToolSpec {
             tool: Tool::new(name, schema),
             input_set: false,
             output_set: false,
+            scopes: Vec::new(),
+            deferred_task: false,
         }
     }
 
@@ -131,9 +142,72 @@ impl ToolSpec {
         self
     }
 
+    /// Whether the tool may run as a task (`execution.taskSupport`, default `forbidden`).
+    ///
+    /// * `Optional`: a task when the client can take one (2025-11-25: it sent `params.task`;
+    ///   2026-07-28: it declared `io.modelcontextprotocol/tasks`), inline otherwise.
+    /// * `Required`: only as a task; other calls are refused (2025-11-25 `-32601`, 2026-07-28
+    ///   `-32021` naming the extension).
+    ///
+    /// The handler is the same either way; see [`tasks`](crate::server::tasks).
+    ///
+    /// ```
+    /// use duomcp::schema::TaskSupport;
+    /// use duomcp::server::ToolSpec;
+    /// let spec = ToolSpec::new("render").task_support(TaskSupport::Required);
+    /// # let _ = spec;
+    /// ```
+    pub fn task_support(mut self, support: duomcp_schema::TaskSupport) -> Self {
+        self.tool
+            .execution
+            .get_or_insert_with(Default::default)
+            .task_support = Some(support);
+        self
+    }
+
+    /// Shorthand for [`task_support`](Self::task_support)`(TaskSupport::Optional)`: a task
+    /// when the client can take one, inline otherwise.
+    pub fn long_running(self) -> Self {
+        self.task_support(duomcp_schema::TaskSupport::Optional)
+    }
+
+    /// In 2026-07-28, starts the task only when the handler calls
+    /// [`Context::detach`](crate::server::Context::detach), so it can first gather input in
+    /// ordinary MRTR rounds (`InputRequiredResult`); a handler that returns without detaching
+    /// answers inline. 2025-11-25 task calls are tasks from the start (the client asked).
+    ///
+    /// ```
+    /// use duomcp::schema::TaskSupport;
+    /// use duomcp::server::ToolSpec;
+    /// let spec = ToolSpec::new("book_trip").task_support(TaskSupport::Required).defer_task();
+    /// # let _ = spec;
+    /// ```
+    pub fn defer_task(mut self) -> Self {
+        self.deferred_task = true;
+        self
+    }
+
     /// Edits the underlying [`Tool`] for fields without a dedicated method (icons, `_meta`…).
     pub fn with(mut self, edit: impl FnOnce(&mut Tool)) -> Self {
         edit(&mut self.tool);
+        self
+    }
+
+    /// OAuth scopes a caller must hold to call the tool. The runtime checks them before the
+    /// handler runs and refuses with `403` and an `insufficient_scope` challenge naming them
+    /// all (see [`auth`](crate::auth)); a request without an authenticated caller is refused.
+    ///
+    /// ```
+    /// use duomcp::server::ToolSpec;
+    /// let spec = ToolSpec::new("write_file").scopes(["files:write"]);
+    /// # let _ = spec;
+    /// ```
+    pub fn scopes<I, S>(mut self, scopes: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.scopes = scopes.into_iter().map(Into::into).collect();
         self
     }
 }
@@ -157,6 +231,8 @@ impl From<Tool> for ToolSpec {
             tool,
             input_set: true,
             output_set,
+            scopes: Vec::new(),
+            deferred_task: false,
         }
     }
 }
@@ -170,6 +246,8 @@ where
         mut tool,
         input_set,
         output_set,
+        scopes,
+        deferred_task,
     } = spec;
     if !input_set {
         if let Some(schema) = H::input_schema() {
@@ -202,6 +280,8 @@ where
         call,
         input,
         output,
+        scopes,
+        deferred_task,
     }
 }
 
@@ -216,6 +296,7 @@ where
 pub struct PromptSpec {
     prompt: Prompt,
     arguments_set: bool,
+    scopes: Vec<String>,
 }
 
 impl PromptSpec {
@@ -224,6 +305,7 @@ impl PromptSpec {
         PromptSpec {
             prompt: Prompt::new(name),
             arguments_set: false,
+            scopes: Vec::new(),
         }
     }
 
@@ -258,6 +340,16 @@ impl PromptSpec {
         self.arguments_set = true;
         self
     }
+
+    /// OAuth scopes a caller must hold to get the prompt (see [`ToolSpec::scopes`]).
+    pub fn scopes<I, S>(mut self, scopes: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.scopes = scopes.into_iter().map(Into::into).collect();
+        self
+    }
 }
 
 impl From<&str> for PromptSpec {
@@ -271,6 +363,7 @@ impl From<Prompt> for PromptSpec {
         PromptSpec {
             prompt,
             arguments_set: true,
+            scopes: Vec::new(),
         }
     }
 }
@@ -307,6 +400,7 @@ where
     let PromptSpec {
         mut prompt,
         arguments_set,
+        scopes,
     } = spec;
     if !arguments_set {
         if let Some(schema) = H::input_schema() {
@@ -325,7 +419,11 @@ where
             }
         })
     });
-    PromptEntry { prompt, get }
+    PromptEntry {
+        prompt,
+        get,
+        scopes,
+    }
 }
 
 fn read_fn<H, T>(handler: H) -> Erased<ReadResourceResult>
@@ -345,22 +443,99 @@ where
     })
 }
 
-pub(crate) fn resource_entry<H, T>(resource: Resource, handler: H) -> ResourceEntry
+/// A resource's definition plus the OAuth scopes a caller needs to read it. A [`Resource`]
+/// converts into a spec needing no scope.
+///
+/// ```
+/// use duomcp::schema::Resource;
+/// use duomcp::server::ResourceSpec;
+/// let spec = ResourceSpec::new(Resource::new("file:///secret", "secret")).scopes(["files:read"]);
+/// # let _ = spec;
+/// ```
+#[derive(Debug, Clone)]
+pub struct ResourceSpec {
+    resource: Resource,
+    scopes: Vec<String>,
+}
+
+impl ResourceSpec {
+    /// A spec for `resource`, readable by anyone.
+    pub fn new(resource: Resource) -> Self {
+        ResourceSpec {
+            resource,
+            scopes: Vec::new(),
+        }
+    }
+
+    /// OAuth scopes a caller must hold to read it (see [`ToolSpec::scopes`]).
+    pub fn scopes<I, S>(mut self, scopes: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.scopes = scopes.into_iter().map(Into::into).collect();
+        self
+    }
+}
+
+impl From<Resource> for ResourceSpec {
+    fn from(resource: Resource) -> Self {
+        ResourceSpec::new(resource)
+    }
+}
+
+/// A resource template's definition plus the OAuth scopes a caller needs to read through it.
+/// A [`ResourceTemplate`] converts into a spec needing no scope.
+#[derive(Debug, Clone)]
+pub struct TemplateSpec {
+    template: ResourceTemplate,
+    scopes: Vec<String>,
+}
+
+impl TemplateSpec {
+    /// A spec for `template`, readable by anyone.
+    pub fn new(template: ResourceTemplate) -> Self {
+        TemplateSpec {
+            template,
+            scopes: Vec::new(),
+        }
+    }
+
+    /// OAuth scopes a caller must hold to read it (see [`ToolSpec::scopes`]).
+    pub fn scopes<I, S>(mut self, scopes: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.scopes = scopes.into_iter().map(Into::into).collect();
+        self
+    }
+}
+
+impl From<ResourceTemplate> for TemplateSpec {
+    fn from(template: ResourceTemplate) -> Self {
+        TemplateSpec::new(template)
+    }
+}
+
+pub(crate) fn resource_entry<H, T>(spec: ResourceSpec, handler: H) -> ResourceEntry
 where
     H: Handler<T>,
     H::Output: IntoReadResult,
 {
     ResourceEntry {
-        resource,
+        resource: spec.resource,
         read: read_fn(handler),
+        scopes: spec.scopes,
     }
 }
 
-pub(crate) fn template_entry<H, T>(template: ResourceTemplate, handler: H) -> TemplateEntry
+pub(crate) fn template_entry<H, T>(spec: TemplateSpec, handler: H) -> TemplateEntry
 where
     H: Handler<T>,
     H::Output: IntoReadResult,
 {
+    let TemplateSpec { template, scopes } = spec;
     let matcher = UriTemplate::parse(&template.uri_template);
     if matcher.is_none() {
         tracing::warn!(template = %template.uri_template, "resource template does not parse; it will match nothing");
@@ -369,5 +544,6 @@ where
         template,
         matcher,
         read: read_fn(handler),
+        scopes,
     }
 }

@@ -63,6 +63,7 @@ impl Server {
         let session = Session::new(tx.clone());
         let in_flight: InFlight = Arc::default();
         let closing = shared.shutdown.child_token();
+        let local = Arc::new(crate::auth::Principal::local());
         let limit = Arc::new(Semaphore::new(config.max_in_flight.max(1)));
         let tasks = TaskTracker::new();
         let mut lines = LineReader::new(
@@ -125,6 +126,8 @@ impl Server {
                         sink: tx.clone(),
                         cancel: token,
                         closing: closing.clone(),
+                        // Stdio takes its credentials from the environment: the local user.
+                        principal: Some(local.clone()),
                     };
                     let (shared, tx, in_flight) = (shared.clone(), tx.clone(), in_flight.clone());
                     tasks.spawn(async move {

@@ -8,6 +8,7 @@
 use super::cache::{Cache, Invalidate, CACHEABLE};
 use super::error::ClientError;
 use super::handlers::Handlers;
+use super::mirror::{self, ToolHeaders};
 use super::notify::{Notification, OnDrop, Subscription};
 use super::options::RequestOptions;
 use super::transport::{Outgoing, RequestStream, Transport, TransportEvent};
@@ -88,6 +89,8 @@ pub(crate) struct Inner {
     pub handlers: Handlers,
     pub cache: Cache,
     pub tools: ToolSchemas,
+    /// `x-mcp-header` annotations of the listed tools (HTTP, 2026-07-28).
+    pub tool_headers: ToolHeaders,
     state: RwLock<Option<Negotiated>>,
     next_id: AtomicI64,
     progress: Mutex<HashMap<ProgressToken, mpsc::UnboundedSender<ProgressNotificationParams>>>,
@@ -181,6 +184,7 @@ impl Inner {
             handlers,
             cache,
             tools: ToolSchemas::default(),
+            tool_headers: ToolHeaders::default(),
             state: RwLock::new(None),
             next_id: AtomicI64::new(1),
             progress: Mutex::default(),
@@ -224,6 +228,12 @@ impl Inner {
 
     pub(crate) fn era(&self) -> Option<Era> {
         self.negotiated().map(|n| n.era)
+    }
+
+    /// Whether `x-mcp-header` applies: a 2026-07-28 connection over a transport that mirrors
+    /// values into headers.
+    pub(crate) fn mirrors_headers(&self) -> bool {
+        self.era() == Some(Era::Modern) && self.transport.mirrors_headers()
     }
 
     fn new_id(&self) -> RequestId {
@@ -312,6 +322,17 @@ impl Inner {
         msg.method = Some(method.to_owned());
         msg.name = mcp_name(method, &params);
         msg.protocol_version = Some(speak.version.clone());
+        if speak.era == Era::Modern
+            && method == <methods::CallTool as RequestMethod>::NAME
+            && self.transport.mirrors_headers()
+        {
+            let annotated = msg.name.as_deref().and_then(|t| self.tool_headers.get(t));
+            if let Some(annotated) = annotated {
+                let none = Value::Null;
+                let arguments = params.get("arguments").unwrap_or(&none);
+                msg.header_params = mirror::header_values(&annotated, arguments);
+            }
+        }
         Ok(msg)
     }
 

@@ -75,6 +75,7 @@ impl Inner {
                     <methods::ListTools as RequestMethod>::NAME,
                 ));
                 self.tools.clear();
+                self.tool_headers.clear();
                 Notification::ToolsListChanged
             }
             m if m == <methods::PromptListChanged as NotificationMethod>::NAME => {
@@ -247,6 +248,7 @@ impl Inner {
     pub(super) fn on_restart(self: &Arc<Self>) {
         self.cache.invalidate(Invalidate::All);
         self.tools.clear();
+        self.tool_headers.clear();
         lock(&self.subscriptions).clear();
         if self.era() == Some(Era::Legacy) {
             let inner = self.clone();

@@ -12,13 +12,17 @@
 //!   server→client request; HTTP: the legacy GET stream), plus restarts and closure.
 //!
 //! [`Outgoing`] carries, next to the encoded body, the values a Streamable HTTP transport
-//! mirrors into headers (`MCP-Protocol-Version`, `Mcp-Method`, `Mcp-Name`), so a transport
-//! never has to parse what it sends. The client runtime does all correlation that needs MCP
-//! knowledge (progress tokens, subscription ids) the same way for every transport.
+//! mirrors into headers (`MCP-Protocol-Version`, `Mcp-Method`, `Mcp-Name`, `Mcp-Param-*`), so a
+//! transport never has to parse what it sends. The client runtime does all correlation that
+//! needs MCP knowledge (progress tokens, subscription ids) the same way for every transport.
 //!
 //! Implementations: [`StreamTransport`] (newline-delimited JSON over any
-//! `AsyncRead`/`AsyncWrite` pair) and [`ProcessTransport`] (a child process's stdin/stdout).
+//! `AsyncRead`/`AsyncWrite` pair), [`ProcessTransport`] (a child process's stdin/stdout) and,
+//! with feature `http-client`, [`http::HttpTransport`] (Streamable HTTP, and the 2024-11-05
+//! HTTP+SSE transport as a fallback).
 
+#[cfg(feature = "http-client")]
+pub mod http;
 mod process;
 mod stream;
 
@@ -49,6 +53,10 @@ pub struct Outgoing {
     pub name: Option<String>,
     /// The protocol version the message speaks (`MCP-Protocol-Version`), once known.
     pub protocol_version: Option<String>,
+    /// `Mcp-Param-{name}` values of a 2026-07-28 `tools/call`, from the tool's `x-mcp-header`
+    /// annotations: `(name, value)`, the value not yet encoded (set only for transports that
+    /// [mirror headers](Transport::mirrors_headers)).
+    pub header_params: Vec<(String, String)>,
     /// The encoded JSON-RPC message, without framing.
     pub body: Vec<u8>,
 }
@@ -67,6 +75,7 @@ impl Outgoing {
             method: None,
             name: None,
             protocol_version: None,
+            header_params: Vec::new(),
             body,
         }
     }
@@ -82,7 +91,18 @@ pub enum TransportError {
     /// An I/O error.
     #[error("i/o error: {0}")]
     Io(#[from] std::io::Error),
-    /// Anything else the transport wants to report (HTTP status, malformed stream…).
+    /// The server answered with an HTTP error status and no JSON-RPC error to report.
+    #[error("HTTP {status}{}", if body.is_empty() { String::new() } else { format!(": {body}") })]
+    Http {
+        /// The status code.
+        status: u16,
+        /// What the body said (shortened).
+        body: String,
+    },
+    /// Authorization could not be obtained (see [`AuthProvider`](crate::client::auth::AuthProvider)).
+    #[error(transparent)]
+    Auth(#[from] crate::client::auth::AuthError),
+    /// Anything else the transport wants to report (a malformed stream…).
     #[error("{0}")]
     Other(String),
 }
@@ -187,6 +207,22 @@ pub trait Transport: Send + Sync + 'static {
     fn cancels_on_drop(&self, era: Era) -> bool {
         let _ = era;
         false
+    }
+
+    /// Whether the transport mirrors request values into headers (Streamable HTTP). The runtime
+    /// then fills [`Outgoing::header_params`] in the 2026-07-28 era and drops listed tools with
+    /// invalid `x-mcp-header` annotations, as HTTP clients must. Default: `false`.
+    fn mirrors_headers(&self) -> bool {
+        false
+    }
+
+    /// What the transport itself saw about the server's era when the last request failed
+    /// (Streamable HTTP: a `400` carrying `-32020`/`-32021`/`-32022`, or a `404` carrying
+    /// `-32601`, comes from a 2026-07-28 server; another `4xx` from an older one). The era probe
+    /// reads it to tell "not a 2026-07-28 server" from "a 2026-07-28 server refusing the probe".
+    /// Default: `None`.
+    fn era_evidence(&self) -> Option<Era> {
+        None
     }
 
     /// Closes the connection gracefully (a child process: close stdin, wait, SIGTERM, SIGKILL).

@@ -8,8 +8,8 @@ use super::session::{
 };
 use super::sse::{self, LegacyConn};
 use super::{
-    accepted, busy, guard, method_not_allowed, modern_header, rpc_error, with_timeout, Inner,
-    CONN_CAPACITY, SINK_CAPACITY,
+    accepted, busy, guard, method_not_allowed, modern_header, owner_key, principal, reply_json,
+    rpc_error, with_timeout, Inner, CONN_CAPACITY, SINK_CAPACITY,
 };
 use crate::era::Era;
 use crate::jsonrpc::{error_code, Incoming, IncomingRequest, RequestId};
@@ -57,7 +57,7 @@ pub(super) async fn post(t: &Arc<Inner>, parts: &Parts, message: Incoming) -> Re
         (Incoming::Request(req), None)
             if req.method == <methods::Initialize as RequestMethod>::NAME =>
         {
-            return initialize(t, req).await
+            return initialize(t, req, parts).await
         }
         (message, _) => message,
     };
@@ -69,11 +69,11 @@ pub(super) async fn post(t: &Arc<Inner>, parts: &Parts, message: Incoming) -> Re
             "Bad Request: the Mcp-Session-Id header is required (send `initialize` first)",
         );
     };
-    let Some(session) = t.sessions.get(sid) else {
+    let Some(session) = owned_session(t, parts, sid) else {
         return unknown_session(request_id(&message));
     };
     match message {
-        Incoming::Request(req) => request(t, &session, req).await,
+        Incoming::Request(req) => request(t, &session, req, parts).await,
         Incoming::Notification(n) => {
             let _busy = session.busy();
             if let NotificationAction::Cancel(id) = handle_notification(Some(&session.core), &n) {
@@ -89,8 +89,16 @@ pub(super) async fn post(t: &Arc<Inner>, parts: &Parts, message: Incoming) -> Re
     }
 }
 
+/// The session `sid`, if it exists and belongs to the caller: a session is bound to the
+/// principal that created it, and another principal is told it does not exist.
+fn owned_session(t: &Arc<Inner>, parts: &Parts, sid: &str) -> Option<Arc<HttpSession>> {
+    t.sessions
+        .get(sid)
+        .filter(|s| s.owned_by(owner_key(parts).as_deref()))
+}
+
 /// `initialize` without a session: a new session, whose id goes back in `Mcp-Session-Id`.
-async fn initialize(t: &Arc<Inner>, req: IncomingRequest) -> Response {
+async fn initialize(t: &Arc<Inner>, req: IncomingRequest, parts: &Parts) -> Response {
     t.sessions
         .start_sweeper(t.config.session_idle_timeout, t.closing.clone());
     let session = match t.sessions.create(
@@ -110,6 +118,7 @@ async fn initialize(t: &Arc<Inner>, req: IncomingRequest) -> Response {
         }
     };
     let _busy = session.busy();
+    session.bind_owner(owner_key(parts));
     // `initialize` sends nothing before its result; a sink nobody reads is enough.
     let (sink, _unread) = mpsc::channel(1);
     let env = RequestEnv {
@@ -118,6 +127,7 @@ async fn initialize(t: &Arc<Inner>, req: IncomingRequest) -> Response {
         sink,
         cancel: CancellationToken::new(),
         closing: session.closing.clone(),
+        principal: principal(parts),
     };
     match handle_request(t.shared.clone(), req, env).await {
         Some(reply) if reply.error.is_none() => {
@@ -140,7 +150,12 @@ async fn initialize(t: &Arc<Inner>, req: IncomingRequest) -> Response {
 
 /// A request in a session: the handler runs in its own task (a dropped connection is not a
 /// cancellation in this era); the answer is JSON, or a resumable SSE stream.
-async fn request(t: &Arc<Inner>, session: &Arc<HttpSession>, req: IncomingRequest) -> Response {
+async fn request(
+    t: &Arc<Inner>,
+    session: &Arc<HttpSession>,
+    req: IncomingRequest,
+    parts: &Parts,
+) -> Response {
     let Ok(permit) = t.requests.clone().try_acquire_owned() else {
         return busy(Some(&req.id), "too many requests in flight");
     };
@@ -163,6 +178,7 @@ async fn request(t: &Arc<Inner>, session: &Arc<HttpSession>, req: IncomingReques
         sink,
         cancel: token.clone(),
         closing: session.closing.clone(),
+        principal: principal(parts),
     };
     let work = with_timeout(
         handle_request(t.shared.clone(), req, env),
@@ -187,7 +203,7 @@ async fn request(t: &Arc<Inner>, session: &Arc<HttpSession>, req: IncomingReques
                 Some(frame) => Some(frame),
                 // The handler is done and sent nothing: its reply is on its way.
                 None => return match reply_rx.await {
-                    Ok(Some(reply)) => sse::json(StatusCode::OK, reply.frame),
+                    Ok(Some(reply)) => reply_json(StatusCode::OK, reply),
                     _ => sse::empty_response(),
                 },
             },
@@ -195,7 +211,7 @@ async fn request(t: &Arc<Inner>, session: &Arc<HttpSession>, req: IncomingReques
                 let reply = reply.ok().flatten();
                 return match sink_rx.try_recv() {
                     Err(_) => match reply {
-                        Some(reply) => sse::json(StatusCode::OK, reply.frame),
+                        Some(reply) => reply_json(StatusCode::OK, reply),
                         None => sse::empty_response(),
                     },
                     Ok(frame) => stream_response(t, session, Some(frame), sink_rx, ReplySource::Ready(reply)).await,
@@ -253,7 +269,7 @@ pub(super) async fn get(t: &Arc<Inner>, parts: &Parts) -> Response {
     let Some(sid) = session_header(parts) else {
         return method_not_allowed("POST");
     };
-    let Some(session) = t.sessions.get(sid) else {
+    let Some(session) = owned_session(t, parts, sid) else {
         return unknown_session(None);
     };
     let (stream_id, after) = match parts
@@ -340,6 +356,9 @@ pub(super) fn delete(t: &Arc<Inner>, parts: &Parts) -> Response {
             "Bad Request: the Mcp-Session-Id header is required",
         );
     };
+    if owned_session(t, parts, sid).is_none() {
+        return unknown_session(None);
+    }
     match t.sessions.remove(sid) {
         Some(_) => {
             let mut res = Response::new(axum::body::Body::empty());

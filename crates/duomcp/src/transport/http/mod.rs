@@ -486,6 +486,34 @@ fn rpc_error(
     error_response(status, id, &jsonrpc::error(code, message))
 }
 
+/// The caller the auth layer authenticated ([`crate::auth::AuthLayer`]), if any.
+fn principal(parts: &Parts) -> Option<Arc<crate::auth::Principal>> {
+    parts
+        .extensions
+        .get::<Arc<crate::auth::Principal>>()
+        .cloned()
+}
+
+/// The identity a legacy session is bound to: the principal that created it.
+fn owner_key(parts: &Parts) -> Option<String> {
+    parts
+        .extensions
+        .get::<Arc<crate::auth::Principal>>()
+        .map(|p| p.key())
+}
+
+/// A JSON answer with `status`; an insufficient-scope refusal goes out as `403`, marked so
+/// that the auth layer adds its `WWW-Authenticate` challenge.
+fn reply_json(status: StatusCode, reply: Reply) -> Response {
+    if let Some(ProtocolError::InsufficientScope { required }) = &reply.error {
+        let mut res = sse::json(StatusCode::FORBIDDEN, reply.frame);
+        res.extensions_mut()
+            .insert(crate::auth::ScopeChallenge(required.clone()));
+        return res;
+    }
+    sse::json(status, reply.frame)
+}
+
 fn accepted() -> Response {
     let mut res = Response::new(Body::empty());
     *res.status_mut() = StatusCode::ACCEPTED;

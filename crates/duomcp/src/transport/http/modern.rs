@@ -4,7 +4,8 @@
 use super::config::ResponseMode;
 use super::sse::{self, ModernConn};
 use super::{
-    accepted, busy, error_response, headers, rpc_error, with_timeout, Inner, SINK_CAPACITY,
+    accepted, busy, error_response, headers, principal, reply_json, rpc_error, with_timeout, Inner,
+    SINK_CAPACITY,
 };
 use crate::era::{modern as modern_era, Era};
 use crate::jsonrpc::{error_code, Incoming};
@@ -29,7 +30,7 @@ fn status_of(reply: &Reply) -> StatusCode {
 
 fn json_reply(reply: Option<Reply>) -> Response {
     match reply {
-        Some(reply) => sse::json(status_of(&reply), reply.frame),
+        Some(reply) => reply_json(status_of(&reply), reply),
         None => sse::empty_response(),
     }
 }
@@ -71,6 +72,7 @@ pub(super) async fn post(t: &Arc<Inner>, parts: &Parts, message: Incoming) -> Re
         sink,
         cancel: cancel.clone(),
         closing: t.closing.clone(),
+        principal: principal(parts),
     };
     let mut handler = with_timeout(
         handle_request(t.shared.clone(), req, env),

@@ -189,6 +189,8 @@ pub(crate) struct HttpSession {
     activity: Mutex<Activity>,
     /// `GET` connections open on this session.
     pub get_streams: AtomicUsize,
+    /// The principal that created the session ([`crate::auth::Principal::key`]), if any.
+    owner: Mutex<Option<String>>,
 }
 
 /// Keeps a session from expiring while it lives.
@@ -203,6 +205,16 @@ impl Drop for Busy {
 }
 
 impl HttpSession {
+    /// Binds the session to the principal that created it.
+    pub(crate) fn bind_owner(&self, key: Option<String>) {
+        *lock(&self.owner) = key;
+    }
+
+    /// Whether `key` (the caller's principal) may use this session.
+    pub(crate) fn owned_by(&self, key: Option<&str>) -> bool {
+        lock(&self.owner).as_deref() == key
+    }
+
     pub(crate) fn busy(self: &Arc<Self>) -> Busy {
         let mut a = lock(&self.activity);
         a.busy += 1;
@@ -383,6 +395,7 @@ impl Sessions {
                 busy: 0,
             }),
             get_streams: AtomicUsize::new(0),
+            owner: Mutex::new(None),
         });
         {
             let mut map = lock(&self.map);

@@ -1,0 +1,70 @@
+//! The echo benchmark server, written with the public API the way a user would write it:
+//! one tool `echo {text: string}` returning `[{type: "text", text}]`, input validation on.
+//!
+//! ```text
+//! duomcp-echo stdio          # both eras on stdin/stdout
+//! duomcp-echo http 8080      # both eras on http://127.0.0.1:8080/mcp
+//! ```
+
+use duomcp::server::{Args, Server};
+
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+struct Echo {
+    /// The text to send back.
+    text: String,
+}
+
+async fn echo(Args(Echo { text }): Args<Echo>) -> String {
+    text
+}
+
+fn server() -> Server {
+    Server::builder()
+        .name("duomcp-echo")
+        .tool("echo", echo)
+        .build()
+}
+
+fn main() -> std::process::ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("duomcp-echo: {e}");
+            return std::process::ExitCode::FAILURE;
+        }
+    };
+    let result = runtime.block_on(async {
+        match args
+            .iter()
+            .map(String::as_str)
+            .collect::<Vec<_>>()
+            .as_slice()
+        {
+            ["stdio"] => server().serve_stdio().await,
+            ["http", port] => {
+                let listener = tokio::net::TcpListener::bind((
+                    "127.0.0.1",
+                    port.parse::<u16>().unwrap_or(8080),
+                ))
+                .await?;
+                duomcp::transport::http::StreamableHttp::new(server())
+                    .serve(listener)
+                    .await
+            }
+            _ => Err(std::io::Error::other(
+                "usage: duomcp-echo stdio | duomcp-echo http PORT",
+            )),
+        }
+    });
+    match result {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("duomcp-echo: {e}");
+            std::process::ExitCode::FAILURE
+        }
+    }
+}

@@ -1,0 +1,124 @@
+//! `duomcp login URL`: authorize against an MCP server once (OAuth 2.1 in the browser) and keep
+//! the tokens, so that every later client command against that URL is authenticated.
+//!
+//! ```text
+//! duomcp login https://mcp.example.com/mcp          # opens the browser, waits on 127.0.0.1:33418
+//! duomcp tools https://mcp.example.com/mcp          # uses (and refreshes) the stored token
+//! duomcp login --logout https://mcp.example.com/mcp # forgets it
+//! ```
+//!
+//! Tokens and client registrations live in `$XDG_CONFIG_HOME/duomcp/credentials.json`
+//! (`~/.config/duomcp/credentials.json`), readable by the owner only; `--store` picks another
+//! file.
+
+use super::Failure;
+use clap::Args;
+use duomcp::auth::{FileTokenStore, LoopbackRedirect, OAuthClient, PreRegistered, TokenStore};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+/// `duomcp login`.
+#[derive(Debug, Args)]
+pub struct LoginArgs {
+    /// The MCP server's Streamable HTTP URL.
+    #[arg(value_name = "URL")]
+    pub url: String,
+    /// The loopback port the browser is sent back to (`http://127.0.0.1:PORT/callback`).
+    #[arg(long, default_value_t = LoopbackRedirect::DEFAULT_PORT)]
+    pub port: u16,
+    /// Print the authorization URL instead of opening a browser.
+    #[arg(long)]
+    pub no_browser: bool,
+    /// A client id registered with the authorization server beforehand (otherwise the client
+    /// registers itself).
+    #[arg(long, value_name = "ID")]
+    pub client_id: Option<String>,
+    /// The secret of `--client-id`.
+    #[arg(long, value_name = "SECRET", requires = "client_id")]
+    pub client_secret: Option<String>,
+    /// Extra scopes to request (repeatable).
+    #[arg(long = "scope", value_name = "SCOPE")]
+    pub scopes: Vec<String>,
+    /// The credentials file (default `~/.config/duomcp/credentials.json`).
+    #[arg(long, value_name = "PATH")]
+    pub store: Option<PathBuf>,
+    /// Forget the stored tokens for URL instead.
+    #[arg(long)]
+    pub logout: bool,
+}
+
+fn store(path: Option<PathBuf>) -> Result<FileTokenStore, Failure> {
+    path.or_else(FileTokenStore::default_path)
+        .map(FileTokenStore::new)
+        .ok_or_else(|| Failure("no home directory for the credentials file; use --store".into()))
+}
+
+fn oauth(store: FileTokenStore, port: u16, open_browser: bool) -> OAuthClientBuilder {
+    OAuthClient::builder()
+        .client_name("duomcp")
+        .redirect(LoopbackRedirect::new(port).open_browser(open_browser))
+        .store(store)
+}
+
+use duomcp::auth::OAuthClientBuilder;
+
+/// Runs `duomcp login`.
+pub async fn run(args: LoginArgs) -> ExitCode {
+    match login(args).await {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(Failure(text)) => {
+            eprintln!("duomcp: {text}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+async fn login(args: LoginArgs) -> Result<(), Failure> {
+    if !super::is_url(&args.url) {
+        return Err(Failure(format!("`{}` is not an http(s) URL", args.url)));
+    }
+    let store = store(args.store)?;
+    if args.logout {
+        store
+            .remove_token(&args.url)
+            .await
+            .map_err(|e| Failure(e.to_string()))?;
+        eprintln!("Forgot the tokens for {}", args.url);
+        return Ok(());
+    }
+    let mut builder = oauth(store.clone(), args.port, !args.no_browser).scopes(args.scopes);
+    if let Some(id) = args.client_id {
+        let mut p = PreRegistered::new(id);
+        if let Some(secret) = args.client_secret {
+            p = p.secret(secret);
+        }
+        builder = builder.pre_registered(p);
+    }
+    let client = builder.build().map_err(|e| Failure(e.to_string()))?;
+    let token = client
+        .login(&args.url)
+        .await
+        .map_err(|e| Failure(format!("login to {} failed: {e}", args.url)))?;
+    let scopes = if token.scopes.is_empty() {
+        "no particular scope".to_owned()
+    } else {
+        token.scopes.join(" ")
+    };
+    eprintln!(
+        "Logged in to {} (authorization server {}, {scopes}); tokens stored in {}",
+        args.url,
+        token.issuer,
+        store.path().display()
+    );
+    Ok(())
+}
+
+/// The OAuth client for `url` when `duomcp login` stored tokens for it: client commands use it
+/// so that requests carry the token, and a refresh or step-up happens when needed.
+pub(crate) async fn stored_auth(url: &str) -> Option<OAuthClient> {
+    let store = FileTokenStore::new(FileTokenStore::default_path()?);
+    store.load_token(url).await.ok().flatten()?;
+    oauth(store, LoopbackRedirect::DEFAULT_PORT, true)
+        .build()
+        .ok()
+}

@@ -1,0 +1,209 @@
+//! Tasks: long-running tool calls the client polls for, in both revisions.
+//!
+//! * **2025-11-25** (core, client-directed): a `tools/call` with `params.task` on a tool whose
+//!   [`TaskSupport`](duomcp_schema::TaskSupport) allows it answers at once with a
+//!   `CreateTaskResult`; the client polls `tasks/get`, blocks on `tasks/result`, pages
+//!   `tasks/list` and may `tasks/cancel`. The handler's `ctx.elicit` and friends reach the client
+//!   on the `tasks/result` stream, tagged with the related-task `_meta`, while the task is
+//!   `input_required`.
+//! * **2026-07-28** (extension `io.modelcontextprotocol/tasks`, server-directed): when the
+//!   request declares the extension, a task-capable tool answers with `resultType: "task"`;
+//!   the client polls `tasks/get` (which inlines the result or error), answers `inputRequests`
+//!   with `tasks/update` and may `tasks/cancel`. `subscriptions/listen` streams that name task
+//!   ids receive `notifications/tasks`.
+//!
+//! Handlers do not change: mark the tool long-running and the runtime runs it as a task when
+//! the client can take one, inline otherwise.
+//!
+//! ```
+//! use duomcp::server::{Context, HandlerError, Server, ToolSpec};
+//! use duomcp::server::tasks::TaskConfig;
+//! use std::time::Duration;
+//!
+//! async fn crunch(ctx: Context) -> Result<String, HandlerError> {
+//!     for _ in 0..10 {
+//!         if ctx.is_cancelled() {
+//!             return Err(HandlerError::Cancelled);
+//!         }
+//!         tokio::time::sleep(Duration::from_millis(10)).await;
+//!     }
+//!     Ok("crunched".into())
+//! }
+//!
+//! let server = Server::builder()
+//!     .tool(ToolSpec::new("crunch").description("Takes a while").long_running(), crunch)
+//!     .tasks(TaskConfig::default().default_ttl(Duration::from_secs(600)))
+//!     .build();
+//! # let _ = server;
+//! ```
+//!
+//! Tasks are bound to the authenticated caller ([`Context::principal`](crate::server::Context::principal))
+//! when there is one: another caller sees "not found". Without authentication a task id is a
+//! bearer token (128 random bits); `tasks/list` then shows only the tasks of the calling
+//! 2025-11-25 session.
+
+mod handlers;
+pub(crate) mod runtime;
+mod store;
+mod wire;
+
+pub use store::{
+    InMemoryTaskStore, StoreFuture, TaskEdit, TaskEra, TaskFilter, TaskOutcome, TaskRecord,
+    TaskStore, TaskStoreError,
+};
+
+pub(crate) use handlers::{
+    any_task_tool, legacy_call, legacy_method, legacy_plan, modern_call, modern_method,
+    modern_plan, CallPlan, ModernCall, ModernMethod,
+};
+pub(crate) use runtime::{DetachHook, LiveTask, TaskRuntime};
+pub(crate) use wire::{legacy_status_notification, modern_task_value};
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// The extension identifier of 2026-07-28 tasks.
+pub const EXTENSION_ID: &str = duomcp_schema::tasks::ext::EXTENSION_ID;
+
+/// Where the task runtime reads the time from (milliseconds since the Unix epoch).
+///
+/// Expiry is computed from it, so a [`ManualClock`] makes ttl expiry testable without sleeping.
+pub trait Clock: Send + Sync + 'static {
+    /// The current time in milliseconds since the Unix epoch.
+    fn now_ms(&self) -> u64;
+}
+
+/// The operating system's clock.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct SystemClock;
+
+impl Clock for SystemClock {
+    fn now_ms(&self) -> u64 {
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_millis() as u64)
+            .unwrap_or(0)
+    }
+}
+
+/// A clock that moves only when told to; clones share the time.
+///
+/// ```
+/// use duomcp::server::tasks::{Clock, ManualClock};
+/// use std::time::Duration;
+/// let clock = ManualClock::new(1_000);
+/// clock.advance(Duration::from_secs(2));
+/// assert_eq!(clock.now_ms(), 3_000);
+/// ```
+#[derive(Debug, Clone, Default)]
+pub struct ManualClock(Arc<AtomicU64>);
+
+impl ManualClock {
+    /// A clock reading `start_ms`.
+    pub fn new(start_ms: u64) -> Self {
+        ManualClock(Arc::new(AtomicU64::new(start_ms)))
+    }
+
+    /// Moves the clock forward.
+    pub fn advance(&self, by: Duration) {
+        self.0.fetch_add(by.as_millis() as u64, Ordering::SeqCst);
+    }
+
+    /// Sets the time.
+    pub fn set(&self, now_ms: u64) {
+        self.0.store(now_ms, Ordering::SeqCst);
+    }
+}
+
+impl Clock for ManualClock {
+    fn now_ms(&self) -> u64 {
+        self.0.load(Ordering::SeqCst)
+    }
+}
+
+/// How tasks are stored, timed and retained.
+///
+/// ```
+/// use duomcp::server::tasks::{InMemoryTaskStore, ManualClock, TaskConfig};
+/// use std::time::Duration;
+/// let config = TaskConfig::default()
+///     .store(InMemoryTaskStore::new(100))
+///     .clock(ManualClock::new(0))
+///     .default_ttl(Duration::from_secs(60))
+///     .max_ttl(Duration::from_secs(3600))
+///     .poll_interval(Duration::from_millis(250));
+/// # let _ = config;
+/// ```
+#[derive(Clone)]
+pub struct TaskConfig {
+    pub(crate) store: Arc<dyn TaskStore>,
+    pub(crate) clock: Arc<dyn Clock>,
+    pub(crate) default_ttl: Duration,
+    pub(crate) max_ttl: Duration,
+    pub(crate) poll_interval: Duration,
+}
+
+impl Default for TaskConfig {
+    /// In memory (10 000 tasks), system clock, ttl 1 hour (at most 24 hours), polls every second.
+    fn default() -> Self {
+        TaskConfig {
+            store: Arc::new(InMemoryTaskStore::default()),
+            clock: Arc::new(SystemClock),
+            default_ttl: Duration::from_secs(3600),
+            max_ttl: Duration::from_secs(24 * 3600),
+            poll_interval: Duration::from_secs(1),
+        }
+    }
+}
+
+impl std::fmt::Debug for TaskConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TaskConfig")
+            .field("default_ttl", &self.default_ttl)
+            .field("max_ttl", &self.max_ttl)
+            .field("poll_interval", &self.poll_interval)
+            .finish_non_exhaustive()
+    }
+}
+
+impl TaskConfig {
+    /// Where records are kept (default: [`InMemoryTaskStore`]).
+    pub fn store(mut self, store: impl TaskStore) -> Self {
+        self.store = Arc::new(store);
+        self
+    }
+
+    /// Where the time comes from (default: [`SystemClock`]).
+    pub fn clock(mut self, clock: impl Clock) -> Self {
+        self.clock = Arc::new(clock);
+        self
+    }
+
+    /// How long a task is kept when the client asks for no particular ttl (2026-07-28 clients
+    /// never do). Clamped to [`max_ttl`](Self::max_ttl).
+    pub fn default_ttl(mut self, ttl: Duration) -> Self {
+        self.default_ttl = ttl;
+        self
+    }
+
+    /// The longest retention a client may ask for (2025-11-25 `task.ttl`).
+    pub fn max_ttl(mut self, ttl: Duration) -> Self {
+        self.max_ttl = ttl;
+        self
+    }
+
+    /// The polling interval suggested to clients (`pollInterval` / `pollIntervalMs`).
+    pub fn poll_interval(mut self, interval: Duration) -> Self {
+        self.poll_interval = interval;
+        self
+    }
+
+    /// The ttl granted for a requested one (milliseconds): at least 1 ms, at most `max_ttl`.
+    pub(crate) fn grant_ttl(&self, requested: Option<u64>) -> u64 {
+        let max = (self.max_ttl.as_millis() as u64).max(1);
+        requested
+            .unwrap_or(self.default_ttl.as_millis() as u64)
+            .clamp(1, max)
+    }
+}

@@ -1,0 +1,709 @@
+//! The live side of tasks: the handlers running as tasks, their cancellation, the channels
+//! their input answers arrive on, and the lifecycle rules every status change goes through.
+
+use super::store::{TaskEra, TaskOutcome, TaskRecord};
+use super::TaskConfig;
+use crate::era::{legacy, modern, ProtocolError};
+use crate::jsonrpc;
+use crate::server::context::Context;
+use crate::server::session::{Frame, Session, Sink};
+use crate::server::{HandlerError, ServerEvent};
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use base64::Engine as _;
+use duomcp_schema::{meta, CallToolResult, InputRequest, RequestId, TaskStatus};
+use serde_json::value::RawValue;
+use serde_json::{json, Map, Value};
+use std::collections::{HashMap, HashSet, VecDeque};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, Weak};
+use std::time::Duration;
+use tokio::sync::{broadcast, oneshot, watch};
+use tokio_util::sync::CancellationToken;
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    // Every critical section is a handful of map operations; a poisoned lock is consistent.
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// A task whose handler runs in this process.
+pub(crate) struct LiveTask {
+    pub(crate) id: String,
+    pub(crate) era: TaskEra,
+    /// Fires on `tasks/cancel` and on expiry; the handler is dropped at its next await.
+    pub(crate) cancel: CancellationToken,
+    /// The 2025-11-25 session the task was created in (server→client requests go through it).
+    pub(crate) session: Option<Arc<Session>>,
+    /// Bumped on every change a waiter may care about (status, outbox).
+    version: watch::Sender<u64>,
+    /// 2026-07-28: where the answer to each outstanding input request goes.
+    waiters: Mutex<HashMap<String, oneshot::Sender<Value>>>,
+    /// 2026-07-28: every input key issued, so none is ever reused.
+    used_keys: Mutex<HashSet<String>>,
+    /// 2025-11-25: server→client requests waiting for a `tasks/result` stream.
+    outbox: Mutex<VecDeque<(RequestId, Frame)>>,
+    /// 2025-11-25: server→client requests awaiting an answer.
+    outstanding: AtomicUsize,
+}
+
+impl LiveTask {
+    fn bump(&self) {
+        self.version.send_modify(|v| *v = v.wrapping_add(1));
+    }
+
+    /// A key for an input request, unique over the task's lifetime.
+    fn mint_key(&self, wanted: &str) -> String {
+        let mut used = lock(&self.used_keys);
+        let mut key = wanted.to_owned();
+        let mut n = 1;
+        while used.contains(&key) {
+            n += 1;
+            key = format!("{wanted}-{n}");
+        }
+        used.insert(key.clone());
+        key
+    }
+}
+
+/// What [`Context::detach`] needs to turn a running call into a task.
+pub(crate) struct DetachHook {
+    /// The tool name.
+    pub target: String,
+    /// Where the new task (or why it could not be created) goes.
+    pub tx: oneshot::Sender<Result<TaskRecord, ProtocolError>>,
+}
+
+/// How a `tasks/cancel` went.
+pub(crate) enum Cancelled {
+    /// The task is now `cancelled`.
+    Now(TaskRecord),
+    /// The task had already finished; nothing changed.
+    AlreadyTerminal(TaskRecord),
+}
+
+/// Tasks of one server: the store plus the handlers running here.
+pub(crate) struct TaskRuntime {
+    config: TaskConfig,
+    live: Mutex<HashMap<String, Arc<LiveTask>>>,
+    scopes: Mutex<Vec<(Weak<Session>, String)>>,
+    events: broadcast::Sender<ServerEvent>,
+}
+
+/// `-32602` for a task the caller may not see, whatever the reason (unknown, expired, foreign):
+/// the answer reveals nothing about other callers' tasks.
+pub(crate) fn not_found(id: &str) -> ProtocolError {
+    ProtocolError::InvalidParams(format!(
+        "Failed to retrieve task: no task {id:?} (unknown, expired, or not yours)"
+    ))
+}
+
+fn random_token(bytes: usize) -> Result<String, ProtocolError> {
+    let mut buf = vec![0u8; bytes];
+    getrandom::fill(&mut buf).map_err(|e| {
+        ProtocolError::Internal(format!("Internal error: no randomness for a task id ({e})"))
+    })?;
+    Ok(URL_SAFE_NO_PAD.encode(buf))
+}
+
+fn first_text(r: &CallToolResult) -> Option<String> {
+    r.content.iter().find_map(|c| match c {
+        duomcp_schema::ContentBlock::Text(t) => Some(t.text.clone()),
+        _ => None,
+    })
+}
+
+impl TaskRuntime {
+    pub(crate) fn new(config: TaskConfig, events: broadcast::Sender<ServerEvent>) -> Self {
+        TaskRuntime {
+            config,
+            live: Mutex::default(),
+            scopes: Mutex::default(),
+            events,
+        }
+    }
+
+    pub(crate) fn config(&self) -> &TaskConfig {
+        &self.config
+    }
+
+    pub(crate) fn now(&self) -> u64 {
+        self.config.clock.now_ms()
+    }
+
+    pub(crate) fn live(&self, id: &str) -> Option<Arc<LiveTask>> {
+        lock(&self.live).get(id).cloned()
+    }
+
+    /// A random name for a 2025-11-25 session, stable while the session lives.
+    pub(crate) fn session_scope(&self, session: &Arc<Session>) -> Result<String, ProtocolError> {
+        let mut scopes = lock(&self.scopes);
+        scopes.retain(|(w, _)| w.strong_count() > 0);
+        if let Some((_, s)) = scopes
+            .iter()
+            .find(|(w, _)| std::ptr::eq(w.as_ptr(), Arc::as_ptr(session)))
+        {
+            return Ok(s.clone());
+        }
+        let scope = random_token(12)?;
+        scopes.push((Arc::downgrade(session), scope.clone()));
+        Ok(scope)
+    }
+
+    fn emit(&self, record: &TaskRecord) {
+        // Nobody listening is fine.
+        let _ = self
+            .events
+            .send(ServerEvent::TaskChanged(Arc::new(record.clone())));
+    }
+
+    /// Creates a `working` task for the call `ctx` serves and binds `ctx` to it.
+    ///
+    /// The record is stored before this returns, so a `tasks/get` for the id resolves as soon
+    /// as the client sees it.
+    pub(crate) async fn start(
+        &self,
+        ctx: &Context,
+        target: &str,
+        requested_ttl: Option<u64>,
+    ) -> Result<TaskRecord, ProtocolError> {
+        let id = random_token(16)?;
+        let era = TaskEra::from(ctx.era());
+        let session = ctx.session().cloned();
+        let scope = match (&session, era) {
+            (Some(s), TaskEra::Legacy) => Some(self.session_scope(s)?),
+            _ => None,
+        };
+        let now = self.now();
+        let record = TaskRecord {
+            id: id.clone(),
+            era,
+            principal: ctx.principal().map(|p| p.key()),
+            scope,
+            method:
+                <duomcp_schema::methods::CallTool as duomcp_schema::methods::RequestMethod>::NAME
+                    .into(),
+            target: target.to_owned(),
+            status: TaskStatus::Working,
+            status_message: None,
+            created_at_ms: now,
+            last_updated_at_ms: now,
+            ttl_ms: Some(self.config.grant_ttl(requested_ttl)),
+            poll_interval_ms: Some((self.config.poll_interval.as_millis() as u64).max(1)),
+            input_requests: Default::default(),
+            outcome: None,
+        };
+        let (version, _) = watch::channel(0);
+        let live = Arc::new(LiveTask {
+            id: id.clone(),
+            era,
+            cancel: ctx.cancel_token().clone(),
+            session,
+            version,
+            waiters: Mutex::default(),
+            used_keys: Mutex::default(),
+            outbox: Mutex::default(),
+            outstanding: AtomicUsize::new(0),
+        });
+        lock(&self.live).insert(id.clone(), live.clone());
+        if let Err(e) = self.config.store.create(record.clone(), now).await {
+            lock(&self.live).remove(&id);
+            return Err(ProtocolError::Internal(format!(
+                "Internal error: the task could not be created: {e}"
+            )));
+        }
+        tracing::debug!(task = %id, tool = target, "task created");
+        ctx.bind_task(live);
+        Ok(record)
+    }
+
+    /// Applies `edit` (which says whether it changed anything) and stamps, wakes and
+    /// announces the change. `None` when the task is gone.
+    async fn edit<F>(&self, id: &str, edit: F) -> Option<(TaskRecord, bool)>
+    where
+        F: FnOnce(&mut TaskRecord) -> bool + Send,
+    {
+        let now = self.now();
+        let mut changed = false;
+        let flag = &mut changed;
+        let record = self
+            .config
+            .store
+            .update(
+                id,
+                now,
+                Box::new(move |r: &mut TaskRecord| {
+                    if edit(r) {
+                        r.last_updated_at_ms = now;
+                        *flag = true;
+                    }
+                }),
+            )
+            .await?;
+        if changed {
+            if let Some(live) = self.live(id) {
+                live.bump();
+            }
+            self.emit(&record);
+        }
+        Some((record, changed))
+    }
+
+    /// Stops the handler of a task that is no longer in the store (expired or deleted).
+    fn reap(&self, id: &str) {
+        if let Some(live) = lock(&self.live).remove(id) {
+            tracing::debug!(task = %id, "task expired while running; cancelling it");
+            live.cancel.cancel();
+            live.bump();
+        }
+    }
+
+    /// The task `id` as `principal` (a [`Principal::key`](crate::auth::Principal::key)) may see
+    /// it on a request of `era`; `-32602` otherwise.
+    pub(crate) async fn lookup(
+        &self,
+        id: &str,
+        era: TaskEra,
+        principal: Option<&str>,
+    ) -> Result<TaskRecord, ProtocolError> {
+        let Some(record) = self.config.store.get(id, self.now()).await else {
+            self.reap(id);
+            return Err(not_found(id));
+        };
+        let visible = record.era == era
+            && match &record.principal {
+                Some(owner) => principal == Some(owner.as_str()),
+                None => true,
+            };
+        if !visible {
+            return Err(not_found(id));
+        }
+        if !record.status.is_terminal() && self.live(id).is_none() {
+            // Nothing runs it any more (a persistent store outlived its process): it cannot
+            // progress, so it failed.
+            let error = duomcp_schema::ErrorObject {
+                code: duomcp_schema::error_code::INTERNAL_ERROR,
+                message: "the server lost the task (it was restarted while the task ran)".into(),
+                data: None,
+            };
+            if let Some(r) = self
+                .finish(
+                    id,
+                    TaskStatus::Failed,
+                    Some(TaskOutcome::Error(error.clone())),
+                    Some(error.message),
+                )
+                .await
+            {
+                return Ok(r);
+            }
+            return Err(not_found(id));
+        }
+        Ok(record)
+    }
+
+    /// Moves a task to a terminal status, unless it is terminal already (then nothing
+    /// changes: a cancelled task stays cancelled even if its handler finishes).
+    pub(crate) async fn finish(
+        &self,
+        id: &str,
+        status: TaskStatus,
+        outcome: Option<TaskOutcome>,
+        message: Option<String>,
+    ) -> Option<TaskRecord> {
+        let r = self
+            .edit(id, move |r| {
+                if r.status.is_terminal() {
+                    return false;
+                }
+                r.status = status;
+                r.outcome = outcome;
+                r.status_message = message;
+                r.input_requests.clear();
+                true
+            })
+            .await;
+        if let Some(live) = lock(&self.live).remove(id) {
+            live.bump();
+        }
+        r.map(|(record, _)| record)
+    }
+
+    /// Records what the handler of `live` returned, in the shape of the task's era.
+    pub(crate) async fn complete(
+        &self,
+        live: &LiveTask,
+        result: Result<CallToolResult, HandlerError>,
+    ) {
+        let value = |r: &CallToolResult| match serde_json::to_value(r) {
+            Ok(Value::Object(m)) => m,
+            _ => Map::new(),
+        };
+        let error = |p: &ProtocolError| match live.era {
+            TaskEra::Legacy => legacy::error_object(p),
+            TaskEra::Modern => modern::error_object(p),
+        };
+        let (status, outcome, message) = match result {
+            // 2025-11-25: a tool error is a failed task (tasks/result still returns the result).
+            Ok(r) if r.is_error() && live.era == TaskEra::Legacy => (
+                TaskStatus::Failed,
+                Some(TaskOutcome::Result(value(&r))),
+                Some(first_text(&r).unwrap_or_else(|| "the tool reported an error".into())),
+            ),
+            // 2026-07-28: `failed` is for JSON-RPC errors only; a tool error completes.
+            Ok(r) => (
+                TaskStatus::Completed,
+                Some(TaskOutcome::Result(value(&r))),
+                None,
+            ),
+            Err(HandlerError::Cancelled) => (
+                TaskStatus::Cancelled,
+                None,
+                Some("The task was cancelled.".into()),
+            ),
+            Err(HandlerError::Protocol(p)) => {
+                let e = error(&p);
+                let message = e.message.clone();
+                (
+                    TaskStatus::Failed,
+                    Some(TaskOutcome::Error(e)),
+                    Some(message),
+                )
+            }
+            Err(other) => {
+                let e = error(&ProtocolError::Internal(other.to_string()));
+                let message = e.message.clone();
+                (
+                    TaskStatus::Failed,
+                    Some(TaskOutcome::Error(e)),
+                    Some(message),
+                )
+            }
+        };
+        tracing::debug!(task = %live.id, status = status.as_str(), "task finished");
+        self.finish(&live.id, status, outcome, message).await;
+    }
+
+    /// Sets the `statusMessage` of a running task.
+    pub(crate) async fn set_status_message(&self, id: &str, message: String) {
+        self.edit(id, move |r| {
+            if r.status.is_terminal() {
+                return false;
+            }
+            r.status_message = Some(message);
+            true
+        })
+        .await;
+    }
+
+    /// `tasks/cancel`: moves a running task to `cancelled` and stops its handler.
+    pub(crate) async fn cancel(
+        &self,
+        id: &str,
+        era: TaskEra,
+        principal: Option<&str>,
+    ) -> Result<Cancelled, ProtocolError> {
+        self.lookup(id, era, principal).await?;
+        let edited = self
+            .edit(id, |r| {
+                if r.status.is_terminal() {
+                    return false;
+                }
+                r.status = TaskStatus::Cancelled;
+                r.status_message = Some("The task was cancelled by request.".into());
+                r.input_requests.clear();
+                r.outcome = None;
+                true
+            })
+            .await;
+        let Some((record, changed)) = edited else {
+            return Err(not_found(id));
+        };
+        if !changed {
+            return Ok(Cancelled::AlreadyTerminal(record));
+        }
+        if let Some(live) = lock(&self.live).remove(id) {
+            live.cancel.cancel();
+            live.bump();
+        }
+        Ok(Cancelled::Now(record))
+    }
+
+    /// 2026-07-28: parks the task in `input_required` with `request` under a fresh key and
+    /// waits for `tasks/update` to deliver the answer.
+    pub(crate) async fn ask(
+        &self,
+        live: &Arc<LiveTask>,
+        key: &str,
+        request: InputRequest,
+    ) -> Result<Value, HandlerError> {
+        let key = live.mint_key(key);
+        let (tx, rx) = oneshot::channel();
+        lock(&live.waiters).insert(key.clone(), tx);
+        let k = key.clone();
+        let parked = self
+            .edit(&live.id, move |r| {
+                if r.status.is_terminal() {
+                    return false;
+                }
+                r.input_requests.insert(k, request);
+                r.status = TaskStatus::InputRequired;
+                true
+            })
+            .await;
+        if !parked.is_some_and(|(_, changed)| changed) {
+            lock(&live.waiters).remove(&key);
+            return Err(HandlerError::Cancelled);
+        }
+        let answer = tokio::select! {
+            a = rx => a.map_err(|_| HandlerError::Cancelled),
+            _ = live.cancel.cancelled() => Err(HandlerError::Cancelled),
+        };
+        lock(&live.waiters).remove(&key);
+        answer
+    }
+
+    /// `tasks/update`: delivers the answers to outstanding input requests. Keys that are not
+    /// outstanding (never issued, answered already, or of a finished task) are ignored.
+    pub(crate) async fn answer(&self, id: &str, responses: Map<String, Value>) {
+        let mut delivered: Vec<(String, Value)> = Vec::new();
+        let out = &mut delivered;
+        self.edit(id, move |r| {
+            if r.status.is_terminal() {
+                return false;
+            }
+            for (k, v) in responses {
+                if r.input_requests.remove(&k).is_some() {
+                    out.push((k, v));
+                }
+            }
+            if out.is_empty() {
+                return false;
+            }
+            if r.input_requests.is_empty() && r.status == TaskStatus::InputRequired {
+                r.status = TaskStatus::Working;
+            }
+            true
+        })
+        .await;
+        if delivered.is_empty() {
+            return;
+        }
+        let Some(live) = self.live(id) else { return };
+        let mut waiters = lock(&live.waiters);
+        for (k, v) in delivered {
+            if let Some(tx) = waiters.remove(&k) {
+                // The handler may have been cancelled meanwhile; then nobody needs it.
+                let _ = tx.send(v);
+            }
+        }
+    }
+
+    /// 2025-11-25: sends a server→client request for a task through `tasks/result`, with the
+    /// related-task `_meta`, keeping the task `input_required` until the client answers.
+    pub(crate) async fn client_request(
+        &self,
+        live: &Arc<LiveTask>,
+        method: &str,
+        params: &Value,
+    ) -> Result<Box<RawValue>, HandlerError> {
+        let Some(session) = live.session.clone() else {
+            return Err(HandlerError::msg(
+                "no session to send a request to the client on",
+            ));
+        };
+        let mut params = params.clone();
+        if let Value::Object(p) = &mut params {
+            let m = p.entry("_meta").or_insert_with(|| json!({}));
+            if let Value::Object(m) = m {
+                m.insert(meta::RELATED_TASK.into(), json!({ "taskId": live.id }));
+            }
+        }
+        let (rid, answer) = session.register_request();
+        let frame = jsonrpc::encode_request(&rid, method, &params)
+            .map_err(|e| HandlerError::msg(e.to_string()))?;
+        lock(&live.outbox).push_back((rid.clone(), frame));
+        live.outstanding.fetch_add(1, Ordering::SeqCst);
+        self.edit(&live.id, |r| {
+            if r.status == TaskStatus::Working {
+                r.status = TaskStatus::InputRequired;
+                true
+            } else {
+                false
+            }
+        })
+        .await;
+        live.bump();
+        let outcome = tokio::select! {
+            a = answer => a.map_err(|_| HandlerError::msg("the session closed before the client answered")),
+            _ = live.cancel.cancelled() => Err(HandlerError::Cancelled),
+        };
+        session.forget_request(&rid);
+        lock(&live.outbox).retain(|(id, _)| id != &rid);
+        if live.outstanding.fetch_sub(1, Ordering::SeqCst) == 1 {
+            self.edit(&live.id, |r| {
+                if r.status == TaskStatus::InputRequired {
+                    r.status = TaskStatus::Working;
+                    true
+                } else {
+                    false
+                }
+            })
+            .await;
+        }
+        match outcome? {
+            Ok(raw) => Ok(raw),
+            Err(e) => Err(HandlerError::msg(format!(
+                "the client answered {method} with error {}: {}",
+                e.code, e.message
+            ))),
+        }
+    }
+
+    /// 2025-11-25 `tasks/result`: forwards the task's server→client requests to `sink` until
+    /// the task is terminal, then returns it. `None` when the client went away.
+    pub(crate) async fn await_terminal(
+        &self,
+        id: &str,
+        principal: Option<&str>,
+        sink: &Sink,
+    ) -> Result<Option<TaskRecord>, ProtocolError> {
+        loop {
+            let live = self.live(id);
+            let mut changes = live.as_ref().map(|l| l.version.subscribe());
+            let record = self.lookup(id, TaskEra::Legacy, principal).await?;
+            if record.status.is_terminal() {
+                return Ok(Some(record));
+            }
+            if let Some(live) = &live {
+                loop {
+                    let next = lock(&live.outbox).pop_front();
+                    let Some((rid, frame)) = next else { break };
+                    if sink.send(frame.clone()).await.is_err() {
+                        lock(&live.outbox).push_front((rid, frame));
+                        return Ok(None);
+                    }
+                }
+            }
+            // Wake on any change; poll now and then so expiry is noticed too.
+            let tick = tokio::time::sleep(Duration::from_millis(500));
+            match changes.as_mut() {
+                Some(rx) => {
+                    tokio::select! {
+                        _ = rx.changed() => {}
+                        _ = tick => {}
+                    }
+                }
+                None => tick.await,
+            }
+        }
+    }
+
+    /// The tasks `principal` may list on a 2025-11-25 session.
+    pub(crate) fn legacy_filter(
+        &self,
+        principal: Option<&str>,
+        session: &Arc<Session>,
+    ) -> Result<super::TaskFilter, ProtocolError> {
+        Ok(match principal {
+            Some(p) => super::TaskFilter::Principal(TaskEra::Legacy, p.to_owned()),
+            None => super::TaskFilter::Scope(TaskEra::Legacy, self.session_scope(session)?),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
+    use super::*;
+    use crate::server::tasks::{InMemoryTaskStore, ManualClock, TaskStore};
+
+    fn record(id: &str, principal: Option<&str>, status: TaskStatus) -> TaskRecord {
+        TaskRecord {
+            id: id.into(),
+            era: TaskEra::Modern,
+            principal: principal.map(str::to_owned),
+            scope: None,
+            method: "tools/call".into(),
+            target: "t".into(),
+            status,
+            status_message: None,
+            created_at_ms: 0,
+            last_updated_at_ms: 0,
+            ttl_ms: Some(1000),
+            poll_interval_ms: None,
+            input_requests: Default::default(),
+            outcome: None,
+        }
+    }
+
+    async fn runtime() -> TaskRuntime {
+        let store = InMemoryTaskStore::new(10);
+        store
+            .create(record("mine", Some("alice"), TaskStatus::Completed), 0)
+            .await
+            .unwrap();
+        store
+            .create(record("open", None, TaskStatus::Completed), 0)
+            .await
+            .unwrap();
+        store
+            .create(record("orphan", None, TaskStatus::Working), 0)
+            .await
+            .unwrap();
+        let config = TaskConfig::default()
+            .store(store)
+            .clock(ManualClock::new(10));
+        TaskRuntime::new(config, broadcast::channel(4).0)
+    }
+
+    #[tokio::test]
+    async fn tasks_are_visible_only_to_their_principal_and_era() {
+        let rt = runtime().await;
+        assert!(rt
+            .lookup("mine", TaskEra::Modern, Some("alice"))
+            .await
+            .is_ok());
+        for (who, era) in [
+            (Some("mallory"), TaskEra::Modern),
+            (None, TaskEra::Modern),
+            (Some("alice"), TaskEra::Legacy),
+        ] {
+            let e = rt.lookup("mine", era, who).await.unwrap_err();
+            assert!(
+                matches!(&e, ProtocolError::InvalidParams(m) if m.contains("not yours")),
+                "{e}"
+            );
+        }
+        // Without a principal the id is a bearer token.
+        assert!(rt
+            .lookup("open", TaskEra::Modern, Some("anyone"))
+            .await
+            .is_ok());
+        // Foreign callers cannot cancel either, and nothing changes.
+        assert!(rt
+            .cancel("mine", TaskEra::Modern, Some("mallory"))
+            .await
+            .is_err());
+    }
+
+    #[tokio::test]
+    async fn a_running_task_nobody_runs_any_more_fails() {
+        let rt = runtime().await;
+        let r = rt.lookup("orphan", TaskEra::Modern, None).await.unwrap();
+        assert_eq!(r.status, TaskStatus::Failed);
+        assert!(matches!(r.outcome, Some(TaskOutcome::Error(ref e)) if e.code == -32603));
+    }
+
+    #[tokio::test]
+    async fn terminal_tasks_never_change_status() {
+        let rt = runtime().await;
+        let r = rt
+            .finish("mine", TaskStatus::Failed, None, Some("late".into()))
+            .await
+            .unwrap();
+        assert_eq!(r.status, TaskStatus::Completed, "completed stays completed");
+        match rt.cancel("open", TaskEra::Modern, None).await.unwrap() {
+            Cancelled::AlreadyTerminal(r) => assert_eq!(r.status, TaskStatus::Completed),
+            Cancelled::Now(_) => panic!("a finished task cannot be cancelled"),
+        }
+    }
+}

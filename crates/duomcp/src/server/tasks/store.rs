@@ -1,0 +1,446 @@
+//! Where task records live: the [`TaskStore`] trait and its bounded in-memory default.
+//!
+//! A store holds what a task *is* (status, timestamps, ttl, pending input requests, outcome);
+//! what a task *does* (its running handler, the channels its input answers arrive on) stays in
+//! the runtime of the process that runs it. Every method takes the current time, so expiry
+//! follows whatever [`Clock`](super::Clock) the server was given.
+
+use crate::era::Era;
+use duomcp_schema::{ErrorObject, InputRequest, TaskStatus};
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+use std::collections::{BTreeMap, HashMap};
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::{Mutex, MutexGuard};
+
+/// The future a [`TaskStore`] method returns.
+pub type StoreFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+
+/// An edit applied atomically to one record by [`TaskStore::update`].
+pub type TaskEdit<'a> = Box<dyn FnOnce(&mut TaskRecord) + Send + 'a>;
+
+/// How a task ended.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum TaskOutcome {
+    /// The underlying request's result (for `tools/call`, a `CallToolResult` object).
+    Result(Map<String, Value>),
+    /// The JSON-RPC error the underlying request ended with.
+    Error(ErrorObject),
+}
+
+/// Which revision's wire a task was created on; a task is only visible to requests of that era.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum TaskEra {
+    /// 2025-11-25 core tasks (`tasks/get`, `tasks/result`, `tasks/list`, `tasks/cancel`).
+    Legacy,
+    /// The 2026-07-28 extension `io.modelcontextprotocol/tasks`.
+    Modern,
+}
+
+impl From<Era> for TaskEra {
+    fn from(era: Era) -> Self {
+        match era {
+            Era::Legacy => TaskEra::Legacy,
+            Era::Modern => TaskEra::Modern,
+        }
+    }
+}
+
+/// Everything a store keeps about one task.
+///
+/// Records are plain data (serde-serializable), so a store may persist them anywhere. The
+/// runtime enforces the lifecycle rules inside [`TaskStore::update`] edits; a store only has
+/// to apply each edit atomically.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TaskRecord {
+    /// The unguessable task id.
+    pub id: String,
+    /// The revision the task was created on.
+    pub era: TaskEra,
+    /// The authenticated caller that created it (its [`Principal::key`](crate::auth::Principal::key));
+    /// only the same caller may see it. `None`: anyone holding the id.
+    pub principal: Option<String>,
+    /// 2025-11-25 without a principal: the session that created it (scopes `tasks/list`).
+    pub scope: Option<String>,
+    /// The request method the task runs (`tools/call`).
+    pub method: String,
+    /// What the request targets (the tool name).
+    pub target: String,
+    /// Current status.
+    pub status: TaskStatus,
+    /// Human-readable description of the current status.
+    pub status_message: Option<String>,
+    /// Creation time, ms since the Unix epoch.
+    pub created_at_ms: u64,
+    /// Time of the last status change, ms since the Unix epoch.
+    pub last_updated_at_ms: u64,
+    /// Retention from creation in ms; `None` = unlimited.
+    pub ttl_ms: Option<u64>,
+    /// Suggested polling interval in ms.
+    pub poll_interval_ms: Option<u64>,
+    /// Outstanding input requests by key (2026-07-28 tasks in `input_required`).
+    pub input_requests: BTreeMap<String, InputRequest>,
+    /// The outcome, once terminal (`cancelled` has none).
+    pub outcome: Option<TaskOutcome>,
+}
+
+impl TaskRecord {
+    /// Whether the record's ttl has run out at `now_ms`.
+    pub fn is_expired(&self, now_ms: u64) -> bool {
+        self.ttl_ms
+            .is_some_and(|ttl| self.created_at_ms.saturating_add(ttl) <= now_ms)
+    }
+
+    /// The key that orders `tasks/list`: creation time, then id.
+    pub fn list_key(&self) -> String {
+        format!("{:020}:{}", self.created_at_ms, self.id)
+    }
+}
+
+/// Which tasks a `tasks/list` may show.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TaskFilter {
+    /// Tasks of this era created by this principal.
+    Principal(TaskEra, String),
+    /// Tasks of this era created without a principal in this scope (a 2025-11-25 session).
+    Scope(TaskEra, String),
+}
+
+impl TaskFilter {
+    /// Whether `record` passes the filter.
+    pub fn matches(&self, record: &TaskRecord) -> bool {
+        match self {
+            TaskFilter::Principal(era, p) => {
+                record.era == *era && record.principal.as_deref() == Some(p)
+            }
+            TaskFilter::Scope(era, s) => {
+                record.era == *era
+                    && record.principal.is_none()
+                    && record.scope.as_deref() == Some(s)
+            }
+        }
+    }
+}
+
+/// Why a store refused to create a task.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum TaskStoreError {
+    /// The store is full of tasks that are still running.
+    #[error("the task store is full ({0} tasks are still running)")]
+    Full(usize),
+    /// A record with that id exists already.
+    #[error("a task with id {0} exists already")]
+    Duplicate(String),
+    /// The backing storage failed.
+    #[error("task storage failed: {0}")]
+    Storage(String),
+}
+
+/// Storage of task records.
+///
+/// Implementations must apply [`update`](TaskStore::update) edits atomically with respect to
+/// each other (two edits of one record never interleave), must not return records that have
+/// expired at the `now_ms` they are given, and may delete expired records whenever they like.
+///
+/// ```
+/// use duomcp::server::tasks::{InMemoryTaskStore, TaskStore};
+/// # async fn demo() {
+/// let store = InMemoryTaskStore::new(1000);
+/// assert!(store.get("no-such-task", 0).await.is_none());
+/// # }
+/// ```
+pub trait TaskStore: Send + Sync + 'static {
+    /// Stores a new record.
+    fn create(
+        &self,
+        record: TaskRecord,
+        now_ms: u64,
+    ) -> StoreFuture<'_, Result<(), TaskStoreError>>;
+
+    /// The record with `id`, unless it is unknown or expired.
+    fn get<'a>(&'a self, id: &'a str, now_ms: u64) -> StoreFuture<'a, Option<TaskRecord>>;
+
+    /// Applies `edit` atomically to the record with `id` and returns the edited record, or
+    /// `None` (without calling `edit`) when it is unknown or expired.
+    fn update<'a>(
+        &'a self,
+        id: &'a str,
+        now_ms: u64,
+        edit: TaskEdit<'a>,
+    ) -> StoreFuture<'a, Option<TaskRecord>>;
+
+    /// Up to `limit` unexpired records passing `filter`, in [`TaskRecord::list_key`] order,
+    /// starting after the key `after`; and whether more follow.
+    fn list<'a>(
+        &'a self,
+        filter: &'a TaskFilter,
+        after: Option<&'a str>,
+        limit: usize,
+        now_ms: u64,
+    ) -> StoreFuture<'a, (Vec<TaskRecord>, bool)>;
+
+    /// Deletes the record with `id`, returning it if it existed.
+    fn remove<'a>(&'a self, id: &'a str) -> StoreFuture<'a, Option<TaskRecord>>;
+}
+
+/// The default store: records in memory, at most `capacity` of them.
+///
+/// Expired records are dropped when met and whenever the store is full; when it is full of
+/// unexpired records, the oldest finished task makes room, and if every task is still
+/// running, creation fails with [`TaskStoreError::Full`].
+#[derive(Debug)]
+pub struct InMemoryTaskStore {
+    capacity: usize,
+    records: Mutex<HashMap<String, TaskRecord>>,
+}
+
+impl InMemoryTaskStore {
+    /// A store holding at most `capacity` tasks (at least one).
+    pub fn new(capacity: usize) -> Self {
+        InMemoryTaskStore {
+            capacity: capacity.max(1),
+            records: Mutex::default(),
+        }
+    }
+
+    /// How many records the store holds (expired ones included until they are dropped).
+    pub fn len(&self) -> usize {
+        self.lock().len()
+    }
+
+    /// Whether the store holds no record.
+    pub fn is_empty(&self) -> bool {
+        self.lock().is_empty()
+    }
+
+    fn lock(&self) -> MutexGuard<'_, HashMap<String, TaskRecord>> {
+        // Edits are single assignments under the lock; a poisoned map is still consistent.
+        self.records.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn create_now(&self, record: TaskRecord, now_ms: u64) -> Result<(), TaskStoreError> {
+        let mut map = self.lock();
+        if map.contains_key(&record.id) {
+            return Err(TaskStoreError::Duplicate(record.id));
+        }
+        if map.len() >= self.capacity {
+            map.retain(|_, r| !r.is_expired(now_ms));
+        }
+        if map.len() >= self.capacity {
+            let oldest_finished = map
+                .values()
+                .filter(|r| r.status.is_terminal())
+                .min_by_key(|r| (r.last_updated_at_ms, r.created_at_ms))
+                .map(|r| r.id.clone());
+            match oldest_finished {
+                Some(id) => {
+                    map.remove(&id);
+                }
+                None => return Err(TaskStoreError::Full(map.len())),
+            }
+        }
+        map.insert(record.id.clone(), record);
+        Ok(())
+    }
+
+    fn get_now(&self, id: &str, now_ms: u64) -> Option<TaskRecord> {
+        let mut map = self.lock();
+        match map.get(id) {
+            Some(r) if r.is_expired(now_ms) => {
+                map.remove(id);
+                None
+            }
+            other => other.cloned(),
+        }
+    }
+
+    fn update_now(&self, id: &str, now_ms: u64, edit: TaskEdit<'_>) -> Option<TaskRecord> {
+        let mut map = self.lock();
+        if map.get(id).is_some_and(|r| r.is_expired(now_ms)) {
+            map.remove(id);
+            return None;
+        }
+        let record = map.get_mut(id)?;
+        edit(record);
+        Some(record.clone())
+    }
+
+    fn list_now(
+        &self,
+        filter: &TaskFilter,
+        after: Option<&str>,
+        limit: usize,
+        now_ms: u64,
+    ) -> (Vec<TaskRecord>, bool) {
+        let mut map = self.lock();
+        map.retain(|_, r| !r.is_expired(now_ms));
+        let mut matching: Vec<(String, &TaskRecord)> = map
+            .values()
+            .filter(|r| filter.matches(r))
+            .map(|r| (r.list_key(), r))
+            .filter(|(k, _)| after.is_none_or(|a| k.as_str() > a))
+            .collect();
+        matching.sort_by(|a, b| a.0.cmp(&b.0));
+        let limit = limit.max(1);
+        let more = matching.len() > limit;
+        let page = matching
+            .into_iter()
+            .take(limit)
+            .map(|(_, r)| r.clone())
+            .collect();
+        (page, more)
+    }
+}
+
+impl Default for InMemoryTaskStore {
+    /// Room for 10 000 tasks.
+    fn default() -> Self {
+        InMemoryTaskStore::new(10_000)
+    }
+}
+
+impl TaskStore for InMemoryTaskStore {
+    fn create(
+        &self,
+        record: TaskRecord,
+        now_ms: u64,
+    ) -> StoreFuture<'_, Result<(), TaskStoreError>> {
+        let r = self.create_now(record, now_ms);
+        Box::pin(async move { r })
+    }
+
+    fn get<'a>(&'a self, id: &'a str, now_ms: u64) -> StoreFuture<'a, Option<TaskRecord>> {
+        let r = self.get_now(id, now_ms);
+        Box::pin(async move { r })
+    }
+
+    fn update<'a>(
+        &'a self,
+        id: &'a str,
+        now_ms: u64,
+        edit: TaskEdit<'a>,
+    ) -> StoreFuture<'a, Option<TaskRecord>> {
+        let r = self.update_now(id, now_ms, edit);
+        Box::pin(async move { r })
+    }
+
+    fn list<'a>(
+        &'a self,
+        filter: &'a TaskFilter,
+        after: Option<&'a str>,
+        limit: usize,
+        now_ms: u64,
+    ) -> StoreFuture<'a, (Vec<TaskRecord>, bool)> {
+        let r = self.list_now(filter, after, limit, now_ms);
+        Box::pin(async move { r })
+    }
+
+    fn remove<'a>(&'a self, id: &'a str) -> StoreFuture<'a, Option<TaskRecord>> {
+        let r = self.lock().remove(id);
+        Box::pin(async move { r })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
+    use super::*;
+
+    fn record(id: &str, created: u64, ttl: Option<u64>, status: TaskStatus) -> TaskRecord {
+        TaskRecord {
+            id: id.into(),
+            era: TaskEra::Modern,
+            principal: None,
+            scope: Some("s".into()),
+            method: "tools/call".into(),
+            target: "t".into(),
+            status,
+            status_message: None,
+            created_at_ms: created,
+            last_updated_at_ms: created,
+            ttl_ms: ttl,
+            poll_interval_ms: None,
+            input_requests: BTreeMap::new(),
+            outcome: None,
+        }
+    }
+
+    #[tokio::test]
+    async fn expiry_follows_the_time_given() {
+        let store = InMemoryTaskStore::new(10);
+        store
+            .create(record("a", 1_000, Some(500), TaskStatus::Working), 1_000)
+            .await
+            .unwrap();
+        assert!(store.get("a", 1_499).await.is_some());
+        assert!(
+            store.get("a", 1_500).await.is_none(),
+            "expired at created + ttl"
+        );
+        assert!(store.is_empty(), "expired records are dropped when met");
+    }
+
+    #[tokio::test]
+    async fn a_full_store_evicts_finished_tasks_then_refuses() {
+        let store = InMemoryTaskStore::new(2);
+        store
+            .create(record("a", 1, None, TaskStatus::Completed), 1)
+            .await
+            .unwrap();
+        store
+            .create(record("b", 2, None, TaskStatus::Working), 2)
+            .await
+            .unwrap();
+        store
+            .create(record("c", 3, None, TaskStatus::Working), 3)
+            .await
+            .unwrap();
+        assert!(
+            store.get("a", 3).await.is_none(),
+            "the finished task made room"
+        );
+        let e = store
+            .create(record("d", 4, None, TaskStatus::Working), 4)
+            .await
+            .unwrap_err();
+        assert_eq!(e, TaskStoreError::Full(2));
+        let e = store
+            .create(record("b", 4, None, TaskStatus::Working), 4)
+            .await
+            .unwrap_err();
+        assert_eq!(e, TaskStoreError::Duplicate("b".into()));
+    }
+
+    #[tokio::test]
+    async fn list_pages_in_creation_order_within_the_filter() {
+        let store = InMemoryTaskStore::new(10);
+        for (i, id) in ["x", "y", "z"].iter().enumerate() {
+            store
+                .create(record(id, i as u64, None, TaskStatus::Working), 0)
+                .await
+                .unwrap();
+        }
+        let mut other = record("w", 0, None, TaskStatus::Working);
+        other.scope = Some("other".into());
+        store.create(other, 0).await.unwrap();
+        let filter = TaskFilter::Scope(TaskEra::Modern, "s".into());
+        let (page, more) = store.list(&filter, None, 2, 0).await;
+        assert_eq!(
+            page.iter().map(|r| r.id.as_str()).collect::<Vec<_>>(),
+            ["x", "y"]
+        );
+        assert!(more);
+        let after = page[1].list_key();
+        let (page, more) = store.list(&filter, Some(&after), 2, 0).await;
+        assert_eq!(
+            page.iter().map(|r| r.id.as_str()).collect::<Vec<_>>(),
+            ["z"]
+        );
+        assert!(!more);
+    }
+}

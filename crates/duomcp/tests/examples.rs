@@ -1,0 +1,310 @@
+//! The examples, run: each binary is started and spoken to by the duomcp client (over stdio) or
+//! over HTTP, in both revisions, and the README's quickstart is checked to be the
+//! `quickstart` example word for word.
+//!
+//! `cargo test` builds the examples before running tests; when only this file is selected
+//! (`cargo test --test examples`), build them first with `cargo build -p duomcp --examples`.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use duomcp::client::{Client, EraChoice};
+use duomcp::schema::{ElicitAction, ElicitRequestParams, ElicitResult};
+use serde_json::{json, Value};
+use std::path::PathBuf;
+use std::time::Duration;
+use tokio::process::Command;
+
+/// The binary of example `name`, built next to this test (`target/<profile>/examples/`).
+fn example(name: &str) -> PathBuf {
+    let exe = std::env::current_exe().expect("the test binary's path");
+    let dir = exe
+        .parent()
+        .and_then(|deps| deps.parent())
+        .expect("target/<profile>/deps");
+    let path = dir
+        .join("examples")
+        .join(format!("{name}{}", std::env::consts::EXE_SUFFIX));
+    assert!(
+        path.exists(),
+        "{} is missing: `cargo test` builds the examples; with a filter, run `cargo build -p duomcp --examples` first",
+        path.display()
+    );
+    path
+}
+
+async fn connect(name: &str, era: EraChoice) -> Client {
+    Client::builder()
+        .name("examples-test")
+        .era(era)
+        .request_timeout(Duration::from_secs(20))
+        .connect_stdio(Command::new(example(name)))
+        .await
+        .unwrap_or_else(|e| panic!("connecting to the {name} example ({era:?}): {e}"))
+}
+
+fn text(result: &duomcp::schema::CallToolResult) -> String {
+    result
+        .content
+        .iter()
+        .filter_map(|c| c.as_text())
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+const ERAS: [(EraChoice, &str); 2] = [
+    (EraChoice::Legacy, "2025-11-25"),
+    (EraChoice::Modern, "2026-07-28"),
+];
+
+#[test]
+fn readme_quickstart_is_the_quickstart_example() {
+    let root = env!("CARGO_MANIFEST_DIR");
+    let readme = std::fs::read_to_string(format!("{root}/../../README.md")).unwrap();
+    let example = std::fs::read_to_string(format!("{root}/examples/quickstart.rs")).unwrap();
+
+    let section = readme
+        .split("## A server in a few lines")
+        .nth(1)
+        .expect("the README's \"A server in a few lines\" section");
+    let block = section
+        .split("```rust")
+        .nth(1)
+        .and_then(|rest| rest.split("```").next())
+        .expect("a ```rust block in that section");
+    let block = block.split_once('\n').map_or("", |(_, code)| code);
+    let code: String = example
+        .lines()
+        .skip_while(|l| l.starts_with("//!") || l.is_empty())
+        .map(|l| format!("{l}\n"))
+        .collect();
+    assert_eq!(
+        block.trim(),
+        code.trim(),
+        "README.md and examples/quickstart.rs differ"
+    );
+    let lines = code.lines().filter(|l| !l.trim().is_empty()).count();
+    assert!(lines <= 15, "the quickstart has {lines} lines of code");
+}
+
+#[tokio::test]
+async fn quickstart_serves_both_eras() {
+    for (era, version) in ERAS {
+        let client = connect("quickstart", era).await;
+        assert_eq!(client.protocol_version(), version);
+
+        let tools = client.list_all_tools().await.unwrap();
+        assert_eq!(tools.len(), 1);
+        assert_eq!(tools[0].name, "greet");
+        assert_eq!(
+            tools[0].description.as_deref(),
+            Some("Greets someone by name.")
+        );
+        assert_eq!(
+            tools[0].input_schema["required"],
+            json!(["name"]),
+            "{:?}",
+            tools[0].input_schema
+        );
+
+        let result = client
+            .call_tool("greet", json!({ "name": "Ada" }))
+            .await
+            .unwrap();
+        assert_eq!(text(&result), "Hello, Ada!");
+        assert_ne!(result.is_error, Some(true));
+
+        // A bad argument is the model's to fix: an `isError` result, not a protocol error.
+        let bad = client
+            .call_tool("greet", json!({ "name": 7 }))
+            .await
+            .unwrap();
+        assert_eq!(bad.is_error, Some(true), "{bad:?}");
+        client.close().await.unwrap();
+    }
+}
+
+#[tokio::test]
+async fn stdio_server_offers_one_of_everything() {
+    for (era, _) in ERAS {
+        let client = connect("stdio_server", era).await;
+        let tools = client.list_all_tools().await.unwrap();
+        let names: Vec<&str> = tools.iter().map(|t| t.name.as_str()).collect();
+        assert_eq!(names, ["add", "countdown", "visits"]);
+        let add = &tools[0];
+        let hints = add.annotations.as_ref().expect("add's annotations");
+        assert_eq!(hints.read_only_hint, Some(true));
+        assert_eq!(hints.open_world_hint, Some(false));
+        assert!(
+            add.output_schema.is_some(),
+            "Json<Sum> gives an output schema"
+        );
+        assert_eq!(
+            add.input_schema["properties"]["a"]["description"],
+            "The first addend."
+        );
+
+        let sum = client
+            .call_tool("add", json!({ "a": 2, "b": 3 }))
+            .await
+            .unwrap();
+        assert_eq!(sum.structured_content, Some(json!({ "sum": 5 })));
+        let countdown = client
+            .call_tool("countdown", json!({ "from": 2 }))
+            .await
+            .unwrap();
+        assert_eq!(text(&countdown), "liftoff");
+
+        let prompts = client.list_all_prompts().await.unwrap();
+        assert_eq!(prompts[0].name, "review");
+        assert_eq!(prompts[0].title.as_deref(), Some("Code review"));
+        let args = prompts[0].arguments.as_deref().unwrap_or_default();
+        assert_eq!(args[0].name, "code");
+        assert_eq!(args[0].required, Some(true));
+
+        let resources = client.list_all_resources().await.unwrap();
+        assert_eq!(resources[0].uri, "memo://readme");
+        assert_eq!(resources[0].mime_type.as_deref(), Some("text/markdown"));
+        let templates = client.list_all_resource_templates().await.unwrap();
+        assert_eq!(templates[0].uri_template, "memo://notes/{id}");
+        let note = client.read_resource("memo://notes/7").await.unwrap();
+        assert_eq!(
+            serde_json::to_value(&note.contents[0]).unwrap()["text"],
+            "Note 7: buy milk"
+        );
+        assert!(client.read_resource("memo://notes/8").await.is_err());
+        client.close().await.unwrap();
+    }
+}
+
+#[tokio::test]
+async fn elicitation_example_asks_in_both_eras() {
+    for (era, version) in ERAS {
+        for accept in [true, false] {
+            let client = Client::builder()
+                .era(era)
+                .request_timeout(Duration::from_secs(20))
+                .on_elicit(move |request: ElicitRequestParams| async move {
+                    assert_eq!(request.message(), "Who is the table for?");
+                    Ok(if accept {
+                        let content = json!({ "name": "Ada" });
+                        ElicitResult::accept(content.as_object().cloned())
+                    } else {
+                        ElicitResult::decline()
+                    })
+                })
+                .connect_stdio(Command::new(example("elicitation")))
+                .await
+                .unwrap();
+            assert_eq!(client.protocol_version(), version);
+            let result = client
+                .call_tool("book_table", json!({ "guests": 2 }))
+                .await
+                .unwrap();
+            let expected = if accept {
+                "Booked a table for 2, under the name Ada."
+            } else {
+                "No table booked."
+            };
+            assert_eq!(text(&result), expected, "{era:?}");
+            client.close().await.unwrap();
+        }
+    }
+    // The answer type the handler matches on.
+    assert_ne!(ElicitAction::Accept, ElicitAction::Decline);
+}
+
+#[tokio::test]
+async fn client_host_example_calls_the_quickstart() {
+    for args in [&[][..], &["--era", "legacy"][..]] {
+        let output = Command::new(example("client_host"))
+            .args(args)
+            .arg(example("quickstart"))
+            .output()
+            .await
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&output.stdout);
+        assert!(output.status.success(), "{args:?}: {output:?}");
+        let version = if args.is_empty() {
+            "2026-07-28"
+        } else {
+            "2025-11-25"
+        };
+        assert_eq!(
+            stdout,
+            format!(
+                "connected to duomcp-server {}, revision {version}\n\
+                 tools: greet (Greets someone by name.)\n\
+                 greet → Hello, Ada!\n",
+                env!("CARGO_PKG_VERSION")
+            )
+        );
+    }
+}
+
+#[cfg(feature = "http-server")]
+#[tokio::test]
+async fn axum_app_serves_mcp_next_to_its_own_routes() {
+    use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+
+    let mut child = Command::new(example("axum_app"))
+        .arg("127.0.0.1:0")
+        .stdout(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let first = tokio::time::timeout(Duration::from_secs(20), lines.next_line())
+        .await
+        .expect("the example prints its address")
+        .unwrap()
+        .unwrap();
+    let addr = first
+        .strip_prefix("listening on http://")
+        .and_then(|rest| rest.split(' ').next())
+        .unwrap_or_else(|| panic!("unexpected first line: {first}"))
+        .to_owned();
+
+    // One HTTP/1.1 exchange on a fresh connection: (status line, body).
+    let exchange = |request: String| {
+        let addr = addr.clone();
+        async move {
+            let mut tcp = tokio::net::TcpStream::connect(&addr).await.unwrap();
+            tcp.write_all(request.as_bytes()).await.unwrap();
+            let mut raw = String::new();
+            tcp.read_to_string(&mut raw).await.unwrap();
+            let (head, body) = raw.split_once("\r\n\r\n").unwrap();
+            (head.lines().next().unwrap().to_owned(), body.to_owned())
+        }
+    };
+
+    let (status, body) = exchange(format!(
+        "GET /health HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n"
+    ))
+    .await;
+    assert_eq!((status.as_str(), body.as_str()), ("HTTP/1.1 200 OK", "ok"));
+
+    let call = json!({
+        "jsonrpc": "2.0", "id": 1, "method": "tools/call",
+        "params": {
+            "name": "greet", "arguments": { "name": "Ada" },
+            "_meta": {
+                "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                "io.modelcontextprotocol/clientCapabilities": {}
+            }
+        }
+    })
+    .to_string();
+    let (status, body) = exchange(format!(
+        "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\
+         Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\n\
+         MCP-Protocol-Version: 2026-07-28\r\nMcp-Method: tools/call\r\nMcp-Name: greet\r\n\
+         Content-Length: {}\r\n\r\n{call}",
+        call.len()
+    ))
+    .await;
+    assert_eq!(status, "HTTP/1.1 200 OK", "{body}");
+    let reply: Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(reply["result"]["content"][0]["text"], "Hello, Ada!");
+
+    child.kill().await.unwrap();
+}
