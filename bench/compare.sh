@@ -62,8 +62,11 @@ fi
 RMCP_ECHO=$PEER_TARGET/rmcp/release/rmcp-echo
 
 if want ts-sdk; then
-  log "installing the TypeScript SDK (npm ci)"
-  (cd bench/peers/ts-echo && npm ci --no-audit --no-fund --loglevel=error >&2)
+  if [ ! -f bench/peers/ts-echo/node_modules/.package-lock.json ] ||
+    [ bench/peers/ts-echo/package-lock.json -nt bench/peers/ts-echo/node_modules/.package-lock.json ]; then
+    log "installing the TypeScript SDK (npm ci)"
+    (cd bench/peers/ts-echo && npm ci --no-audit --no-fund --loglevel=error >&2)
+  fi
 fi
 
 PY_VENV=$PEER_TARGET/py-venv

@@ -444,3 +444,27 @@ async fn the_real_binary_speaks_stdio_and_exits_on_eof() {
     w.close_input().await;
     assert!(w.recv_opt().await.is_none(), "stdout ends after stdin EOF");
 }
+
+#[tokio::test]
+async fn pipelined_initialize_and_call_are_served_in_order() {
+    let mut w = Wire::reference(LEGACY);
+    let mut batch = Vec::new();
+    for msg in [
+        json!({ "jsonrpc": "2.0", "id": 1, "method": "initialize", "params": { "protocolVersion": LEGACY, "capabilities": {}, "clientInfo": { "name": "t", "version": "1" } } }),
+        json!({ "jsonrpc": "2.0", "method": "notifications/initialized" }),
+        json!({ "jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": { "name": "test_simple_text" } }),
+    ] {
+        batch.extend(serde_json::to_vec(&msg).unwrap());
+        batch.push(b'\n');
+    }
+    w.send_raw(&batch).await;
+    let first = w.recv().await;
+    assert_eq!(first["id"], 1);
+    let second = w.recv().await;
+    assert_eq!(second["id"], 2);
+    assert_eq!(
+        text(&second["result"]),
+        "This is a simple text response for testing.",
+        "{second}"
+    );
+}

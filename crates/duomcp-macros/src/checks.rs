@@ -6,9 +6,12 @@
 //! function that is never called, whose tokens carry the span of the user's argument type,
 //! return type or name, so the error lands on the offending part of the signature.
 //!
-//! Bounds are stated as paths (`<bool as FromCallParts>::from_call_parts`), not as `where`
-//! clauses: a `where` clause without generics is a "trivial bound" and rustc adds a note about
-//! an unstable feature to its error.
+//! Bounds are stated as paths (`<bool as HandlerArgument>::check`), not as `where` clauses: a
+//! `where` clause without generics is a "trivial bound", and rustc's error then mentions an
+//! unstable feature. The traits named are `duomcp::__private` restatements of the real ones
+//! (`HandlerArgument` for `FromCallParts`, `ArgsSchema` for `T: JsonSchema` in `Args<T>`, …)
+//! whose messages name the rule and the fix, and do not list every implementor (a list that
+//! grows with features and would make the pinned `.stderr` files churn).
 
 use proc_macro2::{Group, Span, TokenStream, TokenTree};
 use quote::{format_ident, quote_spanned, ToTokens};
@@ -52,12 +55,12 @@ pub(crate) fn emit(func: &ItemFn, krate: &syn::Path, output: &Output) -> TokenSt
         body.extend(match wrapped(ty, "Args") {
             // `Args<T>`: say which of `T`'s derives is missing.
             Some(inner) => [
-                bound(krate, inner, "ArgsDeserialize", "check"),
-                bound(krate, inner, "ArgsSchema", "check"),
+                bound(krate, inner, "ArgsDeserialize"),
+                bound(krate, inner, "ArgsSchema"),
             ]
             .into_iter()
             .collect(),
-            None => bound(krate, ty, "HandlerArgument", "check"),
+            None => bound(krate, ty, "HandlerArgument"),
         });
     }
 
@@ -78,7 +81,7 @@ pub(crate) fn emit(func: &ItemFn, krate: &syn::Path, output: &Output) -> TokenSt
         // `async fn f()` returns `()`, which only a tool may: point at the name.
         (Some(_), ReturnType::Default) => {
             let unit = quote_spanned! {name.span()=> () };
-            body.extend(bound(krate, &unit, output.trait_name, "check"));
+            body.extend(bound(krate, &unit, output.trait_name));
         }
         (Some(_), ReturnType::Type(_, ty)) if !has_impl_trait(ty) => {
             body.extend(output_checks(krate, ty, output));
@@ -104,9 +107,9 @@ pub(crate) fn emit(func: &ItemFn, krate: &syn::Path, output: &Output) -> TokenSt
     }
 }
 
-/// `let _ = <ty as krate::__private::Trait>::item;`, every token at `ty`'s span, so the error
+/// `let _ = <ty as krate::__private::Trait>::check;`, every token at `ty`'s span, so the error
 /// for an unmet bound lands exactly there.
-fn bound(krate: &syn::Path, ty: &dyn ToTokens, trait_name: &str, item: &str) -> TokenStream {
+fn bound(krate: &syn::Path, ty: &dyn ToTokens, trait_name: &str) -> TokenStream {
     let ty = ty.to_token_stream();
     let span = ty
         .clone()
@@ -115,9 +118,9 @@ fn bound(krate: &syn::Path, ty: &dyn ToTokens, trait_name: &str, item: &str) -> 
         .map_or_else(Span::call_site, |t| t.span());
     let krate = respan(krate.to_token_stream(), span);
     let trait_ident = format_ident!("{}", trait_name, span = span);
-    let item = format_ident!("{}", item, span = span);
+    let check = format_ident!("check", span = span);
     quote_spanned! {span=>
-        let _ = <#ty as #krate::__private::#trait_ident>::#item;
+        let _ = <#ty as #krate::__private::#trait_ident>::#check;
     }
 }
 
@@ -160,17 +163,17 @@ fn wrapped<'a>(ty: &'a Type, wrapper: &str) -> Option<&'a Type> {
 fn output_checks(krate: &syn::Path, ty: &Type, output: &Output) -> TokenStream {
     if let Some((ok, err)) = result_parts(ty) {
         let mut checks = output_checks(krate, ok, output);
-        checks.extend(bound(krate, err, "ErrorType", "check"));
+        checks.extend(bound(krate, err, "ErrorType"));
         return checks;
     }
     match wrapped(ty, "Json") {
         Some(inner) if output.json => [
-            bound(krate, inner, "JsonSerialize", "check"),
-            bound(krate, inner, "JsonOutputSchema", "check"),
+            bound(krate, inner, "JsonSerialize"),
+            bound(krate, inner, "JsonOutputSchema"),
         ]
         .into_iter()
         .collect(),
-        _ => bound(krate, ty, output.trait_name, "check"),
+        _ => bound(krate, ty, output.trait_name),
     }
 }
 

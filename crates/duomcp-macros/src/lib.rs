@@ -23,9 +23,16 @@
 //! # let _ = server;
 //! ```
 //!
+//! The added item is a hidden, field-less struct named like the function: the function lives in
+//! the value namespace and the struct in the type namespace, so `add(…)` and `add::spec()` both
+//! work, wherever the function is visible. Hence the attributes go on free functions (in a
+//! module or a block), not on associated functions of an `impl` block, and nothing else in the
+//! same scope may be a type or module of the function's name.
+//!
 //! It also emits hidden functions that restate the handler's bounds at the user's spans: an
 //! argument that is not an extractor, a return type that does not convert, or a future that is
 //! not `Send` is reported on that argument, that type or that function, not on `.tool(…)`.
+//! They are never called and cost nothing at run time.
 //!
 //! Generated code names only `::duomcp::__private::…`; `crate = path` names duomcp elsewhere
 //! (`#[tool(crate = ::my_duomcp)]`). `DUOMCP_MACROS_DEBUG=1` prints every expansion.

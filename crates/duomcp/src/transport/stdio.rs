@@ -7,6 +7,7 @@
 use crate::jsonrpc::{self, decode, error_code, Incoming, Line, LineReader, RequestId};
 use crate::server::session::{Frame, Session};
 use crate::server::{handle_notification, handle_request, handle_response, RequestEnv, Server};
+use duomcp_schema::methods::{self, RequestMethod};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};
 use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt, BufReader, BufWriter};
@@ -117,6 +118,7 @@ impl Server {
                         let _ = tx.send(jsonrpc::encode_error(Some(&req.id), &err)).await;
                         continue;
                     }
+                    let is_initialize = req.method == <methods::Initialize as RequestMethod>::NAME;
                     let Ok(permit) = limit.clone().acquire_owned().await else {
                         break Ok(());
                     };
@@ -130,7 +132,7 @@ impl Server {
                         principal: Some(local.clone()),
                     };
                     let (shared, tx, in_flight) = (shared.clone(), tx.clone(), in_flight.clone());
-                    tasks.spawn(async move {
+                    let serve = async move {
                         let id = req.id.clone();
                         let reply = handle_request(shared, req, env).await;
                         lock(&in_flight).remove(&id);
@@ -138,7 +140,14 @@ impl Server {
                             let _ = tx.send(reply.frame).await;
                         }
                         drop(permit);
-                    });
+                    };
+                    if is_initialize {
+                        // `initialize` runs no user code and must take effect before the next
+                        // line is read, so a client that pipelines its first calls is served.
+                        serve.await;
+                    } else {
+                        tasks.spawn(serve);
+                    }
                 }
                 Ok(Incoming::Notification(n)) => {
                     if let crate::server::NotificationAction::Cancel(id) =
