@@ -106,7 +106,12 @@ speaks() {
 
 sdk_version() {
   case $1 in
-    duomcp)  echo "duomcp $(git -C "$ROOT" describe --always --dirty 2>/dev/null || echo '?')" ;;
+    duomcp)
+      if [ -n "${DUOMCP_BIN_DIR:-}" ]; then
+        echo "duomcp, prebuilt $BIN/duomcp-echo of $(date -u -r "$BIN/duomcp-echo" '+%Y-%m-%d %H:%M UTC')"
+      else
+        echo "duomcp $(git -C "$ROOT" describe --always --dirty 2>/dev/null || echo '?')"
+      fi ;;
     rmcp)    sed -n 's/^rmcp = { version = "=\([^"]*\)".*/rmcp \1/p' bench/peers/rmcp-echo/Cargo.toml ;;
     ts-sdk)  echo "@modelcontextprotocol/sdk $("$NODE" -p "require('$ROOT/bench/peers/ts-echo/node_modules/@modelcontextprotocol/sdk/package.json').version" 2>/dev/null) on node $("$NODE" --version)" ;;
     py-sdk)  echo "mcp $("$PY_VENV/bin/python" -c 'import importlib.metadata as m; print(m.version("mcp"))' 2>/dev/null) on $("$PY_VENV/bin/python" --version 2>&1)" ;;
