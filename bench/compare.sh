@@ -99,7 +99,7 @@ server_cmd() {
 speaks() {
   case "$1/$2" in
     ts-sdk/modern)
-      echo "SDK $(sdk_version ts-sdk) speaks up to 2025-11-25 only"; return 1 ;;
+      echo "the TypeScript SDK speaks up to 2025-11-25 only"; return 1 ;;
   esac
   return 0
 }
@@ -113,7 +113,7 @@ sdk_version() {
         echo "duomcp $(git -C "$ROOT" describe --always --dirty 2>/dev/null || echo '?')"
       fi ;;
     rmcp)    sed -n 's/^rmcp = { version = "=\([^"]*\)".*/rmcp \1/p' bench/peers/rmcp-echo/Cargo.toml ;;
-    ts-sdk)  echo "@modelcontextprotocol/sdk $("$NODE" -p "require('$ROOT/bench/peers/ts-echo/node_modules/@modelcontextprotocol/sdk/package.json').version" 2>/dev/null) on node $("$NODE" --version)" ;;
+    ts-sdk)  echo "@modelcontextprotocol/sdk $("$NODE" -p "require('$ROOT/bench/peers/ts-echo/node_modules/@modelcontextprotocol/sdk/package.json').version" 2>/dev/null) on node $("$NODE" --version 2>&1 | head -n 1)" ;;
     py-sdk)  echo "mcp $("$PY_VENV/bin/python" -c 'import importlib.metadata as m; print(m.version("mcp"))' 2>/dev/null) on $("$PY_VENV/bin/python" --version 2>&1)" ;;
     ceiling) echo "duomcp-ceiling (canned answers)" ;;
   esac
