@@ -21,6 +21,14 @@ enum Command {
         /// Serve over Streamable HTTP at `http://ADDR/mcp` instead of stdio (e.g. `127.0.0.1:3000`).
         #[arg(long, value_name = "ADDR")]
         http: Option<String>,
+        /// Also serve the skills under DIR (repeatable): every folder below it holding a
+        /// `SKILL.md` is a skill named after the folder, its path the skill's URI path
+        /// (`DIR/acme/notes/SKILL.md` is `skill://acme/notes/SKILL.md`). They are served in
+        /// addition to the reference server's demo skills, re-read from disk at each request.
+        /// A skill that breaks the naming rules or the limits (512 files, 16 MiB) stops the
+        /// server from starting, with every problem listed.
+        #[arg(long = "skills", value_name = "DIR")]
+        skills: Vec<std::path::PathBuf>,
     },
     /// Load any MCP server (stdio or HTTP, either era) and report throughput and latency.
     Bench(duomcp_cli::bench::BenchArgs),
@@ -59,27 +67,47 @@ fn main() -> std::process::ExitCode {
     };
     let result = runtime.block_on(async {
         match command {
-            Command::Serve { http: None } => duomcp_cli::reference::server().serve_stdio().await,
-            Command::Serve { http: Some(addr) } => serve_http(&addr).await,
+            Command::Serve { http, skills } => {
+                let server = match duomcp_cli::reference::server_with_skill_dirs(&skills) {
+                    Ok(server) => server,
+                    Err(e) => {
+                        eprintln!("duomcp: cannot serve the skills: {e}");
+                        return Err(None);
+                    }
+                };
+                match http {
+                    // Ctrl-C / SIGTERM: stop reading, let requests in flight finish within
+                    // the grace period, cancel the rest, exit 0.
+                    None => server
+                        .serve_stdio_with_shutdown(duomcp::server::shutdown_signal())
+                        .await
+                        .map_err(Some),
+                    Some(addr) => serve_http(&addr, server).await.map_err(Some),
+                }
+            }
             Command::Client(_) | Command::Bench(_) | Command::Login(_) => Ok(()),
         }
     });
+    // The stdin reader thread cannot be interrupted: do not wait for it after a signal.
+    runtime.shutdown_background();
     match result {
         Ok(()) => std::process::ExitCode::SUCCESS,
-        Err(e) => {
+        Err(Some(e)) => {
             eprintln!("duomcp: {e}");
             std::process::ExitCode::FAILURE
         }
+        // Already reported.
+        Err(None) => std::process::ExitCode::FAILURE,
     }
 }
 
 /// Serves the reference server over Streamable HTTP until Ctrl-C (or SIGTERM), then shuts down
 /// gracefully: listen streams get their final response before the connections close.
-async fn serve_http(addr: &str) -> std::io::Result<()> {
+async fn serve_http(addr: &str, server: duomcp::server::Server) -> std::io::Result<()> {
     let listener = tokio::net::TcpListener::bind(addr).await?;
     let local = listener.local_addr()?;
     eprintln!("duomcp: serving the reference server at http://{local}/mcp (2025-11-25 and 2026-07-28; Ctrl-C stops)");
-    let http = duomcp::transport::http::StreamableHttp::new(duomcp_cli::reference::server());
+    let http = duomcp::transport::http::StreamableHttp::new(server);
     http.serve_with_shutdown(listener, stop_signal()).await
 }
 

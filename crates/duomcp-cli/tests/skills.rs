@@ -488,3 +488,109 @@ fn skills_are_checked_when_loaded_with_every_problem_reported() {
     assert!(e.to_string().contains("at most 512"), "{e}");
     assert!(SkillSet::from_dir(dir.0.join("does-not-exist")).is_err());
 }
+
+/// The problems of a single in-memory skill, as text.
+fn problem(skill: Skill) -> String {
+    SkillSet::new().skill(skill).unwrap_err().to_string()
+}
+
+#[test]
+fn every_naming_rule_and_limit_is_checked_at_load_time_with_a_clear_error() {
+    let with_name = |name: &str| {
+        Skill::new(name).file(
+            "SKILL.md",
+            format!("---\nname: {name}\ndescription: x\n---\n"),
+        )
+    };
+    // Names: 1 to 64 of a-z, 0-9 and single inner hyphens.
+    let longest = "a".repeat(64);
+    assert!(SkillSet::new().skill(with_name(&longest)).is_ok());
+    let e = problem(with_name(&"a".repeat(65)));
+    assert!(e.contains("must be 1 to 64 characters long"), "{e}");
+    for name in ["-lead", "trail-", "dou--ble"] {
+        let e = problem(with_name(name));
+        assert!(
+            e.contains(&format!("invalid skill {name}: name {name:?} must not start or end with a hyphen nor hold two in a row")),
+            "{e}"
+        );
+    }
+    let e = problem(with_name("Upper"));
+    assert!(
+        e.contains("may hold only lowercase letters, digits and hyphens"),
+        "{e}"
+    );
+    let e = problem(Skill::new("notes").file("SKILL.md", "---\ndescription: x\n---\n"));
+    assert!(e.contains("must have a string `name`"), "{e}");
+    // The organizational prefix becomes part of the URI.
+    let e = problem(Skill::new("my team/notes").file("SKILL.md", md("notes")));
+    assert!(
+        e.contains("segment \"my team\" may hold only letters, digits and `-._~`"),
+        "{e}"
+    );
+    // Descriptions: present, at most 1024 characters.
+    let long = "d".repeat(1025);
+    let e = problem(Skill::new("notes").file(
+        "SKILL.md",
+        format!("---\nname: notes\ndescription: {long}\n---\n"),
+    ));
+    assert!(
+        e.contains("the description is longer than 1024 characters"),
+        "{e}"
+    );
+    let e = problem(Skill::new("notes").file("SKILL.md", "# no frontmatter\n"));
+    assert!(
+        e.contains("SKILL.md must begin with YAML frontmatter"),
+        "{e}"
+    );
+
+    // Limits are inclusive: 512 files load, 513 do not.
+    let mut full = Skill::new("full").file("SKILL.md", md("full"));
+    for i in 1..MAX_FILES {
+        full = full.file(format!("f/{i}.txt"), "x");
+    }
+    assert!(SkillSet::new().skill(full.clone()).is_ok());
+    let e = problem(full.file("one-more.txt", "x"));
+    assert!(
+        e.contains("the skill has 513 files; at most 512 are allowed"),
+        "{e}"
+    );
+
+    // From a directory: the same rules, the folder named in each problem.
+    let dir = TempDir::new("limits");
+    dir.write("big/SKILL.md", &md("big"));
+    let big = std::fs::File::create(dir.0.join("big/blob.bin")).unwrap();
+    big.set_len(16 * 1024 * 1024).unwrap();
+    let e = SkillSet::from_dir(&dir.0).unwrap_err();
+    assert_eq!(e.problems().len(), 1, "{e}");
+    assert_eq!(
+        e.problems()[0].location,
+        dir.0.join("big").display().to_string()
+    );
+    assert!(
+        e.problems()[0]
+            .message
+            .contains("add up to 16777267 bytes; at most 16777216 (16 MiB) are allowed"),
+        "{e}"
+    );
+
+    let root = TempDir::new("root");
+    root.write("SKILL.md", &md("root"));
+    let e = SkillSet::from_dir(&root.0).unwrap_err();
+    assert!(
+        e.to_string()
+            .contains("sits at the root of the skills folder"),
+        "{e}"
+    );
+
+    let many = TempDir::new("many");
+    many.write("many/SKILL.md", &md("many"));
+    for i in 0..MAX_FILES {
+        many.write(&format!("many/f/{i}.txt"), "x");
+    }
+    let e = SkillSet::from_dir(&many.0).unwrap_err();
+    assert!(
+        e.to_string()
+            .contains("the skill has 513 files; at most 512"),
+        "{e}"
+    );
+}

@@ -507,3 +507,36 @@ async fn tasks_expire_after_their_ttl() {
         .await;
     assert_eq!(e["code"], -32602, "{e}");
 }
+
+#[tokio::test]
+async fn tasks_of_the_other_era_are_foreign() {
+    // One server, two connections: a 2025-11-25 session and 2026-07-28 requests.
+    let server = duomcp_cli::reference::server();
+    let mut old = Wire::in_process(server.clone(), support::LEGACY);
+    old.initialize(json!({})).await;
+    let mut new = Wire::in_process(server, MODERN);
+    let r = old
+        .ok(
+            "tools/call",
+            json!({ "name": "slow_compute", "arguments": { "seconds": 30 }, "task": {} }),
+        )
+        .await;
+    let legacy_id = r["task"]["taskId"].as_str().unwrap().to_owned();
+    let modern_id = create(&mut new, "slow_compute", json!({ "seconds": 30 })).await;
+    for method in ["tasks/get", "tasks/cancel"] {
+        let e = new
+            .err(method, modern(json!({ "taskId": legacy_id }), with_tasks()))
+            .await;
+        assert_eq!(e["code"], -32602, "{method} of a 2025-11-25 task: {e}");
+    }
+    for method in ["tasks/get", "tasks/result", "tasks/cancel"] {
+        let e = old.err(method, json!({ "taskId": modern_id })).await;
+        assert_eq!(e["code"], -32602, "{method} of a 2026-07-28 task: {e}");
+    }
+    // Both still run, untouched by the foreign attempts.
+    assert_eq!(get(&mut new, &modern_id).await["status"], "working");
+    let t = old.ok("tasks/get", json!({ "taskId": legacy_id })).await;
+    assert_eq!(t["status"], "working");
+    cancel(&mut new, &modern_id).await;
+    old.ok("tasks/cancel", json!({ "taskId": legacy_id })).await;
+}

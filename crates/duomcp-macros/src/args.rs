@@ -14,6 +14,8 @@ pub(crate) enum Shape {
     Flag,
     /// `key = some::path`.
     Path,
+    /// `key = ["a", "b"]`.
+    StrList,
 }
 
 /// One parsed value.
@@ -21,6 +23,7 @@ pub(crate) enum Value {
     Str(LitStr),
     Bool(LitBool),
     Path(Path),
+    StrList(Vec<LitStr>, Span),
 }
 
 /// The arguments of one attribute, checked against the keys its macro knows.
@@ -94,6 +97,14 @@ impl Attrs {
         }
     }
 
+    /// A list-of-strings argument.
+    pub(crate) fn str_list(&self, key: &str) -> Option<&[LitStr]> {
+        match self.get(key) {
+            Some(Value::StrList(l, _)) => Some(l),
+            _ => None,
+        }
+    }
+
     /// A path argument.
     pub(crate) fn path(&self, key: &str) -> Option<&Path> {
         match self.get(key) {
@@ -113,6 +124,7 @@ impl Attrs {
             Value::Str(s) => s.span(),
             Value::Bool(b) => b.span(),
             Value::Path(p) => p.span(),
+            Value::StrList(_, span) => *span,
         })
     }
 }
@@ -155,6 +167,28 @@ fn parse_value(meta: &ParseNestedMeta<'_>, shape: Shape) -> syn::Result<Value> {
             }
             let path: Path = meta.value()?.parse()?;
             Ok(Value::Path(path))
+        }
+        Shape::StrList => {
+            let hint = format!("`{key}` takes a list of string literals: `{key} = [\"a\", \"b\"]`");
+            if !meta.input.peek(syn::Token![=]) {
+                return Err(syn::Error::new_spanned(&meta.path, hint));
+            }
+            // The whole value is consumed, so parsing goes on after a wrong one.
+            let array = match meta.value()?.parse::<syn::Expr>()? {
+                syn::Expr::Array(a) => a,
+                other => return Err(syn::Error::new_spanned(other, &hint)),
+            };
+            let mut items = Vec::with_capacity(array.elems.len());
+            for elem in &array.elems {
+                match elem {
+                    syn::Expr::Lit(syn::ExprLit {
+                        lit: syn::Lit::Str(s),
+                        ..
+                    }) => items.push(s.clone()),
+                    other => return Err(syn::Error::new_spanned(other, &hint)),
+                }
+            }
+            Ok(Value::StrList(items, array.span()))
         }
     }
 }

@@ -69,7 +69,7 @@ pub(crate) fn emit(func: &ItemFn, krate: &syn::Path, output: &Output) -> TokenSt
 
     // The future must be `Send` (and a future at all, if the fn is not `async`; a plain
     // `fn f()` is reported with its own error).
-    if func.sig.asyncness.is_some() || func.sig.output != ReturnType::Default {
+    if func.sig.asyncness.is_some() || !matches!(func.sig.output, ReturnType::Default) {
         let send = respan(krate.to_token_stream(), name.span());
         body.extend(quote_spanned! {name.span()=>
             #send::__private::handler_future_must_be_send(#call);

@@ -34,12 +34,14 @@ impl Kind {
                 ("destructive", Shape::Flag),
                 ("idempotent", Shape::Flag),
                 ("open_world", Shape::Flag),
+                ("scopes", Shape::StrList),
                 ("crate", Shape::Path),
             ],
             Kind::Prompt => &[
                 ("name", Shape::Str),
                 ("title", Shape::Str),
                 ("description", Shape::Str),
+                ("scopes", Shape::StrList),
                 ("crate", Shape::Path),
             ],
             Kind::Resource => &[
@@ -185,7 +187,7 @@ fn check_signature(kind: Kind, func: &ItemFn, errors: &mut Vec<syn::Error>) {
     if let Some(c) = &sig.constness {
         errors.push(syn::Error::new_spanned(c, "a handler cannot be `const`"));
     }
-    if sig.asyncness.is_none() && sig.output == ReturnType::Default {
+    if sig.asyncness.is_none() && matches!(sig.output, ReturnType::Default) {
         errors.push(syn::Error::new_spanned(
             sig.fn_token,
             format!("a {noun} handler must be an `async fn`"),
@@ -261,6 +263,7 @@ fn tool_spec(
     if let Some(t) = attrs.str("title") {
         body.extend(quote! { let spec = spec.title(#t); });
     }
+    body.extend(scopes(attrs));
     let hints = ["read_only", "destructive", "idempotent", "open_world"];
     if hints.iter().any(|h| attrs.has(h)) {
         let values = hints.iter().map(|h| match attrs.flag(h) {
@@ -281,6 +284,17 @@ fn tool_spec(
     }
 }
 
+/// `let spec = spec.scopes([...]);` for `scopes = [...]`.
+fn scopes(attrs: &Attrs) -> TokenStream {
+    match attrs.str_list("scopes") {
+        Some(list) => {
+            let n = list.len();
+            quote! { let spec = spec.scopes::<[&'static str; #n], &'static str>([#(#list),*]); }
+        }
+        None => TokenStream::new(),
+    }
+}
+
 fn prompt_spec(
     krate: &syn::Path,
     name: &LitStr,
@@ -296,6 +310,7 @@ fn prompt_spec(
     if let Some(t) = attrs.str("title") {
         body.extend(quote! { let spec = spec.title(#t); });
     }
+    body.extend(scopes(attrs));
     let doc = format!("The definition of the prompt `{}`.", name.value());
     quote! {
         #[doc = #doc]

@@ -85,6 +85,7 @@ use proc_macro::TokenStream;
 /// | `title = "…"` | a human-readable title |
 /// | `description = "…"` | overrides the doc comment |
 /// | `read_only`, `destructive`, `idempotent`, `open_world` | annotation hints; `= false` to state the opposite |
+/// | `scopes = ["a", "b"]` | OAuth scopes a caller must hold to call it (`ToolSpec::scopes`) |
 /// | `crate = path` | where duomcp is, if not `::duomcp` |
 ///
 /// The input schema comes from the handler's `Args<T>`, the output schema from a `Json<T>`
@@ -116,7 +117,7 @@ pub fn tool(attr: TokenStream, item: TokenStream) -> TokenStream {
 /// # let _ = server;
 /// ```
 ///
-/// Arguments: `name`, `title`, `description` and `crate`, as for `#[tool]`. The prompt's
+/// Arguments: `name`, `title`, `description`, `scopes` and `crate`, as for `#[tool]`. The prompt's
 /// argument list comes from `Args<T>` (each field's doc comment is its description).
 #[proc_macro_attribute]
 pub fn prompt(attr: TokenStream, item: TokenStream) -> TokenStream {

@@ -14,89 +14,26 @@ use axum::Router;
 use duomcp::client::auth::{AuthError, AuthFuture, AuthProvider, Challenge};
 use duomcp::client::transport::http::default_client;
 use duomcp::client::{Client, ClientError, EraChoice, Notification, RequestOptions};
-use duomcp::schema::{
-    ElicitRequestFormParams, ElicitRequestParams, ElicitResult, PromptMessage, Resource,
-};
-use duomcp::server::{Args, Context, HandlerError, Server, State, ToolSpec};
+use duomcp::schema::{ElicitResult, PromptMessage, Resource};
+use duomcp::server::{Args, Server, ToolSpec};
 use duomcp::transport::http::{HttpConfig, ResponseMode, StreamableHttp};
 use duomcp::Era;
 use http::{HeaderMap, Method, StatusCode};
 use serde_json::{json, Value};
-use std::future::Future;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use tokio::net::TcpListener;
-use tokio::sync::{mpsc, Notify};
+use tokio::sync::mpsc;
 
-const MODERN: &str = "2026-07-28";
-const LEGACY: &str = "2025-11-25";
-
-/// Fails the test instead of hanging it.
-async fn within<T>(f: impl Future<Output = T>) -> T {
-    tokio::time::timeout(Duration::from_secs(10), f)
-        .await
-        .expect("timed out")
-}
+mod http_support;
+use http_support::{common_tools, no_args, within, Probe, LEGACY, MODERN};
 
 // ---------------------------------------------------------------------------------------------
 // The server under test.
 
-#[derive(Clone, Default)]
-struct Probe {
-    release: Arc<Notify>,
-    dropped: Arc<AtomicBool>,
-    dropped_notify: Arc<Notify>,
-}
-
-struct DropFlag(Probe);
-
-impl Drop for DropFlag {
-    fn drop(&mut self) {
-        self.0.dropped.store(true, Ordering::SeqCst);
-        self.0.dropped_notify.notify_one();
-    }
-}
-
-fn no_args(name: &str) -> ToolSpec {
-    ToolSpec::new(name)
-        .description(name.to_owned())
-        .input_schema(json!({ "type": "object", "properties": {} }))
-}
-
 fn test_server(probe: Probe) -> Server {
-    Server::builder()
-        .name("client-http-test")
-        .state(probe)
-        .tool(no_args("plain"), || async { "plain" })
-        .tool(no_args("progress"), |ctx: Context| async move {
-            for i in 1..=3 {
-                ctx.progress(f64::from(i), Some(3.0), None).await;
-            }
-            "done"
-        })
-        .tool(no_args("ask"), |ctx: Context| async move {
-            let schema = serde_json::from_value(json!({
-                "type": "object", "properties": { "name": { "type": "string" } }, "required": ["name"]
-            }))
-            .unwrap_or_default();
-            let params = ElicitRequestParams::Form(ElicitRequestFormParams::new("Your name?", schema));
-            let answer = ctx.elicit("name", params).await?;
-            let name = answer.content.and_then(|c| c.get("name").and_then(Value::as_str).map(str::to_owned)).unwrap_or_default();
-            Ok::<_, HandlerError>(format!("Hello {name}"))
-        })
-        .tool(no_args("poll"), |ctx: Context, State(p): State<Probe>| async move {
-            ctx.progress(1.0, None, None).await;
-            ctx.close_sse_stream().await;
-            p.release.notified().await;
-            ctx.progress(2.0, None, None).await;
-            "polled"
-        })
-        .tool(no_args("hang"), |ctx: Context, State(p): State<Probe>| async move {
-            let _flag = DropFlag(p);
-            ctx.progress(0.0, None, None).await;
-            std::future::pending::<&'static str>().await
-        })
+    common_tools(Server::builder().name("client-http-test").state(probe))
         .tool(
             ToolSpec::new("region").description("x-mcp-header mirroring").input_schema(json!({
                 "type": "object",

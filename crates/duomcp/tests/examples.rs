@@ -308,3 +308,247 @@ async fn axum_app_serves_mcp_next_to_its_own_routes() {
 
     child.kill().await.unwrap();
 }
+
+/// An example spoken to line by line over its stdin/stdout.
+struct Lines {
+    child: tokio::process::Child,
+    stdin: tokio::process::ChildStdin,
+    stdout: tokio::io::Lines<tokio::io::BufReader<tokio::process::ChildStdout>>,
+    next_id: i64,
+}
+
+impl Lines {
+    fn spawn(name: &str, args: &[&std::ffi::OsStr]) -> Lines {
+        let mut child = Command::new(example(name))
+            .args(args)
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .kill_on_drop(true)
+            .spawn()
+            .unwrap();
+        let stdin = child.stdin.take().unwrap();
+        let stdout = tokio::io::AsyncBufReadExt::lines(tokio::io::BufReader::new(
+            child.stdout.take().unwrap(),
+        ));
+        Lines {
+            child,
+            stdin,
+            stdout,
+            next_id: 0,
+        }
+    }
+
+    async fn send(&mut self, msg: Value) {
+        use tokio::io::AsyncWriteExt;
+        let mut line = serde_json::to_vec(&msg).unwrap();
+        line.push(b'\n');
+        self.stdin.write_all(&line).await.unwrap();
+        self.stdin.flush().await.unwrap();
+    }
+
+    /// Sends a request (2026-07-28 `_meta` added when `modern` is given) and returns its
+    /// response, skipping notifications.
+    async fn request(&mut self, method: &str, mut params: Value, modern: Option<Value>) -> Value {
+        self.next_id += 1;
+        let id = self.next_id;
+        if let Some(caps) = modern {
+            params["_meta"] = json!({
+                "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                "io.modelcontextprotocol/clientCapabilities": caps
+            });
+        }
+        self.send(json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params }))
+            .await;
+        loop {
+            let line = tokio::time::timeout(Duration::from_secs(20), self.stdout.next_line())
+                .await
+                .expect("the example answers")
+                .unwrap()
+                .expect("the example closed its output");
+            let msg: Value = serde_json::from_str(&line).unwrap();
+            if msg["id"] == id && msg.get("method").is_none() {
+                return msg;
+            }
+        }
+    }
+
+    async fn ok(&mut self, method: &str, params: Value, modern: Option<Value>) -> Value {
+        let r = self.request(method, params, modern).await;
+        r.get("result")
+            .cloned()
+            .unwrap_or_else(|| panic!("{method} failed: {r}"))
+    }
+
+    async fn initialize(&mut self) {
+        let r = self
+            .ok(
+                "initialize",
+                json!({ "protocolVersion": "2025-11-25", "capabilities": {},
+                        "clientInfo": { "name": "examples-test", "version": "1" } }),
+                None,
+            )
+            .await;
+        assert_eq!(r["protocolVersion"], "2025-11-25");
+        self.send(json!({ "jsonrpc": "2.0", "method": "notifications/initialized" }))
+            .await;
+    }
+}
+
+#[tokio::test]
+async fn task_example_runs_as_a_task_when_the_client_can_take_one() {
+    // 2025-11-25: a task when the call asks for one, inline otherwise.
+    let mut legacy = Lines::spawn("task", &[]);
+    legacy.initialize().await;
+    let created = legacy
+        .ok(
+            "tools/call",
+            json!({ "name": "render", "arguments": { "frames": 3 }, "task": { "ttl": 60000 } }),
+            None,
+        )
+        .await;
+    assert_eq!(created["task"]["status"], "working", "{created}");
+    let id = created["task"]["taskId"].as_str().unwrap().to_owned();
+    let result = legacy
+        .ok("tasks/result", json!({ "taskId": id }), None)
+        .await;
+    assert_eq!(
+        result["content"][0]["text"], "Rendered 3 frames",
+        "{result}"
+    );
+    let inline = legacy
+        .ok(
+            "tools/call",
+            json!({ "name": "render", "arguments": { "frames": 1 } }),
+            None,
+        )
+        .await;
+    assert_eq!(
+        inline["content"][0]["text"], "Rendered 1 frames",
+        "{inline}"
+    );
+    assert!(inline.get("task").is_none());
+    legacy.child.kill().await.unwrap();
+
+    // 2026-07-28: a task when the request declares the extension; poll `tasks/get`.
+    let tasks = json!({ "extensions": { "io.modelcontextprotocol/tasks": {} } });
+    let mut modern = Lines::spawn("task", &[]);
+    let created = modern
+        .ok(
+            "tools/call",
+            json!({ "name": "render", "arguments": { "frames": 2 } }),
+            Some(tasks.clone()),
+        )
+        .await;
+    assert_eq!(created["resultType"], "task", "{created}");
+    let id = created["taskId"].as_str().unwrap().to_owned();
+    let mut done = Value::Null;
+    for _ in 0..200 {
+        let t = modern
+            .ok("tasks/get", json!({ "taskId": id }), Some(tasks.clone()))
+            .await;
+        if t["status"] != "working" {
+            done = t;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    assert_eq!(done["status"], "completed", "{done}");
+    assert_eq!(done["result"]["content"][0]["text"], "Rendered 2 frames");
+    let inline = modern
+        .ok(
+            "tools/call",
+            json!({ "name": "render", "arguments": { "frames": 1 } }),
+            Some(json!({})),
+        )
+        .await;
+    assert_eq!(inline["resultType"], "complete", "{inline}");
+    assert_eq!(inline["content"][0]["text"], "Rendered 1 frames");
+    modern.child.kill().await.unwrap();
+}
+
+#[tokio::test]
+async fn skill_example_serves_skills_from_memory_and_directories() {
+    let dir = std::env::temp_dir().join(format!(
+        "duomcp-skill-example-{}-{}",
+        std::process::id(),
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_nanos()
+    ));
+    let deploy = dir.join("team").join("deploy");
+    std::fs::create_dir_all(&deploy).unwrap();
+    std::fs::write(
+        deploy.join("SKILL.md"),
+        "---\nname: deploy\ndescription: Deploy the service.\n---\nRun the pipeline.\n",
+    )
+    .unwrap();
+
+    for modern in [None, Some(json!({}))] {
+        let mut ex = Lines::spawn("skill", &[dir.as_os_str()]);
+        if modern.is_none() {
+            ex.initialize().await;
+        }
+        let list = ex.ok("skills/list", json!({}), modern.clone()).await;
+        let uris: Vec<&str> = list["skills"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| s["uri"].as_str().unwrap())
+            .collect();
+        assert_eq!(
+            uris,
+            ["skill://greeting/SKILL.md", "skill://team/deploy/SKILL.md"],
+            "{list}"
+        );
+        assert_eq!(
+            list["skills"][1]["frontmatter"]["description"],
+            "Deploy the service."
+        );
+        let read = ex
+            .ok(
+                "resources/read",
+                json!({ "uri": "skill://greeting/phrases.md" }),
+                modern.clone(),
+            )
+            .await;
+        assert!(
+            read["contents"][0]["text"]
+                .as_str()
+                .unwrap()
+                .contains("Bonjour"),
+            "{read}"
+        );
+        let read = ex
+            .ok(
+                "resources/read",
+                json!({ "uri": "skill://team/deploy/SKILL.md" }),
+                modern,
+            )
+            .await;
+        assert!(read["contents"][0]["text"]
+            .as_str()
+            .unwrap()
+            .ends_with("Run the pipeline.\n"));
+        ex.child.kill().await.unwrap();
+    }
+
+    // A skill whose name is not its folder's: the example refuses to start, saying why.
+    let bad = dir.join("wrong");
+    std::fs::create_dir_all(&bad).unwrap();
+    std::fs::write(
+        bad.join("SKILL.md"),
+        "---\nname: other\ndescription: Misnamed.\n---\n",
+    )
+    .unwrap();
+    let output = Command::new(example("skill"))
+        .arg(&dir)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .await
+        .unwrap();
+    assert!(!output.status.success());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("other"), "{stderr}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}

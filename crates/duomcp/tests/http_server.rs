@@ -8,8 +8,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use bytes::Bytes;
-use duomcp::schema::{ElicitRequestFormParams, ElicitRequestParams};
-use duomcp::server::{Args, Context, HandlerError, Server, ServerConfig, State, ToolSpec};
+use duomcp::server::{Args, Context, Server, ServerConfig, State, ToolSpec};
 use duomcp::transport::http::{
     EventStore, HttpConfig, MemoryEventStore, ResponseMode, StoreError, StoreFuture, StoredEvent,
     StreamableHttp,
@@ -19,100 +18,57 @@ use http_body_util::{BodyExt, Full};
 use hyper::body::Incoming;
 use hyper_util::rt::TokioIo;
 use serde_json::{json, Value};
-use std::future::Future;
 use std::net::SocketAddr;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
-use tokio::sync::{watch, Notify};
+use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
-const MODERN: &str = "2026-07-28";
-const LEGACY: &str = "2025-11-25";
+mod http_support;
+use http_support::{common_tools, no_args, within, DropFlag, Probe, LEGACY, MODERN};
 
 // ---------------------------------------------------------------------------------------------
 // The server under test.
 
-#[derive(Clone, Default)]
-struct Probe {
-    /// Lets a waiting tool go on.
-    release: Arc<Notify>,
-    /// Set when a tool's future was torn down before it finished.
-    dropped: Arc<AtomicBool>,
-    /// Notified with `dropped`.
-    dropped_notify: Arc<Notify>,
-}
-
-/// Sets the probe's flag when dropped.
-struct DropFlag(Probe);
-
-impl Drop for DropFlag {
-    fn drop(&mut self) {
-        self.0.dropped.store(true, Ordering::SeqCst);
-        self.0.dropped_notify.notify_one();
-    }
-}
-
-fn no_args(name: &str) -> ToolSpec {
-    ToolSpec::new(name)
-        .description(name.to_owned())
-        .input_schema(json!({ "type": "object", "properties": {} }))
-}
-
 fn test_server(config: ServerConfig, probe: Probe) -> Server {
-    Server::builder()
-        .name("http-test")
-        .config(config)
-        .state(probe)
-        .tool(no_args("plain"), || async { "plain" })
-        .tool(no_args("progress"), |ctx: Context| async move {
-            for i in 1..=3 {
-                ctx.progress(f64::from(i), Some(3.0), None).await;
-            }
-            "done"
-        })
-        .tool(no_args("ask"), |ctx: Context| async move {
-            let schema = serde_json::from_value(json!({
-                "type": "object", "properties": { "name": { "type": "string" } }, "required": ["name"]
-            }))
-            .unwrap_or_default();
-            let params = ElicitRequestParams::Form(ElicitRequestFormParams::new("Your name?", schema));
-            let answer = ctx.elicit("name", params).await?;
-            let name = answer.content.and_then(|c| c.get("name").and_then(Value::as_str).map(str::to_owned)).unwrap_or_default();
-            Ok::<_, HandlerError>(format!("Hello {name}"))
-        })
-        .tool(no_args("steps"), |ctx: Context, State(p): State<Probe>| async move {
+    common_tools(
+        Server::builder()
+            .name("http-test")
+            .config(config)
+            .state(probe),
+    )
+    .tool(
+        no_args("steps"),
+        |ctx: Context, State(p): State<Probe>| async move {
             ctx.progress(1.0, None, None).await;
             p.release.notified().await;
             ctx.progress(2.0, None, None).await;
             p.release.notified().await;
             ctx.progress(3.0, None, None).await;
             "steps done"
-        })
-        .tool(no_args("poll"), |ctx: Context, State(p): State<Probe>| async move {
-            ctx.progress(1.0, None, None).await;
-            ctx.close_sse_stream().await;
-            p.release.notified().await;
-            ctx.progress(2.0, None, None).await;
-            "polled"
-        })
-        .tool(no_args("hang"), |ctx: Context, State(p): State<Probe>| async move {
-            let _flag = DropFlag(p);
-            ctx.progress(0.0, None, None).await;
-            std::future::pending::<&'static str>().await
-        })
-        .tool(no_args("hang_quietly"), |State(p): State<Probe>| async move {
+        },
+    )
+    .tool(
+        no_args("hang_quietly"),
+        |State(p): State<Probe>| async move {
             let _flag = DropFlag(p);
             std::future::pending::<&'static str>().await
-        })
-        .tool(no_args("wait_release"), |State(p): State<Probe>| async move {
+        },
+    )
+    .tool(
+        no_args("wait_release"),
+        |State(p): State<Probe>| async move {
             p.release.notified().await;
             "released"
-        })
-        .tool(
-            ToolSpec::new("region").description("x-mcp-header mirroring").input_schema(json!({
+        },
+    )
+    .tool(
+        ToolSpec::new("region")
+            .description("x-mcp-header mirroring")
+            .input_schema(json!({
                 "type": "object",
                 "properties": {
                     "region": { "type": "string", "x-mcp-header": "Region" },
@@ -120,9 +76,14 @@ fn test_server(config: ServerConfig, probe: Probe) -> Server {
                 },
                 "required": ["region"]
             })),
-            |Args(v): Args<Value>| async move { format!("region={}", v.get("region").and_then(Value::as_str).unwrap_or_default()) },
-        )
-        .build()
+        |Args(v): Args<Value>| async move {
+            format!(
+                "region={}",
+                v.get("region").and_then(Value::as_str).unwrap_or_default()
+            )
+        },
+    )
+    .build()
 }
 
 /// An [`EventStore`] that tells the test what has been stored: `(stream, seq)` pairs.
@@ -203,13 +164,6 @@ async fn start_with(server_config: ServerConfig, config: HttpConfig) -> Running 
 
 async fn start() -> Running {
     start_with(ServerConfig::default(), HttpConfig::default()).await
-}
-
-/// Fails the test instead of hanging it.
-async fn within<T>(f: impl Future<Output = T>) -> T {
-    tokio::time::timeout(Duration::from_secs(5), f)
-        .await
-        .expect("timed out")
 }
 
 // ---------------------------------------------------------------------------------------------

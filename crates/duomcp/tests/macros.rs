@@ -184,3 +184,64 @@ async fn specs_are_values_the_builder_api_still_edits() {
     assert_eq!(tools[0].name, "plus");
     assert_eq!(tools[0].description, None);
 }
+
+/// Deletes a file (pretend).
+#[duomcp::tool(scopes = ["files:read", "files:write"])]
+async fn delete_file() -> &'static str {
+    "deleted"
+}
+
+/// A prompt only administrators get.
+#[duomcp::prompt(scopes = ["admin"])]
+async fn audit() -> String {
+    "Audit everything.".into()
+}
+
+/// Answers one 2026-07-28 request without a connection, hence without a caller.
+async fn anonymous(server: &Server, method: &str, params: serde_json::Value) -> serde_json::Value {
+    let mut params = params;
+    params["_meta"] = json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {}
+    });
+    let request = json!({ "jsonrpc": "2.0", "id": 1, "method": method, "params": params });
+    let out = server
+        .respond(&serde_json::to_vec(&request).unwrap())
+        .await
+        .unwrap();
+    serde_json::from_slice(&out).unwrap()
+}
+
+#[tokio::test]
+async fn scopes_in_the_attribute_guard_the_handler() {
+    let server = Server::builder()
+        .tool(delete_file::spec(), delete_file)
+        .tool(now::spec(), now)
+        .prompt(audit::spec(), audit)
+        .build();
+
+    // No caller: the scoped tool and prompt are refused, naming every scope they need.
+    let refused = anonymous(&server, "tools/call", json!({ "name": "delete_file" })).await;
+    assert_eq!(refused["error"]["code"], -32600, "{refused}");
+    assert_eq!(
+        refused["error"]["data"]["requiredScopes"],
+        json!(["files:read", "files:write"])
+    );
+    let refused = anonymous(&server, "prompts/get", json!({ "name": "audit" })).await;
+    assert_eq!(
+        refused["error"]["data"]["requiredScopes"],
+        json!(["admin"]),
+        "{refused}"
+    );
+    // The unscoped tool answers anyone.
+    let open = anonymous(&server, "tools/call", json!({ "name": "clock.now" })).await;
+    assert_eq!(open["result"]["content"][0]["text"], "12:00", "{open}");
+
+    // Over stdio the caller is the local user, who holds every scope.
+    let client = connect(server).await;
+    let r = client.call_tool("delete_file", json!({})).await.unwrap();
+    assert_eq!(
+        serde_json::to_value(&r.content[0]).unwrap()["text"],
+        "deleted"
+    );
+}

@@ -10,6 +10,8 @@
 //! duomcp call add a=1 b=2 -- duomcp serve
 //! duomcp call add --args '{"a":1,"b":2}' --json --url http://127.0.0.1:3000/mcp
 //! duomcp read file:///notes.txt http://127.0.0.1:3000/mcp --header 'Authorization: Bearer s3cret'
+//! duomcp skills http://127.0.0.1:3000/mcp
+//! duomcp skill skill://release-notes/SKILL.md -- duomcp serve --skills ./my-skills
 //! ```
 //!
 //! Output is readable by default (aligned tables, wrapped text, binary content summarised)
@@ -24,10 +26,11 @@ pub mod login;
 mod output;
 mod prompts;
 mod resources;
+mod skills;
 mod tools;
 
 use clap::{Args, Subcommand};
-use duomcp::client::{Client, ClientError, EraChoice, Notification};
+use duomcp::client::{Client, ClientBuilder, ClientError, EraChoice, Notification};
 use duomcp::schema::{LoggingLevel, Root};
 use serde_json::{Map, Value};
 use std::io::IsTerminal;
@@ -58,6 +61,11 @@ pub enum ClientCommand {
     Complete(complete::CompleteArgs),
     /// Print change notifications as they arrive (tools, prompts, resources).
     Listen(listen::ListenArgs),
+    /// List the server's skills (extension `io.modelcontextprotocol/skills`).
+    Skills(UrlTarget),
+    /// Print a skill's SKILL.md, or another file of it, verified against the skill's entry:
+    /// `duomcp skill URI [URL | -- SERVER]`.
+    Skill(skills::SkillArgs),
 }
 
 /// Options every client command takes, and the server to talk to.
@@ -186,6 +194,15 @@ impl Target {
 
     /// Starts the server (or reaches it over HTTP) and connects.
     pub(crate) async fn connect(&self) -> Result<(Client, Logs), Failure> {
+        self.connect_with(|b| b).await
+    }
+
+    /// [`connect`](Self::connect), with `customize` applied to the client builder (to declare
+    /// an extension, say).
+    pub(crate) async fn connect_with(
+        &self,
+        customize: impl FnOnce(ClientBuilder) -> ClientBuilder,
+    ) -> Result<(Client, Logs), Failure> {
         let timeout = Duration::try_from_secs_f64(self.timeout)
             .map_err(|e| Failure(format!("--timeout: {e}")))?;
         let mut builder = Client::builder()
@@ -200,6 +217,7 @@ impl Target {
         if let Some(level) = self.log_level {
             builder = builder.log_level(level);
         }
+        builder = customize(builder);
         let client = if let Some(url) = self.http_url() {
             for header in &self.headers {
                 let Some((name, value)) = header.split_once(':') else {
@@ -352,6 +370,8 @@ pub async fn run(command: ClientCommand) -> ExitCode {
         Normalized::Prompt(a) => prompts::get(&a).await,
         Normalized::Complete(a) => complete::run(&a).await,
         Normalized::Listen(a) => listen::run(&a).await,
+        Normalized::Skills(t) => skills::list(&t).await,
+        Normalized::Skill(a) => skills::show(&a).await,
     };
     match result {
         Ok(Outcome::Ok) => ExitCode::SUCCESS,
@@ -375,6 +395,8 @@ enum Normalized {
     Prompt(prompts::PromptArgs),
     Complete(complete::CompleteArgs),
     Listen(listen::ListenArgs),
+    Skills(Target),
+    Skill(skills::SkillArgs),
 }
 
 fn normalize(command: ClientCommand) -> Normalized {
@@ -408,6 +430,11 @@ fn normalize(command: ClientCommand) -> Normalized {
             a.target.adopt_url(a.target_url.take());
             Normalized::Listen(a)
         }
+        ClientCommand::Skills(t) => Normalized::Skills(t.into_target()),
+        ClientCommand::Skill(mut a) => {
+            a.normalize();
+            Normalized::Skill(a)
+        }
     }
 }
 
@@ -417,12 +444,14 @@ fn target_of(command: &Normalized) -> &Target {
         | Normalized::Tools(t)
         | Normalized::Resources(t)
         | Normalized::Templates(t)
-        | Normalized::Prompts(t) => t,
+        | Normalized::Prompts(t)
+        | Normalized::Skills(t) => t,
         Normalized::Call(a) => &a.target,
         Normalized::Read(a) => &a.target,
         Normalized::Prompt(a) => &a.target,
         Normalized::Complete(a) => &a.target,
         Normalized::Listen(a) => &a.target,
+        Normalized::Skill(a) => &a.target,
     }
 }
 

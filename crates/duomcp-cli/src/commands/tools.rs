@@ -100,6 +100,13 @@ pub(crate) async fn call(args: &CallArgs) -> Result<Outcome, Failure> {
             (None, None) => eprintln!("progress {}", p.progress),
         });
     }
+    if !target.json {
+        // A tool that runs as a task: show how it goes (polling is transparent otherwise).
+        options = options.on_task_status(|t| match &t.status_message {
+            Some(m) => eprintln!("task {}: {} ({m})", t.task_id, t.status.as_str()),
+            None => eprintln!("task {}: {}", t.task_id, t.status.as_str()),
+        });
+    }
     let result = client
         .call_tool_with(&args.tool, Value::Object(arguments), options)
         .await?;

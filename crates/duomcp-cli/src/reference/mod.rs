@@ -17,8 +17,10 @@ pub mod skills;
 mod tasks;
 mod tools;
 
+use duomcp::server::skills::SkillError;
 use duomcp::server::tasks::TaskConfig;
-use duomcp::server::{CachePolicy, Server, ServerConfig};
+use duomcp::server::{CachePolicy, Server, ServerBuilder, ServerConfig};
+use std::path::Path;
 use std::time::Duration;
 
 /// A 1×1 PNG, base64.
@@ -34,6 +36,31 @@ pub const WAV_BASE64: &str =
 /// assert_eq!(server.info().name, "duomcp-reference");
 /// ```
 pub fn server() -> Server {
+    builder().build()
+}
+
+/// The reference server, also serving the skills found under each of `dirs`, in addition to
+/// its demo skills (see [`SkillSet::dir`](duomcp::server::skills::SkillSet::dir) for the
+/// layout). Every skill is checked now: a skill that breaks the naming rules or the limits, or
+/// whose URI another skill has, is an error naming every problem.
+///
+/// ```
+/// let dir = std::env::temp_dir().join(format!("duomcp-doc-skills-{}", std::process::id()));
+/// std::fs::create_dir_all(dir.join("greeting")).unwrap();
+/// std::fs::write(dir.join("greeting/SKILL.md"), "---\nname: greeting\ndescription: Say hello\n---\n").unwrap();
+/// let server = duomcp_cli::reference::server_with_skill_dirs(&[&dir]);
+/// std::fs::remove_dir_all(&dir).unwrap();
+/// assert!(server.is_ok());
+/// ```
+pub fn server_with_skill_dirs(dirs: &[impl AsRef<Path>]) -> Result<Server, SkillError> {
+    let mut set = skills::demo()?;
+    for dir in dirs {
+        set = set.dir(dir)?;
+    }
+    Ok(builder().skills(set).build())
+}
+
+fn builder() -> ServerBuilder {
     let cache = CachePolicy {
         ttl_ms: 30_000,
         scope: duomcp::schema::CacheScope::Public,
@@ -57,5 +84,5 @@ pub fn server() -> Server {
     let builder = prompts::register(builder);
     let builder = tasks::register(builder);
     let builder = skills::register(builder);
-    resources::register(builder).build()
+    resources::register(builder)
 }

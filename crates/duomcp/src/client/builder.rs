@@ -253,6 +253,45 @@ impl ClientBuilder {
         self
     }
 
+    /// 2025-11-25: runs the server's task-augmented `elicitation/create` and
+    /// `sampling/createMessage` requests as tasks on the client (declares
+    /// `tasks.requests.elicitation.create` / `tasks.requests.sampling.createMessage` for the
+    /// handlers registered, plus `tasks.list` and `tasks.cancel`), and serves the server's
+    /// `tasks/get`, `tasks/result`, `tasks/list` and `tasks/cancel` for them.
+    ///
+    /// ```no_run
+    /// # async fn run() -> Result<(), duomcp::client::ClientError> {
+    /// use duomcp::client::{Client, EraChoice};
+    /// use duomcp::schema::ElicitResult;
+    /// let client = Client::builder()
+    ///     .era(EraChoice::Legacy)
+    ///     .on_elicit(|_request| async { Ok(ElicitResult::decline()) })
+    ///     .host_tasks(true)
+    ///     .connect_stdio(tokio::process::Command::new("my-server"))
+    ///     .await?;
+    /// # Ok(()) }
+    /// ```
+    pub fn host_tasks(mut self, enabled: bool) -> Self {
+        self.handlers.host_tasks = enabled;
+        self
+    }
+
+    /// Declares support for the extension `id` with its settings object, in the client's
+    /// capabilities (`extensions`): at `initialize` in 2025-11-25, in every request's `_meta`
+    /// in 2026-07-28. [`skills`](Self::skills) declares the skills extension.
+    ///
+    /// ```
+    /// use duomcp::client::Client;
+    /// let builder = Client::builder().extension("io.modelcontextprotocol/skills", Default::default());
+    /// # let _ = builder;
+    /// ```
+    pub fn extension(mut self, id: impl Into<String>, settings: JsonObject) -> Self {
+        self.handlers
+            .extensions
+            .insert(id.into(), serde_json::Value::Object(settings));
+        self
+    }
+
     /// How a server process started by [`connect_stdio`](Self::connect_stdio) is shut down and
     /// restarted.
     pub fn process_options(mut self, options: ProcessOptions) -> Self {

@@ -101,6 +101,13 @@ pub enum ClientError {
     /// The operation does not exist in the negotiated era or the server does not offer it.
     #[error("not supported: {0}")]
     Unsupported(String),
+    /// The task behind a call ended `cancelled` before it produced a result (see
+    /// [`TaskHandle::cancel`](super::TaskHandle::cancel)).
+    #[error("task {task_id} was cancelled")]
+    TaskCancelled {
+        /// The task's id.
+        task_id: String,
+    },
 }
 
 impl ClientError {

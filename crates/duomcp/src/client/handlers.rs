@@ -62,6 +62,10 @@ pub(crate) struct Handlers {
     pub elicit: Option<(Arc<ElicitFn>, ElicitationCapability)>,
     pub sample: Option<(Arc<SampleFn>, SamplingCapability)>,
     pub roots: Option<RootsSource>,
+    /// 2025-11-25: run task-augmented elicitation and sampling requests as tasks.
+    pub host_tasks: bool,
+    /// Extensions the client declares (`capabilities.extensions`), e.g. skills.
+    pub extensions: JsonObject,
 }
 
 impl Handlers {
@@ -82,6 +86,13 @@ impl Handlers {
                 list_changed: list_changed.then_some(true),
                 ..RootsCapability::default()
             });
+        }
+        if era == Era::Legacy {
+            caps.tasks = super::tasks::hosted_capability(self);
+        }
+        for (id, settings) in &self.extensions {
+            let declared = caps.extensions.get_or_insert_with(JsonObject::new);
+            declared.insert(id.clone(), settings.clone());
         }
         caps
     }

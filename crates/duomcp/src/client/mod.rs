@@ -35,6 +35,7 @@
 //! | [`Client::listen`] | `resources/subscribe` + session notifications | `subscriptions/listen` |
 //! | [`Client::ping`] | `ping` | `server/discover` |
 //! | caching | — (results carry no `ttlMs`) | per `ttlMs`, dropped on `list_changed` |
+//! | tasks ([`Client::call_tool`], [`TaskHandle`]) | `params.task` per the tool's `taskSupport`; `tasks/get`, `tasks/result` | extension declared on `tools/call`; `tasks/get`, `tasks/update` |
 //!
 //! Transports are pluggable ([`transport::Transport`]): a child process, any byte stream, and
 //! Streamable HTTP (feature `http-client`, [`ClientBuilder::connect_http`]).
@@ -53,6 +54,8 @@ mod mirror;
 mod negotiate;
 mod notify;
 mod options;
+pub mod skills;
+mod tasks;
 pub mod transport;
 mod validate;
 
@@ -62,6 +65,7 @@ pub use error::{ClientError, HandlerError};
 pub use handlers::apply_elicit_defaults;
 pub use notify::{Notification, Notifications, Subscription};
 pub use options::RequestOptions;
+pub use tasks::{TaskHandle, TaskInfo, TaskStart, TaskWatch};
 
 use crate::era::Era;
 use duomcp_schema::methods::{self, NotificationMethod, RequestMethod};
@@ -244,6 +248,7 @@ impl Client {
             self.inner.tool_headers.admit(&mut page.tools);
         }
         self.inner.tools.remember(&page.tools);
+        self.inner.tasks.remember(&page.tools);
         Ok(page)
     }
 
@@ -325,6 +330,12 @@ impl Client {
     /// for none). Input the server asks for is gathered with the handlers (2026-07-28).
     /// A tool failure is a result with `isError: true`, not an `Err`.
     ///
+    /// Tasks are handled transparently: a tool that must run as a task (2025-11-25
+    /// `taskSupport: "required"`, or `"optional"` with [`RequestOptions::as_task`]), or a
+    /// 2026-07-28 server answering with a task, is polled until it ends, and its result is
+    /// returned. Dropping the future cancels the task (`tasks/cancel`). See
+    /// [`start_tool_task`](Self::start_tool_task) for the explicit API.
+    ///
     /// When the tool was listed with an `outputSchema`, the result's `structuredContent` is
     /// checked against it ([`ClientError::InvalidStructuredContent`]).
     pub async fn call_tool(
@@ -352,6 +363,8 @@ impl Client {
         if !arguments.is_empty() {
             params.insert("arguments".into(), Value::Object(arguments));
         }
+        // 2025-11-25: a tool that runs as a task (see `tasks.rs`) gets `params.task`.
+        let augmented = self.augment_for_task(name, &mut params, &options).await;
         let value = match self.inner.call(method, params.clone(), &options).await {
             // The tool's x-mcp-header annotations changed (or were never listed): re-list the
             // tools and try once more, as the HTTP transport page advises.
@@ -371,6 +384,8 @@ impl Client {
             }
             other => other?,
         };
+        // A task instead of a result: poll it for the result (both eras).
+        let value = self.settle_task(value, augmented, &options).await?;
         let result: CallToolResult = decode(method, value)?;
         self.inner.tools.check(name, &result)?;
         Ok(result)

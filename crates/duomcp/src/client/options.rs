@@ -7,6 +7,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 type ProgressFn = dyn Fn(&ProgressNotificationParams) + Send + Sync;
+type TaskStatusFn = dyn Fn(&super::TaskInfo) + Send + Sync;
 
 /// Settings for one call; the defaults come from the [`ClientBuilder`](super::ClientBuilder).
 ///
@@ -29,6 +30,12 @@ pub struct RequestOptions {
     /// Internal: whether an abandoned request is cancelled on the wire (not for the era probe
     /// or `initialize`).
     pub(crate) no_cancel: bool,
+    /// 2025-11-25: run a tool whose `taskSupport` is `optional` as a task.
+    pub(crate) as_task: bool,
+    /// 2025-11-25: the `task.ttl` to ask for.
+    pub(crate) task_ttl: Option<Duration>,
+    /// Called with each new status of the task behind a call.
+    pub(crate) on_task_status: Option<Arc<TaskStatusFn>>,
 }
 
 impl fmt::Debug for RequestOptions {
@@ -40,6 +47,9 @@ impl fmt::Debug for RequestOptions {
             .field("on_progress", &self.on_progress.is_some())
             .field("log_level", &self.log_level)
             .field("meta", &self.meta)
+            .field("as_task", &self.as_task)
+            .field("task_ttl", &self.task_ttl)
+            .field("on_task_status", &self.on_task_status.is_some())
             .finish()
     }
 }
@@ -51,6 +61,9 @@ impl RequestOptions {
     }
 
     /// How long to wait for the response (default: the client's request timeout, 60 s).
+    ///
+    /// For a tool call that runs as a task, this bounds the whole call (polling included), and
+    /// the task is cancelled when it runs out; the client's default bounds each request only.
     pub fn timeout(mut self, timeout: Duration) -> Self {
         self.timeout = Some(timeout);
         self
@@ -78,6 +91,49 @@ impl RequestOptions {
     /// where the level is per session.
     pub fn log_level(mut self, level: LoggingLevel) -> Self {
         self.log_level = Some(level);
+        self
+    }
+
+    /// 2025-11-25: runs the tool as a task when its `execution.taskSupport` is `optional` (a
+    /// `required` tool always runs as one, a `forbidden` one never). The call still returns the
+    /// tool's result: the client polls the task for it. No effect in 2026-07-28, where the
+    /// server decides.
+    ///
+    /// ```
+    /// use duomcp::client::RequestOptions;
+    /// let opts = RequestOptions::new().as_task();
+    /// # let _ = opts;
+    /// ```
+    pub fn as_task(mut self) -> Self {
+        self.as_task = true;
+        self
+    }
+
+    /// 2025-11-25: the retention to ask for (`task.ttl`) when the call runs as a task; implies
+    /// [`as_task`](Self::as_task). The server may grant another.
+    ///
+    /// ```
+    /// use duomcp::client::RequestOptions;
+    /// let opts = RequestOptions::new().task_ttl(std::time::Duration::from_secs(600));
+    /// # let _ = opts;
+    /// ```
+    pub fn task_ttl(mut self, ttl: Duration) -> Self {
+        self.as_task = true;
+        self.task_ttl = Some(ttl);
+        self
+    }
+
+    /// Calls `f` with each new status of the task behind the call (both eras), e.g. to show
+    /// progress: `working`, `input_required`, then the terminal status.
+    ///
+    /// ```
+    /// use duomcp::client::RequestOptions;
+    /// let opts = RequestOptions::new()
+    ///     .on_task_status(|t| eprintln!("task {}: {}", t.task_id, t.status.as_str()));
+    /// # let _ = opts;
+    /// ```
+    pub fn on_task_status(mut self, f: impl Fn(&super::TaskInfo) + Send + Sync + 'static) -> Self {
+        self.on_task_status = Some(Arc::new(f));
         self
     }
 

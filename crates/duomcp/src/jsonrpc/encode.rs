@@ -19,13 +19,20 @@ pub fn encode_result<T: Serialize + ?Sized>(
     id: &RequestId,
     result: &T,
 ) -> serde_json::Result<Vec<u8>> {
-    let mut out = Vec::with_capacity(128);
-    out.extend_from_slice(br#"{"jsonrpc":"2.0","id":"#);
-    write_id(&mut out, id);
-    out.extend_from_slice(br#","result":"#);
+    let mut out = result_head(id);
     serde_json::to_writer(&mut out, result)?;
     out.push(b'}');
     Ok(out)
+}
+
+/// The start of a successful response, up to and including `"result":`; the caller appends
+/// the result and the closing `}`.
+pub(crate) fn result_head(id: &RequestId) -> Vec<u8> {
+    let mut out = Vec::with_capacity(256);
+    out.extend_from_slice(br#"{"jsonrpc":"2.0","id":"#);
+    write_id(&mut out, id);
+    out.extend_from_slice(br#","result":"#);
+    out
 }
 
 /// Encodes an error response; `id` is `None` when the request's id could not be read, and the

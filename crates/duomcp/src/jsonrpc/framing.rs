@@ -14,6 +14,10 @@ pub enum Line<'a> {
 
 /// Reads newline-delimited messages from a buffered reader, reusing one buffer.
 ///
+/// [`LineReader::next_line`] is cancel safe (with a cancel-safe `fill_buf`, as
+/// [`tokio::io::BufReader`]'s is): a partial line read before the future was dropped is kept
+/// and completed by the next call, so it can be a branch of `tokio::select!` in a loop.
+///
 /// ```
 /// # tokio_test_block_on(async {
 /// use duomcp::jsonrpc::{Line, LineReader};
@@ -31,6 +35,10 @@ pub struct LineReader<R> {
     inner: R,
     buf: Vec<u8>,
     max: usize,
+    /// The current line is over the limit: its bytes are being skipped.
+    discarding: bool,
+    /// `buf` holds a line already returned: clear it before reading on.
+    returned: bool,
 }
 
 impl<R: AsyncBufRead + Unpin> LineReader<R> {
@@ -40,6 +48,8 @@ impl<R: AsyncBufRead + Unpin> LineReader<R> {
             inner,
             buf: Vec::new(),
             max,
+            discarding: false,
+            returned: false,
         }
     }
 
@@ -63,12 +73,18 @@ impl<R: AsyncBufRead + Unpin> LineReader<R> {
     }
 
     async fn read_raw(&mut self) -> std::io::Result<Raw> {
-        self.buf.clear();
-        let mut discarding = false;
+        // State lives in `self` across the awaits (not in locals), so dropping this future
+        // between two `fill_buf`s loses nothing.
+        if self.returned {
+            self.buf.clear();
+            self.discarding = false;
+            self.returned = false;
+        }
         loop {
             let available = self.inner.fill_buf().await?;
             if available.is_empty() {
-                return Ok(if discarding {
+                self.returned = true;
+                return Ok(if self.discarding {
                     Raw::TooLarge
                 } else if self.buf.is_empty() {
                     Raw::Eof
@@ -78,20 +94,21 @@ impl<R: AsyncBufRead + Unpin> LineReader<R> {
             }
             match memchr::memchr(b'\n', available) {
                 Some(pos) => {
-                    let fits = !discarding && self.buf.len() + pos <= self.max;
+                    let fits = !self.discarding && self.buf.len() + pos <= self.max;
                     if fits {
                         self.buf.extend_from_slice(&available[..pos]);
                     }
                     self.inner.consume(pos + 1);
+                    self.returned = true;
                     return Ok(if fits { Raw::Line } else { Raw::TooLarge });
                 }
                 None => {
                     let n = available.len();
-                    if !discarding && self.buf.len() + n > self.max {
-                        discarding = true;
+                    if !self.discarding && self.buf.len() + n > self.max {
+                        self.discarding = true;
                         self.buf.clear();
                     }
-                    if !discarding {
+                    if !self.discarding {
                         self.buf.extend_from_slice(available);
                     }
                     self.inner.consume(n);
@@ -123,6 +140,29 @@ mod tests {
             Some(Line::Message(b"ok"))
         );
         assert_eq!(reader.next_line().await.unwrap(), Some(Line::TooLarge));
+        assert_eq!(reader.next_line().await.unwrap(), None);
+    }
+
+    #[tokio::test]
+    async fn a_dropped_next_line_keeps_the_partial_line() {
+        use tokio::io::AsyncWriteExt;
+        let (mut client, server) = tokio::io::duplex(64);
+        let mut reader = LineReader::new(tokio::io::BufReader::new(server), 1024);
+        client.write_all(b"{\"a\"").await.unwrap();
+        // The first half is read, then the future waits for more and is dropped.
+        let waited =
+            tokio::time::timeout(std::time::Duration::from_millis(20), reader.next_line()).await;
+        assert!(waited.is_err(), "no complete line yet");
+        client.write_all(b":1}\nnext\n").await.unwrap();
+        assert_eq!(
+            reader.next_line().await.unwrap(),
+            Some(Line::Message(b"{\"a\":1}"))
+        );
+        assert_eq!(
+            reader.next_line().await.unwrap(),
+            Some(Line::Message(b"next"))
+        );
+        drop(client);
         assert_eq!(reader.next_line().await.unwrap(), None);
     }
 }

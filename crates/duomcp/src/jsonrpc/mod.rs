@@ -14,6 +14,7 @@ mod framing;
 pub use decode::{
     decode, DecodeError, Incoming, IncomingNotification, IncomingRequest, IncomingResponse,
 };
+pub(crate) use encode::result_head;
 pub use encode::{encode_error, encode_notification, encode_request, encode_result};
 pub use framing::{Line, LineReader};
 
@@ -56,6 +57,11 @@ pub fn parse_params<T: serde::de::DeserializeOwned>(
             error_code::INVALID_PARAMS,
             "Invalid params: `params` must be a JSON object",
         ));
+    }
+    // The common case, valid params, goes through plain serde_json; only a failure is parsed
+    // again with path tracking (which costs on every field) for a precise message.
+    if let Ok(parsed) = serde_json::from_str(text) {
+        return Ok(parsed);
     }
     let mut de = serde_json::Deserializer::from_str(text);
     serde_path_to_error::deserialize(&mut de).map_err(|e| {

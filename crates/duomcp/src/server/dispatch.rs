@@ -2,6 +2,7 @@
 
 use super::context::{Context, Inner};
 use super::handler::CallParts;
+use super::middleware::{self, McpRequest, McpResponse};
 use super::request_state::{self, SealedState};
 use super::session::{Negotiated, Session, Sink};
 use super::{skills, tasks, CachePolicy, HandlerError, ServerEvent, Shared};
@@ -13,14 +14,16 @@ use base64::Engine as _;
 use duomcp_schema::methods::{self, NotificationMethod, RequestMethod};
 use duomcp_schema::{
     meta, version, CallToolResult, CompleteRequestParams, CompleteResult, GetPromptResult,
-    InitializeRequestParams, LoggingLevel, ReadResourceResult, RequestId, ResultType,
-    ServerCapabilities, SubscriptionFilter,
+    InitializeRequestParams, LoggingLevel, ReadResourceResult, RequestId, ServerCapabilities,
+    SubscriptionFilter,
 };
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use serde_json::{json, Map, Value};
+use std::borrow::Cow;
 use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
+use tracing::Instrument as _;
 
 /// What a transport hands the dispatcher along with a request.
 pub(crate) struct RequestEnv {
@@ -45,6 +48,8 @@ pub(crate) struct Reply {
     /// The protocol error, when the answer is one (transports map it to a status code).
     #[cfg_attr(not(feature = "http-server"), allow(dead_code))]
     pub error: Option<ProtocolError>,
+    /// The answer is a tool result with `isError: true`.
+    pub is_error: bool,
 }
 
 #[derive(Deserialize)]
@@ -59,20 +64,28 @@ struct MetaVersion<'a> {
     version: Option<&'a RawValue>,
 }
 
-fn error_reply(era: Era, id: &RequestId, err: ProtocolError) -> Reply {
-    let obj = match era {
-        Era::Legacy => legacy::error_object(&err),
-        Era::Modern => modern::error_object(&err),
-    };
+fn error_object(era: Era, err: &ProtocolError) -> duomcp_schema::ErrorObject {
+    match era {
+        Era::Legacy => legacy::error_object(err),
+        Era::Modern => modern::error_object(err),
+    }
+}
+
+pub(super) fn error_reply(era: Era, id: &RequestId, err: ProtocolError) -> Reply {
     Reply {
-        frame: jsonrpc::encode_error(Some(id), &obj),
+        frame: jsonrpc::encode_error(Some(id), &error_object(era, &err)),
         error: Some(err),
+        is_error: false,
     }
 }
 
 fn result_reply<T: Serialize>(era: Era, id: &RequestId, result: &T) -> Reply {
     match jsonrpc::encode_result(id, result) {
-        Ok(frame) => Reply { frame, error: None },
+        Ok(frame) => Reply {
+            frame,
+            error: None,
+            is_error: false,
+        },
         Err(e) => error_reply(
             era,
             id,
@@ -119,11 +132,30 @@ pub(crate) async fn handle_request(
             }
         };
         let era = hint.unwrap_or_else(|| detect_era(&req.method, head.meta));
-        let meta_raw = head.meta.map(RawValue::get);
-        match era {
-            Era::Modern => modern_request(shared, &req, meta_raw, env).await,
-            Era::Legacy => legacy_request(shared, &req, env).await,
-        }
+        let span = request_span(&req, era);
+        // Cloned out of the lock: a layered stack may be polled by many requests at once.
+        let layered = shared
+            .middleware
+            .as_ref()
+            .map(|m| m.lock().unwrap_or_else(|p| p.into_inner()).clone());
+        let reply = match layered {
+            None => {
+                let meta_raw = head.meta.map(RawValue::get);
+                route(shared, &req, era, meta_raw, env)
+                    .instrument(span.clone())
+                    .await
+            }
+            Some(stack) => {
+                let id = req.id.clone();
+                let request = McpRequest::new(shared, req, env, era);
+                let response = stack.oneshot(request).instrument(span.clone()).await;
+                response
+                    .unwrap_or_else(|e| McpResponse::error(middleware::error_from_box(e)))
+                    .into_reply(era, &id)
+            }
+        };
+        record_outcome(&span, era, &reply);
+        Some(reply)
     };
     tokio::select! {
         biased;
@@ -135,6 +167,92 @@ pub(crate) async fn handle_request(
                 Some(error_reply(hint.unwrap_or(Era::Legacy), &id, ProtocolError::Internal("Internal error: the handler panicked".into())))
             }
         },
+    }
+}
+
+/// Runs one request of a known era through the method dispatch of that era.
+async fn route(
+    shared: Arc<Shared>,
+    req: &IncomingRequest,
+    era: Era,
+    meta_raw: Option<&str>,
+    env: RequestEnv,
+) -> Reply {
+    let reply = match era {
+        Era::Modern => modern_request(shared, req, meta_raw, env).await,
+        Era::Legacy => legacy_request(shared, req, env).await,
+    };
+    reply.unwrap_or_else(|| {
+        error_reply(
+            era,
+            &req.id,
+            ProtocolError::Internal("Internal error: no reply".into()),
+        )
+    })
+}
+
+/// [`route`] for a request that went through middleware (which owns it).
+pub(super) async fn route_owned(
+    shared: Arc<Shared>,
+    req: IncomingRequest,
+    env: RequestEnv,
+    era: Era,
+) -> Reply {
+    let meta = match era {
+        Era::Modern => req
+            .params
+            .as_deref()
+            .and_then(|p| serde_json::from_str::<Head<'_>>(p.get()).ok())
+            .and_then(|h| h.meta),
+        Era::Legacy => None,
+    };
+    route(shared.clone(), &req, era, meta.map(RawValue::get), env).await
+}
+
+/// The `mcp.request` span: method, era and request id now; `target` (tool or prompt name,
+/// resource URI) when tracing is on; `outcome` and `error_code` when the request finishes.
+fn request_span(req: &IncomingRequest, era: Era) -> tracing::Span {
+    let span = tracing::info_span!(
+        "mcp.request",
+        method = %req.method,
+        era = era_tag(era),
+        request_id = %req.id,
+        target = tracing::field::Empty,
+        outcome = tracing::field::Empty,
+        error_code = tracing::field::Empty,
+    );
+    if !span.is_disabled() {
+        if let Some(target) = middleware::target_of(req.params.as_deref()) {
+            span.record("target", &*target);
+        }
+    }
+    span
+}
+
+fn era_tag(era: Era) -> &'static str {
+    match era {
+        Era::Legacy => "legacy",
+        Era::Modern => "modern",
+    }
+}
+
+/// Records how the request ended: `ok`, `isError` (a tool result reporting failure), or
+/// `error` with the JSON-RPC `error_code`.
+fn record_outcome(span: &tracing::Span, era: Era, reply: &Reply) {
+    if span.is_disabled() {
+        return;
+    }
+    match &reply.error {
+        Some(e) => {
+            span.record("outcome", "error");
+            span.record("error_code", error_object(era, e).code);
+        }
+        None if reply.is_error => {
+            span.record("outcome", "isError");
+        }
+        None => {
+            span.record("outcome", "ok");
+        }
     }
 }
 
@@ -298,7 +416,7 @@ async fn legacy_request(
     let outcome: Result<Reply, ProtocolError> = async {
         Ok(match method {
             m if m == <methods::ListTools as RequestMethod>::NAME => {
-                result_reply(ERA, id, &list_tools(&shared, req, ERA)?)
+                list_tools(&shared, req, ListEncoding::Legacy)?
             }
             m if m == <methods::CallTool as RequestMethod>::NAME => {
                 let p: CallParams = parse(req)?;
@@ -308,31 +426,34 @@ async fn legacy_request(
                     return Ok(result_reply(ERA, id, &created));
                 }
                 match call_tool(&ctx, p.name, p.arguments).await {
-                    Ok(r) => result_reply(ERA, id, &r),
-                    Err(e) => return Err(legacy_failure(e)),
+                    Ok(r) => Reply {
+                        is_error: r.is_error == Some(true),
+                        ..result_reply(ERA, id, &r)
+                    },
+                    Err(e) => return Err(failure(ERA, e)),
                 }
             }
             m if m == <methods::ListPrompts as RequestMethod>::NAME => {
-                result_reply(ERA, id, &list_prompts(&shared, req, ERA)?)
+                list_prompts(&shared, req, ListEncoding::Legacy)?
             }
             m if m == <methods::GetPrompt as RequestMethod>::NAME => {
                 let p: GetPromptParams = parse(req)?;
                 match get_prompt(&ctx, &p.name, p.arguments).await {
                     Ok(r) => result_reply(ERA, id, &r),
-                    Err(e) => return Err(legacy_failure(e)),
+                    Err(e) => return Err(failure(ERA, e)),
                 }
             }
             m if m == <methods::ListResources as RequestMethod>::NAME => {
-                result_reply(ERA, id, &list_resources(&shared, req, ERA).await?)
+                list_resources(&shared, req, ListEncoding::Legacy).await?
             }
             m if m == <methods::ListResourceTemplates as RequestMethod>::NAME => {
-                result_reply(ERA, id, &list_templates(&shared, req, ERA)?)
+                list_templates(&shared, req, ListEncoding::Legacy)?
             }
             m if m == <methods::ReadResource as RequestMethod>::NAME => {
                 let p: ReadParams = parse(req)?;
                 match read_resource(&ctx, &p.uri).await {
                     Ok(r) => result_reply(ERA, id, &r),
-                    Err(e) => return Err(legacy_failure(e)),
+                    Err(e) => return Err(failure(ERA, e)),
                 }
             }
             m if m == <methods::Subscribe as RequestMethod>::NAME => {
@@ -353,7 +474,7 @@ async fn legacy_request(
             m if m == <methods::Complete as RequestMethod>::NAME => match complete(&ctx, req).await
             {
                 Ok(r) => result_reply(ERA, id, &r),
-                Err(e) => return Err(legacy_failure(e)),
+                Err(e) => return Err(failure(ERA, e)),
             },
             other => {
                 let params = req.params.as_deref();
@@ -373,13 +494,21 @@ async fn legacy_request(
     Some(outcome.unwrap_or_else(|e| error_reply(ERA, id, e)))
 }
 
-fn legacy_failure(e: HandlerError) -> ProtocolError {
+/// The protocol error a handler's failure becomes when it is not a result of its own (the
+/// `isError` results and `InputRequiredResult`s are made by the callers).
+fn failure(era: Era, e: HandlerError) -> ProtocolError {
     match e {
         HandlerError::Protocol(p) => p,
         HandlerError::Failed(e) => ProtocolError::Internal(e.to_string()),
-        HandlerError::InputRequired(_) => {
-            ProtocolError::Internal("input required outside the 2026-07-28 era".into())
-        }
+        HandlerError::InputRequired(_) => match era {
+            Era::Legacy => {
+                ProtocolError::Internal("input required outside the 2026-07-28 era".into())
+            }
+            Era::Modern => ProtocolError::InvalidRequest(
+                "input requests are only allowed on tools/call, prompts/get and resources/read"
+                    .into(),
+            ),
+        },
         HandlerError::Cancelled => ProtocolError::Internal("cancelled".into()),
     }
 }
@@ -594,50 +723,29 @@ async fn modern_request(
                     &complete_value(r, &server_info, Some(shared.config.discover_cache)),
                 )
             }
-            m if m == <methods::ListTools as RequestMethod>::NAME => {
-                let r = list_tools(&shared, req, ERA)?;
-                result_reply(
-                    ERA,
-                    id,
-                    &complete_value(to_value(&r)?, &server_info, Some(shared.config.tools_cache)),
-                )
-            }
-            m if m == <methods::ListPrompts as RequestMethod>::NAME => {
-                let r = list_prompts(&shared, req, ERA)?;
-                result_reply(
-                    ERA,
-                    id,
-                    &complete_value(
-                        to_value(&r)?,
-                        &server_info,
-                        Some(shared.config.prompts_cache),
-                    ),
-                )
-            }
+            m if m == <methods::ListTools as RequestMethod>::NAME => list_tools(
+                &shared,
+                req,
+                ListEncoding::Modern(&server_info, shared.config.tools_cache),
+            )?,
+            m if m == <methods::ListPrompts as RequestMethod>::NAME => list_prompts(
+                &shared,
+                req,
+                ListEncoding::Modern(&server_info, shared.config.prompts_cache),
+            )?,
             m if m == <methods::ListResources as RequestMethod>::NAME => {
-                let r = list_resources(&shared, req, ERA).await?;
-                result_reply(
-                    ERA,
-                    id,
-                    &complete_value(
-                        to_value(&r)?,
-                        &server_info,
-                        Some(shared.config.resources_cache),
-                    ),
+                list_resources(
+                    &shared,
+                    req,
+                    ListEncoding::Modern(&server_info, shared.config.resources_cache),
                 )
+                .await?
             }
-            m if m == <methods::ListResourceTemplates as RequestMethod>::NAME => {
-                let r = list_templates(&shared, req, ERA)?;
-                result_reply(
-                    ERA,
-                    id,
-                    &complete_value(
-                        to_value(&r)?,
-                        &server_info,
-                        Some(shared.config.resources_cache),
-                    ),
-                )
-            }
+            m if m == <methods::ListResourceTemplates as RequestMethod>::NAME => list_templates(
+                &shared,
+                req,
+                ListEncoding::Modern(&server_info, shared.config.resources_cache),
+            )?,
             m if m == <methods::CallTool as RequestMethod>::NAME => {
                 let p: CallParams = parse(req)?;
                 let target = p.name.clone();
@@ -661,18 +769,18 @@ async fn modern_request(
                         tasks::ModernCall::Inline(ctx, r) => (ctx, r),
                     }
                 };
+                let is_error = matches!(&r, Ok(r) if r.is_error == Some(true));
                 return modern_outcome(
                     &ctx,
                     id,
                     method,
                     &target,
-                    r.map(|mut r| {
-                        r.result_type = Some(ResultType::Complete);
-                        r
-                    }),
+                    // `resultType: "complete"` is added when the result is encoded.
+                    r,
                     &server_info,
                     None,
-                );
+                )
+                .map(|reply| Reply { is_error, ..reply });
             }
             m if m == <methods::GetPrompt as RequestMethod>::NAME => {
                 let p: GetPromptParams = parse(req)?;
@@ -709,7 +817,7 @@ async fn modern_request(
             m if m == <methods::Complete as RequestMethod>::NAME => match complete(&ctx, req).await
             {
                 Ok(r) => result_reply(ERA, id, &complete_value(to_value(&r)?, &server_info, None)),
-                Err(e) => return Err(modern_failure(e)),
+                Err(e) => return Err(failure(ERA, e)),
             },
             m if m == <methods::SubscriptionsListen as RequestMethod>::NAME => {
                 let p: ListenParams = parse(req)?;
@@ -790,15 +898,62 @@ fn complete_value(mut v: Value, server_info: &Value, cache: Option<CachePolicy>)
     v
 }
 
-fn modern_failure(e: HandlerError) -> ProtocolError {
-    match e {
-        HandlerError::Protocol(p) => p,
-        HandlerError::Failed(e) => ProtocolError::Internal(e.to_string()),
-        HandlerError::InputRequired(_) => ProtocolError::InvalidRequest(
-            "input requests are only allowed on tools/call, prompts/get and resources/read".into(),
-        ),
-        HandlerError::Cancelled => ProtocolError::Internal("cancelled".into()),
+/// The reply carrying a complete modern result: [`complete_value`]'s additions spliced into
+/// the encoded bytes, without building a `Value` of the whole result. A result that mentions
+/// `"_meta"`, `"resultType"`, `"ttlMs"` or `"cacheScope"` anywhere (it may have them at the top
+/// and they must be merged, not repeated) takes the `Value` way; the bytes are the same.
+fn complete_reply<T: Serialize>(
+    id: &RequestId,
+    result: &T,
+    server_info: &Value,
+    cache: Option<CachePolicy>,
+) -> Result<Reply, ProtocolError> {
+    const MERGED: [&[u8]; 4] = [
+        b"\"_meta\"",
+        b"\"resultType\"",
+        b"\"ttlMs\"",
+        b"\"cacheScope\"",
+    ];
+    let internal = |e: serde_json::Error| ProtocolError::Internal(e.to_string());
+    let mut out = jsonrpc::result_head(id);
+    let start = out.len();
+    serde_json::to_writer(&mut out, result).map_err(internal)?;
+    let body = &out[start..];
+    let plain = body.first() == Some(&b'{')
+        && body.last() == Some(&b'}')
+        && !MERGED
+            .iter()
+            .any(|k| memchr::memmem::find(body, k).is_some());
+    if !plain {
+        let v: Value = serde_json::from_slice(body).map_err(internal)?;
+        return Ok(result_reply(
+            Era::Modern,
+            id,
+            &complete_value(v, server_info, cache),
+        ));
     }
+    let empty = body.len() == 2;
+    out.pop();
+    if !empty {
+        out.push(b',');
+    }
+    out.extend_from_slice(br#""resultType":"complete""#);
+    if let Some(c) = cache {
+        out.extend_from_slice(br#","ttlMs":"#);
+        serde_json::to_writer(&mut out, &c.ttl_ms).map_err(internal)?;
+        out.extend_from_slice(br#","cacheScope":"#);
+        serde_json::to_writer(&mut out, &c.scope).map_err(internal)?;
+    }
+    out.extend_from_slice(br#","_meta":{"#);
+    serde_json::to_writer(&mut out, meta::SERVER_INFO).map_err(internal)?;
+    out.push(b':');
+    serde_json::to_writer(&mut out, server_info).map_err(internal)?;
+    out.extend_from_slice(b"}}}");
+    Ok(Reply {
+        frame: out,
+        error: None,
+        is_error: false,
+    })
 }
 
 /// Unseals `requestState` and merges earlier answers with this round's `inputResponses`.
@@ -842,11 +997,7 @@ fn modern_outcome<T: Serialize>(
     cache: Option<CachePolicy>,
 ) -> Result<Reply, ProtocolError> {
     match result {
-        Ok(r) => Ok(result_reply(
-            Era::Modern,
-            id,
-            &complete_value(to_value(&r)?, server_info, cache),
-        )),
+        Ok(r) => complete_reply(id, &r, server_info, cache),
         Err(HandlerError::InputRequired(_)) => {
             let input = ctx.take_input_state();
             if input.requested.is_empty() && input.user_state.is_none() {
@@ -880,7 +1031,7 @@ fn modern_outcome<T: Serialize>(
             }
             Ok(result_reply(Era::Modern, id, &result))
         }
-        Err(e) => Err(modern_failure(e)),
+        Err(e) => Err(failure(Era::Modern, e)),
     }
 }
 
@@ -1034,103 +1185,129 @@ fn page<'a, T: 'a>(
     (out, next)
 }
 
-fn list_tools(shared: &Shared, req: &IncomingRequest, era: Era) -> Result<Value, ProtocolError> {
-    let p: ListParams = parse(req)?;
-    let after = decode_cursor(p.cursor.as_deref())?;
-    let reg = shared.registry();
-    let (tools, next) = page(
-        reg.tools.iter().map(|(k, e)| (k, &e.tool)),
-        after.as_deref(),
-        shared.config.page_size,
-    );
-    let mut r = json!({ "tools": tools });
-    if era == Era::Modern {
-        // `execution.taskSupport` is 2025-11-25 only: in 2026-07-28 the server decides.
-        for tool in r["tools"].as_array_mut().into_iter().flatten() {
-            if let Some(tool) = tool.as_object_mut() {
-                tool.remove("execution");
-            }
-        }
-    }
-    if let Some(n) = next {
-        r["nextCursor"] = json!(n);
-    }
-    Ok(r)
+/// How a list result is encoded: as it is (2025-11-25), or as a complete 2026-07-28 result
+/// with `serverInfo` and the cache fields.
+#[derive(Clone, Copy)]
+enum ListEncoding<'v> {
+    Legacy,
+    Modern(&'v Value, CachePolicy),
 }
 
-fn list_prompts(shared: &Shared, req: &IncomingRequest, _era: Era) -> Result<Value, ProtocolError> {
+/// One page of a list result (`tools/list` and the like), serialized straight from the
+/// registry's items: `{"<key>": [...], "nextCursor": "..."}`.
+struct ListPage<'a, T: Clone> {
+    key: &'static str,
+    items: Vec<Cow<'a, T>>,
+    next: Option<String>,
+}
+
+impl<T: Serialize + Clone> Serialize for ListPage<'_, T> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut map = s.serialize_map(Some(1 + usize::from(self.next.is_some())))?;
+        map.serialize_entry(self.key, &self.items)?;
+        if let Some(next) = &self.next {
+            map.serialize_entry("nextCursor", next)?;
+        }
+        map.end()
+    }
+}
+
+/// The reply with the page of `items` (sorted by key) after the request's cursor. The one
+/// body of `tools/list`, `prompts/list`, `resources/list` and `resources/templates/list`.
+fn list_page<'a, T: Serialize + Clone + 'a>(
+    shared: &Shared,
+    req: &IncomingRequest,
+    enc: ListEncoding<'_>,
+    key: &'static str,
+    items: impl Iterator<Item = (&'a String, Cow<'a, T>)>,
+) -> Result<Reply, ProtocolError> {
     let p: ListParams = parse(req)?;
     let after = decode_cursor(p.cursor.as_deref())?;
-    let reg = shared.registry();
-    let (prompts, next) = page(
-        reg.prompts.iter().map(|(k, e)| (k, &e.prompt)),
-        after.as_deref(),
-        shared.config.page_size,
-    );
-    let mut r = json!({ "prompts": prompts });
-    if let Some(n) = next {
-        r["nextCursor"] = json!(n);
+    let (items, next) = page(items, after.as_deref(), shared.config.page_size);
+    let page = ListPage { key, items, next };
+    match enc {
+        ListEncoding::Legacy => Ok(result_reply(Era::Legacy, &req.id, &page)),
+        ListEncoding::Modern(server_info, cache) => {
+            complete_reply(&req.id, &page, server_info, Some(cache))
+        }
     }
-    Ok(r)
+}
+
+fn list_tools(
+    shared: &Shared,
+    req: &IncomingRequest,
+    enc: ListEncoding<'_>,
+) -> Result<Reply, ProtocolError> {
+    let modern = matches!(enc, ListEncoding::Modern(..));
+    let reg = shared.registry();
+    let tools = reg.tools.iter().map(|(k, e)| {
+        // `execution.taskSupport` is 2025-11-25 only: in 2026-07-28 the server decides.
+        let tool = if modern && e.tool.execution.is_some() {
+            let mut owned = e.tool.clone();
+            owned.execution = None;
+            Cow::Owned(owned)
+        } else {
+            Cow::Borrowed(&e.tool)
+        };
+        (k, tool)
+    });
+    list_page(shared, req, enc, "tools", tools)
+}
+
+fn list_prompts(
+    shared: &Shared,
+    req: &IncomingRequest,
+    enc: ListEncoding<'_>,
+) -> Result<Reply, ProtocolError> {
+    let reg = shared.registry();
+    let prompts = reg
+        .prompts
+        .iter()
+        .map(|(k, e)| (k, Cow::Borrowed(&e.prompt)));
+    list_page(shared, req, enc, "prompts", prompts)
 }
 
 async fn list_resources(
     shared: &Shared,
     req: &IncomingRequest,
-    _era: Era,
-) -> Result<Value, ProtocolError> {
-    let p: ListParams = parse(req)?;
-    let after = decode_cursor(p.cursor.as_deref())?;
+    enc: ListEncoding<'_>,
+) -> Result<Reply, ProtocolError> {
     let skill_files = if shared.skills.enabled() {
         shared.skills.snapshot().await?.resources()
     } else {
         Vec::new()
     };
     let reg = shared.registry();
-    let mut all: Vec<(&String, &duomcp_schema::Resource)> = reg
+    let mut all: Vec<(&String, Cow<'_, duomcp_schema::Resource>)> = reg
         .resources
         .iter()
-        .map(|(k, e)| (k, &e.resource))
+        .map(|(k, e)| (k, Cow::Borrowed(&e.resource)))
         .collect();
     all.extend(
         skill_files
             .iter()
             .filter(|(k, _)| !reg.resources.contains_key(k))
-            .map(|(k, r)| (k, r)),
+            .map(|(k, r)| (k, Cow::Borrowed(r))),
     );
     all.sort_by(|a, b| a.0.cmp(b.0));
-    let (resources, next) = page(all.into_iter(), after.as_deref(), shared.config.page_size);
-    let mut r = json!({ "resources": resources });
-    if let Some(n) = next {
-        r["nextCursor"] = json!(n);
-    }
-    Ok(r)
+    list_page(shared, req, enc, "resources", all.into_iter())
 }
 
 fn list_templates(
     shared: &Shared,
     req: &IncomingRequest,
-    _era: Era,
-) -> Result<Value, ProtocolError> {
-    let p: ListParams = parse(req)?;
-    let after = decode_cursor(p.cursor.as_deref())?;
+    enc: ListEncoding<'_>,
+) -> Result<Reply, ProtocolError> {
     let reg = shared.registry();
-    let keyed: Vec<(String, &duomcp_schema::ResourceTemplate)> = reg
-        .templates
-        .iter()
-        .enumerate()
-        .map(|(i, t)| (format!("{i:08}"), &t.template))
+    let keys: Vec<String> = (0..reg.templates.len())
+        .map(|i| format!("{i:08}"))
         .collect();
-    let (templates, next) = page(
-        keyed.iter().map(|(k, t)| (k, *t)),
-        after.as_deref(),
-        shared.config.page_size,
-    );
-    let mut r = json!({ "resourceTemplates": templates });
-    if let Some(n) = next {
-        r["nextCursor"] = json!(n);
-    }
-    Ok(r)
+    let templates = keys
+        .iter()
+        .zip(&reg.templates)
+        .map(|(k, t)| (k, Cow::Borrowed(&t.template)));
+    list_page(shared, req, enc, "resourceTemplates", templates)
 }
 
 pub(super) async fn call_tool(

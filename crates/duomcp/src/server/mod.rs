@@ -19,10 +19,12 @@ mod context;
 mod dispatch;
 mod error;
 mod handler;
+pub mod middleware;
 mod oneshot;
 mod registry;
 mod request_state;
 pub(crate) mod session;
+mod shutdown;
 pub mod skills;
 pub mod tasks;
 mod uri_template;
@@ -35,6 +37,7 @@ pub use handler::{
 };
 pub use registry::{PromptSpec, ResourceSpec, TemplateSpec, ToolSpec};
 pub use request_state::SealingKey;
+pub use shutdown::shutdown_signal;
 pub use uri_template::UriTemplate;
 
 #[cfg(feature = "http-server")]
@@ -153,6 +156,8 @@ pub(crate) struct Shared {
     pub shutdown: CancellationToken,
     pub tasks: tasks::TaskRuntime,
     pub skills: skills::SkillRegistry,
+    /// The middleware stack, when layers are installed (`None`: straight to the dispatcher).
+    pub middleware: Option<std::sync::Mutex<middleware::McpService>>,
 }
 
 impl Shared {
@@ -354,6 +359,7 @@ pub struct ServerBuilder {
     sealing_key: Option<SealingKey>,
     tasks: tasks::TaskConfig,
     skills: Option<skills::SkillSet>,
+    middleware: Option<middleware::McpService>,
 }
 
 impl Default for ServerBuilder {
@@ -367,6 +373,7 @@ impl Default for ServerBuilder {
             sealing_key: None,
             tasks: tasks::TaskConfig::default(),
             skills: None,
+            middleware: None,
         }
     }
 }
@@ -501,6 +508,55 @@ impl ServerBuilder {
         self
     }
 
+    /// Wraps every request in a [tower] layer (see [`middleware`]): authorization checks, rate
+    /// limits, timeouts, metrics. It applies in both eras and on every transport. A layer
+    /// added later wraps the ones added before it, so it sees the request first and the
+    /// response last.
+    ///
+    /// ```
+    /// use duomcp::server::middleware::{layer_fn, McpRequest, Service};
+    /// use duomcp::server::Server;
+    ///
+    /// // Logs the method and target of every request, then passes it on.
+    /// #[derive(Clone)]
+    /// struct Log<S>(S);
+    /// impl<S: Service<McpRequest>> Service<McpRequest> for Log<S> {
+    ///     type Response = S::Response;
+    ///     type Error = S::Error;
+    ///     type Future = S::Future;
+    ///     fn poll_ready(&mut self, cx: &mut std::task::Context<'_>) -> std::task::Poll<Result<(), S::Error>> {
+    ///         self.0.poll_ready(cx)
+    ///     }
+    ///     fn call(&mut self, req: McpRequest) -> S::Future {
+    ///         eprintln!("{} {:?}", req.method(), req.target());
+    ///         self.0.call(req)
+    ///     }
+    /// }
+    ///
+    /// let server = Server::builder().tool("hi", || async { "hi" }).layer(layer_fn(Log)).build();
+    /// # let _ = server;
+    /// ```
+    ///
+    /// [tower]: https://docs.rs/tower
+    pub fn layer<L>(mut self, layer: L) -> Self
+    where
+        L: middleware::Layer<middleware::McpService>,
+        L::Service: middleware::Service<middleware::McpRequest, Response = middleware::McpResponse>
+            + Clone
+            + Send
+            + 'static,
+        <L::Service as middleware::Service<middleware::McpRequest>>::Error:
+            Into<middleware::BoxError>,
+        <L::Service as middleware::Service<middleware::McpRequest>>::Future: Send + 'static,
+    {
+        let inner = self
+            .middleware
+            .take()
+            .unwrap_or_else(middleware::McpService::dispatcher);
+        self.middleware = Some(middleware::McpService::new(layer.layer(inner)));
+        self
+    }
+
     /// Finishes the definition.
     pub fn build(self) -> Server {
         let (events, _) = broadcast::channel(256);
@@ -516,6 +572,7 @@ impl ServerBuilder {
                 events,
                 sealing_key: self.sealing_key.unwrap_or_else(SealingKey::random),
                 shutdown: CancellationToken::new(),
+                middleware: self.middleware.map(std::sync::Mutex::new),
             }),
         }
     }

@@ -3,13 +3,24 @@
 //!
 //! Both eras are served on one connection: `initialize` starts a legacy session for the
 //! connection, and a request carrying a 2026-07-28 `_meta` is served statelessly.
+//!
+//! One task owns both ends of a connection: it reads a line, runs the request's handler
+//! right there when it completes without waiting (most do), and writes the answer into a
+//! buffer that is flushed once no further input or answer is ready — one `write(2)` for a
+//! batch of pipelined answers, no task hop for a quick one. Handlers that wait go to their own
+//! task; their answers come back over a channel that the same loop drains. When stdin and
+//! stdout are pipes (how MCP hosts start servers) they are driven as non-blocking pipes on
+//! Tokio's reactor instead of through its blocking thread pool.
 
 use crate::jsonrpc::{self, decode, error_code, Incoming, Line, LineReader, RequestId};
 use crate::server::session::{Frame, Session};
 use crate::server::{handle_notification, handle_request, handle_response, RequestEnv, Server};
 use duomcp_schema::methods::{self, RequestMethod};
 use std::collections::HashMap;
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::{Arc, Mutex, MutexGuard};
+use std::task::{Context, Poll, Waker};
 use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt, BufReader, BufWriter};
 use tokio::sync::{mpsc, Semaphore};
 use tokio_util::sync::CancellationToken;
@@ -21,8 +32,103 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
+/// The process's stdin: a non-blocking pipe on the reactor when it is one, else Tokio's
+/// (blocking-pool) stdin.
+#[cfg(target_os = "linux")]
+pub(crate) type StdinStream =
+    tokio_util::either::Either<tokio::net::unix::pipe::Receiver, tokio::io::Stdin>;
+#[cfg(not(target_os = "linux"))]
+pub(crate) type StdinStream = tokio::io::Stdin;
+/// The process's stdout, likewise.
+#[cfg(target_os = "linux")]
+pub(crate) type StdoutStream =
+    tokio_util::either::Either<tokio::net::unix::pipe::Sender, tokio::io::Stdout>;
+#[cfg(not(target_os = "linux"))]
+pub(crate) type StdoutStream = tokio::io::Stdout;
+
+/// Opens stdin and stdout for the transport. On Linux a pipe (or FIFO) is opened anew through
+/// `/proc/self/fd/{0,1}`: a file description of our own, so setting it non-blocking does not
+/// change the one the parent (or a sibling process) shares. Anything else — a terminal, a
+/// file, a socket, no `/proc` — falls back to `tokio::io::stdin()`/`stdout()`.
+pub(crate) fn std_streams() -> (StdinStream, StdoutStream) {
+    #[cfg(target_os = "linux")]
+    {
+        use tokio::net::unix::pipe;
+        use tokio_util::either::Either;
+        let input = match pipe::OpenOptions::new().open_receiver("/proc/self/fd/0") {
+            Ok(rx) => Either::Left(rx),
+            Err(_) => Either::Right(tokio::io::stdin()),
+        };
+        let output = match pipe::OpenOptions::new().open_sender("/proc/self/fd/1") {
+            Ok(tx) => Either::Left(tx),
+            Err(_) => Either::Right(tokio::io::stdout()),
+        };
+        (input, output)
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        (tokio::io::stdin(), tokio::io::stdout())
+    }
+}
+
+/// The write half of a connection: a buffer flushed when nothing else is ready. After a write
+/// error the connection's output is gone; later frames are dropped and the error is reported
+/// when the connection ends (reading goes on until then, as before).
+struct Out<W> {
+    w: BufWriter<W>,
+    dirty: bool,
+    err: Option<std::io::Error>,
+}
+
+impl<W: AsyncWrite + Unpin> Out<W> {
+    async fn frame(&mut self, frame: &[u8]) {
+        // An empty frame is `Context::close_sse_stream`, which means nothing on stdio.
+        if frame.is_empty() || self.err.is_some() {
+            return;
+        }
+        let written = match self.w.write_all(frame).await {
+            Ok(()) => self.w.write_all(b"\n").await,
+            Err(e) => Err(e),
+        };
+        match written {
+            Ok(()) => self.dirty = true,
+            Err(e) => self.err = Some(e),
+        }
+    }
+
+    async fn flush(&mut self) {
+        if self.dirty && self.err.is_none() {
+            if let Err(e) = self.w.flush().await {
+                self.err = Some(e);
+            }
+        }
+        self.dirty = false;
+    }
+}
+
+/// Polls `fut` once, without a waker to be woken by: `Ready` when it finished without
+/// waiting. A `Pending` future is then spawned, and its task polls it again with a real waker
+/// (a future must register its current waker on every poll, so none is lost).
+fn poll_now<F: Future + ?Sized>(fut: Pin<&mut F>) -> Poll<F::Output> {
+    let mut cx = Context::from_waker(Waker::noop());
+    fut.poll(&mut cx)
+}
+
+/// What woke the connection loop.
+enum Event<'a> {
+    Shutdown,
+    Frame(Frame),
+    Line(std::io::Result<Option<Line<'a>>>),
+    Idle,
+}
+
 impl Server {
     /// Serves this server on the process's stdin and stdout until stdin ends.
+    ///
+    /// When they are pipes (as when an MCP host starts the server), they are driven as
+    /// non-blocking pipes on Tokio's reactor (Linux); otherwise through Tokio's `stdin()` and
+    /// `stdout()`. The connection runs on a task of its own (`tokio::spawn`), so this needs a
+    /// Tokio runtime, as the rest of the server does.
     ///
     /// ```no_run
     /// # async fn run() -> std::io::Result<()> {
@@ -30,8 +136,14 @@ impl Server {
     /// # }
     /// ```
     pub async fn serve_stdio(self) -> std::io::Result<()> {
-        self.serve_connection(tokio::io::stdin(), tokio::io::stdout())
-            .await
+        let (input, output) = std_streams();
+        // On a task of its own, not in the caller's future: `#[tokio::main]` polls that on the
+        // main thread, which a worker must wake for every message it reads off the reactor;
+        // a worker task is woken by the very worker that polls the reactor.
+        match tokio::spawn(self.serve_connection(input, output)).await {
+            Ok(result) => result,
+            Err(e) => Err(std::io::Error::other(e)),
+        }
     }
 
     /// Serves one newline-delimited JSON-RPC connection over `reader` and `writer` until the
@@ -59,8 +171,12 @@ impl Server {
     {
         let shared = self.shared.clone();
         let config = shared.config.clone();
-        let (tx, rx) = mpsc::channel::<Frame>(1024);
-        let writer_task = tokio::spawn(write_loop(writer, rx));
+        let (tx, mut rx) = mpsc::channel::<Frame>(1024);
+        let mut out = Out {
+            w: BufWriter::with_capacity(64 * 1024, writer),
+            dirty: false,
+            err: None,
+        };
         let session = Session::new(tx.clone());
         let in_flight: InFlight = Arc::default();
         let closing = shared.shutdown.child_token();
@@ -73,13 +189,27 @@ impl Server {
         );
 
         let read_result = loop {
-            let line = tokio::select! {
-                l = lines.next_line() => l,
-                _ = shared.shutdown.cancelled() => break Ok(()),
+            // Answers first, then input; a flush only once neither is ready.
+            let dirty = out.dirty;
+            let event = tokio::select! {
+                biased;
+                _ = shared.shutdown.cancelled() => Event::Shutdown,
+                Some(frame) = rx.recv() => Event::Frame(frame),
+                l = lines.next_line() => Event::Line(l),
+                () = std::future::ready(()), if dirty => Event::Idle,
             };
-            let bytes = match line {
-                Ok(Some(Line::Message(bytes))) => bytes,
-                Ok(Some(Line::TooLarge)) => {
+            let bytes = match event {
+                Event::Shutdown => break Ok(()),
+                Event::Frame(frame) => {
+                    out.frame(&frame).await;
+                    continue;
+                }
+                Event::Idle => {
+                    out.flush().await;
+                    continue;
+                }
+                Event::Line(Ok(Some(Line::Message(bytes)))) => bytes,
+                Event::Line(Ok(Some(Line::TooLarge))) => {
                     let err = jsonrpc::error(
                         error_code::INVALID_REQUEST,
                         format!(
@@ -87,16 +217,15 @@ impl Server {
                             config.max_message_size
                         ),
                     );
-                    let _ = tx.send(jsonrpc::encode_error(None, &err)).await;
+                    out.frame(&jsonrpc::encode_error(None, &err)).await;
                     continue;
                 }
-                Ok(None) => break Ok(()),
-                Err(e) => break Err(e),
+                Event::Line(Ok(None)) => break Ok(()),
+                Event::Line(Err(e)) => break Err(e),
             };
             match decode(bytes) {
                 Err(e) => {
-                    let _ = tx
-                        .send(jsonrpc::encode_error(e.id.as_ref(), &e.error))
+                    out.frame(&jsonrpc::encode_error(e.id.as_ref(), &e.error))
                         .await;
                 }
                 Ok(Incoming::Request(req)) => {
@@ -115,11 +244,22 @@ impl Server {
                             error_code::INVALID_REQUEST,
                             "Invalid Request: this id is already in use by a request in flight",
                         );
-                        let _ = tx.send(jsonrpc::encode_error(Some(&req.id), &err)).await;
+                        out.frame(&jsonrpc::encode_error(Some(&req.id), &err)).await;
                         continue;
                     }
                     let is_initialize = req.method == <methods::Initialize as RequestMethod>::NAME;
-                    let Ok(permit) = limit.clone().acquire_owned().await else {
+                    // Waiting for a permit, keep writing: the tasks holding them may be
+                    // waiting for room in the channel.
+                    let permit = loop {
+                        let dirty = out.dirty;
+                        tokio::select! {
+                            biased;
+                            p = limit.clone().acquire_owned() => break p.ok(),
+                            Some(frame) = rx.recv() => out.frame(&frame).await,
+                            () = std::future::ready(()), if dirty => out.flush().await,
+                        }
+                    };
+                    let Some(permit) = permit else {
                         break Ok(());
                     };
                     let env = RequestEnv {
@@ -131,22 +271,38 @@ impl Server {
                         // Stdio takes its credentials from the environment: the local user.
                         principal: Some(local.clone()),
                     };
-                    let (shared, tx, in_flight) = (shared.clone(), tx.clone(), in_flight.clone());
-                    let serve = async move {
-                        let id = req.id.clone();
-                        let reply = handle_request(shared, req, env).await;
-                        lock(&in_flight).remove(&id);
-                        if let Some(reply) = reply {
-                            let _ = tx.send(reply.frame).await;
+                    let in_flight = in_flight.clone();
+                    let mut serve = Box::pin({
+                        let shared = shared.clone();
+                        async move {
+                            let id = req.id.clone();
+                            let reply = handle_request(shared, req, env).await;
+                            lock(&in_flight).remove(&id);
+                            drop(permit);
+                            reply.map(|r| r.frame)
                         }
-                        drop(permit);
-                    };
-                    if is_initialize {
+                    });
+                    match poll_now(serve.as_mut()) {
+                        Poll::Ready(reply) => {
+                            if let Some(frame) = reply {
+                                out.frame(&frame).await;
+                            }
+                        }
                         // `initialize` runs no user code and must take effect before the next
                         // line is read, so a client that pipelines its first calls is served.
-                        serve.await;
-                    } else {
-                        tasks.spawn(serve);
+                        Poll::Pending if is_initialize => {
+                            if let Some(frame) = serve.await {
+                                out.frame(&frame).await;
+                            }
+                        }
+                        Poll::Pending => {
+                            let tx = tx.clone();
+                            tasks.spawn(async move {
+                                if let Some(frame) = serve.await {
+                                    let _ = tx.send(frame).await;
+                                }
+                            });
+                        }
                     }
                 }
                 Ok(Incoming::Notification(n)) => {
@@ -162,48 +318,46 @@ impl Server {
             }
         };
 
-        // End of input: end listen streams gracefully, give the rest a grace period.
+        // End of input: end listen streams gracefully, give the rest a grace period, and keep
+        // writing what they send meanwhile.
         closing.cancel();
         tasks.close();
-        if tokio::time::timeout(config.shutdown_grace, tasks.wait())
-            .await
-            .is_err()
-        {
-            for (_, token) in lock(&in_flight).drain() {
-                token.cancel();
-            }
-            let _ = tokio::time::timeout(std::time::Duration::from_secs(1), tasks.wait()).await;
-        }
         drop(session);
         drop(tx);
-        let write_result = match writer_task.await {
-            Ok(r) => r,
-            Err(e) => Err(std::io::Error::other(e)),
+        let done = tasks.wait();
+        tokio::pin!(done);
+        let timer = tokio::time::sleep(config.shutdown_grace);
+        tokio::pin!(timer);
+        let mut cancelled = false;
+        loop {
+            let dirty = out.dirty;
+            tokio::select! {
+                biased;
+                Some(frame) = rx.recv() => out.frame(&frame).await,
+                () = std::future::ready(()), if dirty => out.flush().await,
+                () = &mut done => break,
+                () = &mut timer => {
+                    if cancelled {
+                        break;
+                    }
+                    for (_, token) in lock(&in_flight).drain() {
+                        token.cancel();
+                    }
+                    cancelled = true;
+                    timer
+                        .as_mut()
+                        .reset(tokio::time::Instant::now() + std::time::Duration::from_secs(1));
+                }
+            }
+        }
+        while let Ok(frame) = rx.try_recv() {
+            out.frame(&frame).await;
+        }
+        out.flush().await;
+        let write_result = match out.err {
+            Some(e) => Err(e),
+            None => Ok(()),
         };
         read_result.and(write_result)
     }
-}
-
-/// Writes frames, one per line, flushing whenever the queue runs dry (so pipelined responses
-/// share system calls).
-async fn write_loop<W: AsyncWrite + Unpin>(
-    writer: W,
-    mut rx: mpsc::Receiver<Frame>,
-) -> std::io::Result<()> {
-    let mut w = BufWriter::with_capacity(64 * 1024, writer);
-    while let Some(frame) = rx.recv().await {
-        // An empty frame is `Context::close_sse_stream`, which means nothing on stdio.
-        if !frame.is_empty() {
-            w.write_all(&frame).await?;
-            w.write_all(b"\n").await?;
-        }
-        while let Ok(frame) = rx.try_recv() {
-            if !frame.is_empty() {
-                w.write_all(&frame).await?;
-                w.write_all(b"\n").await?;
-            }
-        }
-        w.flush().await?;
-    }
-    w.flush().await
 }

@@ -34,7 +34,7 @@ async fn r#now() -> &'static str {
 }
 
 /// No result at all.
-#[duomcp::tool]
+#[duomcp::tool(scopes = [])]
 pub async fn forget() {}
 
 /// A handler written without `async`.
@@ -50,7 +50,7 @@ struct Topic {
 }
 
 /// Writes a haiku.
-#[duomcp::prompt(title = "Haiku")]
+#[duomcp::prompt(title = "Haiku", scopes = ["poetry", "poetry:haiku"])]
 async fn haiku(Args(Topic { topic }): Args<Topic>) -> String {
     format!("Write a haiku about {topic}.")
 }

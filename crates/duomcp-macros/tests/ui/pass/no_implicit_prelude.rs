@@ -12,7 +12,7 @@ mod tools {
     use ::std::string::String;
 
     /// Sums the values.
-    #[::duomcp::tool(title = "Adder", read_only)]
+    #[::duomcp::tool(title = "Adder", read_only, scopes = ["math"])]
     pub async fn sum(_ctx: Context, Args(values): Args<BTreeMap<String, i64>>) -> Json<BTreeMap<String, i64>> {
         let mut out = BTreeMap::new();
         out.insert(String::from("total"), ::std::iter::Iterator::sum(values.values()));

@@ -91,6 +91,8 @@ pub(crate) struct Inner {
     pub tools: ToolSchemas,
     /// `x-mcp-header` annotations of the listed tools (HTTP, 2026-07-28).
     pub tool_headers: ToolHeaders,
+    /// Tasks: the tools' task support, and the tasks this client hosts (2025-11-25).
+    pub tasks: super::tasks::ClientTasks,
     state: RwLock<Option<Negotiated>>,
     next_id: AtomicI64,
     progress: Mutex<HashMap<ProgressToken, mpsc::UnboundedSender<ProgressNotificationParams>>>,
@@ -185,6 +187,7 @@ impl Inner {
             cache,
             tools: ToolSchemas::default(),
             tool_headers: ToolHeaders::default(),
+            tasks: super::tasks::ClientTasks::default(),
             state: RwLock::new(None),
             next_id: AtomicI64::new(1),
             progress: Mutex::default(),
@@ -300,10 +303,11 @@ impl Inner {
         meta.extend(opts.meta.iter().map(|(k, v)| (k.clone(), v.clone())));
         if speak.era == Era::Modern {
             meta.insert(meta::PROTOCOL_VERSION.into(), json!(speak.version));
-            meta.insert(
-                meta::CLIENT_CAPABILITIES.into(),
-                to_value(&self.handlers.capabilities(Era::Modern))?,
-            );
+            let mut caps = self.handlers.capabilities(Era::Modern);
+            if super::tasks::declares_extension(method) {
+                caps = caps.with_extension(super::tasks::EXTENSION_ID, Default::default());
+            }
+            meta.insert(meta::CLIENT_CAPABILITIES.into(), to_value(&caps)?);
             meta.insert(meta::CLIENT_INFO.into(), to_value(&self.config.info)?);
             if let Some(level) = opts.log_level.or(*lock(&self.log_level)) {
                 meta.insert(meta::LOG_LEVEL.into(), to_value(&level)?);
@@ -531,6 +535,8 @@ impl Inner {
             let value = self.request_as(method, attempt, opts, &speak).await?;
             match kind_of(method, &value)? {
                 Kind::Complete => return Ok((value, retried)),
+                // The tasks extension (declared on tools/call): `Client::call_tool` polls it.
+                Kind::Task if super::tasks::declares_extension(method) => return Ok((value, true)),
                 Kind::Task => {
                     return Err(ClientError::Unsupported(format!(
                     "the server answered {method} with a task, which the client did not ask for"
@@ -588,7 +594,7 @@ impl Inner {
     }
 
     /// Answers each input request with the application's handlers, in order.
-    async fn answer_inputs(
+    pub(crate) async fn answer_inputs(
         &self,
         requests: &Map<String, Value>,
     ) -> Result<Map<String, Value>, ClientError> {

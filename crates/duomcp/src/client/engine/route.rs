@@ -76,6 +76,7 @@ impl Inner {
                 ));
                 self.tools.clear();
                 self.tool_headers.clear();
+                self.tasks.forget_tools();
                 Notification::ToolsListChanged
             }
             m if m == <methods::PromptListChanged as NotificationMethod>::NAME => {
@@ -212,6 +213,14 @@ impl Inner {
         let encode = |v: Result<Value, serde_json::Error>| {
             v.map_err(|e| jsonrpc::error(error_code::INTERNAL_ERROR, e.to_string()))
         };
+        // Tasks this client hosts (2025-11-25), and task-augmented requests that create them.
+        if let Some(answer) = self
+            .tasks
+            .serve(&self.handlers, method, req.params.as_deref())
+            .await
+        {
+            return answer;
+        }
         let answer = match method {
             m if m == <methods::Ping as RequestMethod>::NAME => return Ok(json!({})),
             m if m == <methods::Elicit as RequestMethod>::NAME => {

@@ -24,7 +24,7 @@
 //! # let _ = server;
 //! ```
 
-mod frontmatter;
+pub(crate) mod frontmatter;
 mod methods;
 
 pub(crate) use methods::handle;

@@ -565,7 +565,7 @@ where
                     Era::Legacy => legacy_era::error_object(&err),
                     Era::Modern => modern_era::error_object(&err),
                 };
-                Some(Reply { frame: jsonrpc::encode_error(Some(&id), &object), error: Some(err) })
+                Some(Reply { frame: jsonrpc::encode_error(Some(&id), &object), error: Some(err), is_error: false })
             }
         }
     })
