@@ -299,6 +299,43 @@ async fn modern_task_errors_and_tool_errors_keep_their_shape() {
     assert_eq!(e.rpc_error().map(|e| e.code), Some(-32603), "{e}");
 }
 
+/// 2025-11-25: a task's progress notifications carry the `tools/call`'s progress token until
+/// the task ends, long after `CreateTaskResult` came back; they all reach the call's callback.
+#[tokio::test]
+async fn legacy_task_progress_reaches_the_callback_after_the_task_was_created() {
+    let server = Server::builder()
+        .tasks(TaskConfig::default().poll_interval(Duration::from_millis(50)))
+        .tool(
+            ToolSpec::new("render").long_running(),
+            |ctx: duomcp::server::Context| async move {
+                // Well after the CreateTaskResult has been answered.
+                tokio::time::sleep(Duration::from_millis(200)).await;
+                for i in 1..=3 {
+                    ctx.progress(f64::from(i), Some(3.0), None).await;
+                }
+                tokio::time::sleep(Duration::from_millis(100)).await;
+                "rendered"
+            },
+        )
+        .build();
+    let (client, log) = connect(server, builder(EraChoice::Legacy)).await;
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let sink = seen.clone();
+    let opts = RequestOptions::new()
+        .as_task()
+        .on_progress(move |p| sink.lock().unwrap().push(p.progress));
+    let r = client.call_tool_with("render", (), opts).await.unwrap();
+    assert_eq!(text(&r), "rendered");
+    assert!(log.created_task().is_some(), "the call ran as a task");
+    let calls = log.sent("tools/call");
+    assert!(
+        !calls[0].1["params"]["_meta"]["progressToken"].is_null(),
+        "the call asks for progress: {}",
+        calls[0].1
+    );
+    assert_eq!(*seen.lock().unwrap(), vec![1.0, 2.0, 3.0]);
+}
+
 #[tokio::test]
 async fn the_poll_interval_is_honoured_in_both_eras() {
     for era in BOTH {

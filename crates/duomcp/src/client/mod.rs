@@ -365,7 +365,57 @@ impl Client {
         }
         // 2025-11-25: a tool that runs as a task (see `tasks.rs`) gets `params.task`.
         let augmented = self.augment_for_task(name, &mut params, &options).await;
-        let value = match self.inner.call(method, params.clone(), &options).await {
+        // A task's progress notifications carry the `tools/call`'s token until the task ends,
+        // long after that request returned: route a token of our own for the whole call.
+        let mut options = options;
+        let progress = match (augmented, options.on_progress.take()) {
+            (true, Some(on_progress)) => {
+                let listener = self.inner.progress_listener();
+                let token = serde_json::to_value(listener.token())
+                    .map_err(|e| ClientError::Protocol(format!("cannot encode: {e}")))?;
+                let meta = params
+                    .entry("_meta")
+                    .or_insert_with(|| Value::Object(Map::new()));
+                if let Value::Object(meta) = meta {
+                    meta.insert("progressToken".into(), token);
+                }
+                Some((listener, on_progress))
+            }
+            (_, on_progress) => {
+                options.on_progress = on_progress;
+                None
+            }
+        };
+        let work = self.call_tool_settled(name, method, params, augmented, &options);
+        let Some((mut listener, on_progress)) = progress else {
+            return work.await;
+        };
+        tokio::pin!(work);
+        loop {
+            tokio::select! {
+                biased;
+                Some(p) = listener.rx.recv() => on_progress(&p),
+                result = &mut work => {
+                    while let Ok(p) = listener.rx.try_recv() {
+                        on_progress(&p);
+                    }
+                    return result;
+                }
+            }
+        }
+    }
+
+    /// Sends a prepared `tools/call` (retrying once after a header mismatch), follows a task to
+    /// its end, and checks the result.
+    async fn call_tool_settled(
+        &self,
+        name: &str,
+        method: &str,
+        params: Map<String, Value>,
+        augmented: bool,
+        options: &RequestOptions,
+    ) -> Result<CallToolResult, ClientError> {
+        let value = match self.inner.call(method, params.clone(), options).await {
             // The tool's x-mcp-header annotations changed (or were never listed): re-list the
             // tools and try once more, as the HTTP transport page advises.
             Err(ClientError::Rpc { error, .. })
@@ -380,12 +430,12 @@ impl Client {
                     <methods::ListTools as RequestMethod>::NAME,
                 ));
                 self.list_all_tools().await?;
-                self.inner.call(method, params, &options).await?
+                self.inner.call(method, params, options).await?
             }
             other => other?,
         };
         // A task instead of a result: poll it for the result (both eras).
-        let value = self.settle_task(value, augmented, &options).await?;
+        let value = self.settle_task(value, augmented, options).await?;
         let result: CallToolResult = decode(method, value)?;
         self.inner.tools.check(name, &result)?;
         Ok(result)

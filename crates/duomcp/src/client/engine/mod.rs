@@ -171,6 +171,27 @@ impl Drop for InFlight {
     }
 }
 
+/// Keeps a progress token routed to a listener; forgets it when dropped.
+pub(crate) struct ProgressListener {
+    inner: Arc<Inner>,
+    token: ProgressToken,
+    /// The progress notifications that arrived for the token.
+    pub rx: mpsc::UnboundedReceiver<ProgressNotificationParams>,
+}
+
+impl ProgressListener {
+    /// The token to put in the request's `_meta.progressToken`.
+    pub fn token(&self) -> &ProgressToken {
+        &self.token
+    }
+}
+
+impl Drop for ProgressListener {
+    fn drop(&mut self) {
+        lock(&self.inner.progress).remove(&self.token);
+    }
+}
+
 impl Inner {
     pub(crate) fn new(
         transport: Arc<dyn Transport>,
@@ -237,6 +258,20 @@ impl Inner {
     /// values into headers.
     pub(crate) fn mirrors_headers(&self) -> bool {
         self.era() == Some(Era::Modern) && self.transport.mirrors_headers()
+    }
+
+    /// Routes progress for a token of its own (not derived from a request id) until the
+    /// listener drops: for progress that outlives its request, as a 2025-11-25 task's does.
+    pub(crate) fn progress_listener(self: &Arc<Self>) -> ProgressListener {
+        let n = self.next_id.fetch_add(1, Ordering::Relaxed);
+        let token = ProgressToken::String(format!("duomcp-progress-{n}"));
+        let (tx, rx) = mpsc::unbounded_channel();
+        lock(&self.progress).insert(token.clone(), tx);
+        ProgressListener {
+            inner: self.clone(),
+            token,
+            rx,
+        }
     }
 
     fn new_id(&self) -> RequestId {
