@@ -705,7 +705,7 @@ async fn modern_request(
         principal: env.principal.clone(),
         task: Default::default(),
     });
-    let server_info = json!(shared.info);
+    let server_info = &shared.info_json;
     let outcome: Result<Reply, ProtocolError> = async {
         Ok(match method {
             m if m == <methods::Discover as RequestMethod>::NAME => {
@@ -720,31 +720,31 @@ async fn modern_request(
                 result_reply(
                     ERA,
                     id,
-                    &complete_value(r, &server_info, Some(shared.config.discover_cache)),
+                    &complete_value(r, server_info, Some(shared.config.discover_cache)),
                 )
             }
             m if m == <methods::ListTools as RequestMethod>::NAME => list_tools(
                 &shared,
                 req,
-                ListEncoding::Modern(&server_info, shared.config.tools_cache),
+                ListEncoding::Modern(server_info, shared.config.tools_cache),
             )?,
             m if m == <methods::ListPrompts as RequestMethod>::NAME => list_prompts(
                 &shared,
                 req,
-                ListEncoding::Modern(&server_info, shared.config.prompts_cache),
+                ListEncoding::Modern(server_info, shared.config.prompts_cache),
             )?,
             m if m == <methods::ListResources as RequestMethod>::NAME => {
                 list_resources(
                     &shared,
                     req,
-                    ListEncoding::Modern(&server_info, shared.config.resources_cache),
+                    ListEncoding::Modern(server_info, shared.config.resources_cache),
                 )
                 .await?
             }
             m if m == <methods::ListResourceTemplates as RequestMethod>::NAME => list_templates(
                 &shared,
                 req,
-                ListEncoding::Modern(&server_info, shared.config.resources_cache),
+                ListEncoding::Modern(server_info, shared.config.resources_cache),
             )?,
             m if m == <methods::CallTool as RequestMethod>::NAME => {
                 let p: CallParams = parse(req)?;
@@ -777,7 +777,7 @@ async fn modern_request(
                     &target,
                     // `resultType: "complete"` is added when the result is encoded.
                     r,
-                    &server_info,
+                    server_info,
                     None,
                 )
                 .map(|reply| Reply { is_error, ..reply });
@@ -792,7 +792,7 @@ async fn modern_request(
                     p.input_responses,
                 )?;
                 let r = get_prompt(&ctx, &p.name, p.arguments).await;
-                return modern_outcome(&ctx, id, method, &p.name, r, &server_info, None);
+                return modern_outcome(&ctx, id, method, &p.name, r, server_info, None);
             }
             m if m == <methods::ReadResource as RequestMethod>::NAME => {
                 let p: ReadParams = parse(req)?;
@@ -810,13 +810,13 @@ async fn modern_request(
                     method,
                     &p.uri,
                     r,
-                    &server_info,
+                    server_info,
                     Some(shared.config.read_cache),
                 );
             }
             m if m == <methods::Complete as RequestMethod>::NAME => match complete(&ctx, req).await
             {
-                Ok(r) => result_reply(ERA, id, &complete_value(to_value(&r)?, &server_info, None)),
+                Ok(r) => result_reply(ERA, id, &complete_value(to_value(&r)?, server_info, None)),
                 Err(e) => return Err(failure(ERA, e)),
             },
             m if m == <methods::SubscriptionsListen as RequestMethod>::NAME => {
@@ -850,11 +850,7 @@ async fn modern_request(
                 let params = req.params.as_deref();
                 if let Some(m) = tasks::ModernMethod::of(other) {
                     let r = tasks::modern_method(&ctx, m, params).await?;
-                    return Ok(result_reply(
-                        ERA,
-                        id,
-                        &complete_value(r, &server_info, None),
-                    ));
+                    return Ok(result_reply(ERA, id, &complete_value(r, server_info, None)));
                 }
                 if let Some(r) =
                     skills::handle(&shared.skills, &shared.config, other, params, ERA).await
@@ -863,7 +859,7 @@ async fn modern_request(
                     return Ok(result_reply(
                         ERA,
                         id,
-                        &complete_value(r, &server_info, cache),
+                        &complete_value(r, server_info, cache),
                     ));
                 }
                 return Err(ProtocolError::MethodNotFound(other.to_owned()));
@@ -908,12 +904,17 @@ fn complete_reply<T: Serialize>(
     server_info: &Value,
     cache: Option<CachePolicy>,
 ) -> Result<Reply, ProtocolError> {
-    const MERGED: [&[u8]; 4] = [
-        b"\"_meta\"",
-        b"\"resultType\"",
-        b"\"ttlMs\"",
-        b"\"cacheScope\"",
-    ];
+    // Built once: building a searcher costs more than searching a small result.
+    static MERGED: std::sync::LazyLock<[memchr::memmem::Finder<'static>; 4]> =
+        std::sync::LazyLock::new(|| {
+            [
+                &b"\"_meta\""[..],
+                b"\"resultType\"",
+                b"\"ttlMs\"",
+                b"\"cacheScope\"",
+            ]
+            .map(memchr::memmem::Finder::new)
+        });
     let internal = |e: serde_json::Error| ProtocolError::Internal(e.to_string());
     let mut out = jsonrpc::result_head(id);
     let start = out.len();
@@ -921,9 +922,7 @@ fn complete_reply<T: Serialize>(
     let body = &out[start..];
     let plain = body.first() == Some(&b'{')
         && body.last() == Some(&b'}')
-        && !MERGED
-            .iter()
-            .any(|k| memchr::memmem::find(body, k).is_some());
+        && !MERGED.iter().any(|k| k.find(body).is_some());
     if !plain {
         let v: Value = serde_json::from_slice(body).map_err(internal)?;
         return Ok(result_reply(

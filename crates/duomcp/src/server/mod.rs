@@ -147,6 +147,8 @@ impl StateMap {
 /// State shared by every connection of one server.
 pub(crate) struct Shared {
     pub info: Implementation,
+    /// `info` as JSON, built once: every 2026-07-28 result carries it in `_meta`.
+    pub info_json: serde_json::Value,
     pub instructions: Option<String>,
     pub config: ServerConfig,
     pub registry: RwLock<Registry>,
@@ -564,6 +566,7 @@ impl ServerBuilder {
             shared: Arc::new(Shared {
                 tasks: tasks::TaskRuntime::new(self.tasks, events.clone()),
                 skills: skills::SkillRegistry::new(self.skills),
+                info_json: serde_json::to_value(&self.info).unwrap_or_default(),
                 info: self.info,
                 instructions: self.instructions,
                 config: self.config,
