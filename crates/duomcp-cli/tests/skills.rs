@@ -11,8 +11,7 @@ use duomcp::server::skills::{Skill, SkillSet, MAX_FILES};
 use duomcp::server::{Server, ServerConfig};
 use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
-use std::path::PathBuf;
-use support::{modern, Wire, LEGACY, MODERN};
+use support::{modern, TempDir, Wire, LEGACY, MODERN};
 
 const EXT: &str = "io.modelcontextprotocol/skills";
 
@@ -312,35 +311,6 @@ async fn listings_page_and_entries_are_never_split() {
     )
     .await;
     assert_eq!(next["resources"][0]["name"], "a");
-}
-
-struct TempDir(PathBuf);
-
-impl TempDir {
-    fn new(tag: &str) -> Self {
-        let nanos = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .unwrap()
-            .as_nanos();
-        let path = std::env::temp_dir().join(format!(
-            "duomcp-skills-{tag}-{}-{nanos}",
-            std::process::id()
-        ));
-        std::fs::create_dir_all(&path).unwrap();
-        TempDir(path)
-    }
-
-    fn write(&self, rel: &str, content: &str) {
-        let path = self.0.join(rel);
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(path, content).unwrap();
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
 }
 
 #[tokio::test]

@@ -4,12 +4,14 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+mod support;
+use support::TempDir;
+
 use duomcp::schema::Resource;
 use duomcp::server::skills::{Skill, SkillSet};
 use duomcp::server::Server;
 use duomcp::transport::http::StreamableHttp;
 use serde_json::Value;
-use std::path::PathBuf;
 use std::process::{Command, Output, Stdio};
 
 const BIN: &str = env!("CARGO_BIN_EXE_duomcp");
@@ -51,39 +53,6 @@ fn read_text(uri: &str, serve_args: &[&str]) -> String {
     let v: Value =
         serde_json::from_str(&ok(against(&["read", uri, "--json"], serve_args))).unwrap();
     v["contents"][0]["text"].as_str().unwrap().to_owned()
-}
-
-struct TempDir(PathBuf);
-
-impl TempDir {
-    fn new(tag: &str) -> Self {
-        let nanos = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .unwrap()
-            .as_nanos();
-        let path = std::env::temp_dir().join(format!(
-            "duomcp-skills-cli-{tag}-{}-{nanos}",
-            std::process::id()
-        ));
-        std::fs::create_dir_all(&path).unwrap();
-        TempDir(path)
-    }
-
-    fn write(&self, rel: &str, content: &str) {
-        let path = self.0.join(rel);
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(path, content).unwrap();
-    }
-
-    fn arg(&self) -> &str {
-        self.0.to_str().unwrap()
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
 }
 
 #[test]

@@ -5,6 +5,9 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+mod support;
+use support::TempDir;
+
 use duomcp::client::skills::{Integrity, SkillEntry, SkillError, SkillResources, EXTENSION_ID};
 use duomcp::client::{Client, ClientError, EraChoice};
 use duomcp::schema::{CacheScope, Resource};
@@ -14,7 +17,6 @@ use duomcp::transport::http::StreamableHttp;
 use duomcp::Era;
 use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
-use std::path::PathBuf;
 use std::pin::Pin;
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
@@ -114,35 +116,6 @@ async fn recorded(server: Server, era: EraChoice, skills: bool) -> (Client, Log)
         .await
         .unwrap();
     (client, log)
-}
-
-struct TempDir(PathBuf);
-
-impl TempDir {
-    fn new(tag: &str) -> Self {
-        let nanos = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .unwrap()
-            .as_nanos();
-        let path = std::env::temp_dir().join(format!(
-            "duomcp-skills-client-{tag}-{}-{nanos}",
-            std::process::id()
-        ));
-        std::fs::create_dir_all(&path).unwrap();
-        TempDir(path)
-    }
-
-    fn write(&self, rel: &str, content: &str) {
-        let path = self.0.join(rel);
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(path, content).unwrap();
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
 }
 
 // ---------------------------------------------------------------------------------------------
