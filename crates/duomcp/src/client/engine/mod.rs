@@ -147,21 +147,17 @@ fn to_value<T: Serialize>(v: &T) -> Result<Value, ClientError> {
     serde_json::to_value(v).map_err(|e| ClientError::Protocol(format!("cannot encode: {e}")))
 }
 
-/// Cleans up after one request: forgets its progress token and, if it was abandoned (dropped,
-/// timed out), cancels it on the wire.
+/// Cleans up after one request: if it was abandoned (dropped, timed out), cancels it on the
+/// wire.
 struct InFlight {
     inner: Arc<Inner>,
     id: RequestId,
     era: Era,
-    token: Option<ProgressToken>,
     cancel: Option<&'static str>,
 }
 
 impl Drop for InFlight {
     fn drop(&mut self) {
-        if let Some(token) = self.token.take() {
-            lock(&self.inner.progress).remove(&token);
-        }
         if let Some(reason) = self.cancel.take() {
             if let Ok(handle) = tokio::runtime::Handle::try_current() {
                 let (inner, id, era) = (self.inner.clone(), self.id.clone(), self.era);
@@ -264,7 +260,11 @@ impl Inner {
     /// listener drops: for progress that outlives its request, as a 2025-11-25 task's does.
     pub(crate) fn progress_listener(self: &Arc<Self>) -> ProgressListener {
         let n = self.next_id.fetch_add(1, Ordering::Relaxed);
-        let token = ProgressToken::String(format!("duomcp-progress-{n}"));
+        self.listen_progress(ProgressToken::String(format!("duomcp-progress-{n}")))
+    }
+
+    /// Routes the progress notifications carrying `token` to a listener until it drops.
+    fn listen_progress(self: &Arc<Self>, token: ProgressToken) -> ProgressListener {
         let (tx, rx) = mpsc::unbounded_channel();
         lock(&self.progress).insert(token.clone(), tx);
         ProgressListener {
@@ -422,17 +422,14 @@ impl Inner {
         }
         let id = self.new_id();
         let msg = self.prepare(&id, method, params, opts, speak, opts.on_progress.is_some())?;
-        let (progress_tx, mut progress_rx) = mpsc::unbounded_channel();
-        let token = opts.on_progress.as_ref().map(|_| {
-            let token = progress_token(&id);
-            lock(&self.progress).insert(token.clone(), progress_tx);
-            token
-        });
+        let mut progress = opts
+            .on_progress
+            .as_ref()
+            .map(|report| (self.listen_progress(progress_token(&id)), report));
         let mut flight = InFlight {
             inner: self.clone(),
             id: id.clone(),
             era: speak.era,
-            token,
             cancel: None,
         };
         let mut stream = self.transport.request(msg).await?;
@@ -450,9 +447,9 @@ impl Inner {
                     Some(Ok(Incoming::Response(r))) if r.id == id => {
                         flight.cancel = None;
                         self.catch_up(&stream).await;
-                        while let Ok(p) = progress_rx.try_recv() {
-                            if let Some(f) = &opts.on_progress {
-                                f(&p);
+                        if let Some((listener, report)) = &mut progress {
+                            while let Ok(p) = listener.rx.try_recv() {
+                                report(&p);
                             }
                         }
                         return match r.outcome {
@@ -471,9 +468,14 @@ impl Inner {
                         return Err(self.closed_error());
                     }
                 },
-                Some(p) = progress_rx.recv() => {
-                    if let Some(f) = &opts.on_progress {
-                        f(&p);
+                Some(p) = async {
+                    match &mut progress {
+                        Some((listener, _)) => listener.rx.recv().await,
+                        None => None,
+                    }
+                } => {
+                    if let Some((_, report)) = &progress {
+                        report(&p);
                     }
                     if opts.reset_on_progress {
                         let next = Instant::now() + timeout;
