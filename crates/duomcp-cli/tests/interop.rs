@@ -855,6 +855,33 @@ async fn inspector(kit: &Kit, args: &[&str]) -> Value {
     stdout_json(&out, &format!("inspector --cli {args:?}"))
 }
 
+/// Lists the tools of `target` (a URL, or a command and its arguments) with the Inspector CLI,
+/// calls `test_simple_text` and `greet` on it, and checks what it saw.
+async fn inspect_our_server(kit: &Kit, target: &[&str]) {
+    let with = |rest: &[&'static str]| -> Vec<&str> {
+        target.iter().copied().chain(rest.iter().copied()).collect()
+    };
+    let tools = inspector(kit, &with(&["--method", "tools/list"])).await;
+    let call = inspector(
+        kit,
+        &with(&["--method", "tools/call", "--tool-name", "test_simple_text"]),
+    )
+    .await;
+    let greet = inspector(
+        kit,
+        &with(&[
+            "--method",
+            "tools/call",
+            "--tool-name",
+            "greet",
+            "--tool-arg",
+            "name=Ada",
+        ]),
+    )
+    .await;
+    assert_inspector_saw_our_server(&tools, &call, &greet);
+}
+
 fn assert_inspector_saw_our_server(tools: &Value, call: &Value, greet: &Value) {
     let names: Vec<&str> = tools["tools"]
         .as_array()
@@ -905,63 +932,11 @@ async fn the_inspector_cli_against_our_server() {
         let url = rest.split_whitespace().next().unwrap().to_owned();
         tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
 
-        let tools = inspector(&kit, &[&url, "--method", "tools/list"]).await;
-        let call = inspector(
-            &kit,
-            &[
-                &url,
-                "--method",
-                "tools/call",
-                "--tool-name",
-                "test_simple_text",
-            ],
-        )
-        .await;
-        let greet = inspector(
-            &kit,
-            &[
-                &url,
-                "--method",
-                "tools/call",
-                "--tool-name",
-                "greet",
-                "--tool-arg",
-                "name=Ada",
-            ],
-        )
-        .await;
-        assert_inspector_saw_our_server(&tools, &call, &greet);
+        inspect_our_server(&kit, &[&url]).await;
         server.kill().await.expect("stop duomcp serve --http");
 
         // Over stdio: the Inspector starts `duomcp serve` itself.
-        let tools = inspector(&kit, &[bin, "serve", "--method", "tools/list"]).await;
-        let call = inspector(
-            &kit,
-            &[
-                bin,
-                "serve",
-                "--method",
-                "tools/call",
-                "--tool-name",
-                "test_simple_text",
-            ],
-        )
-        .await;
-        let greet = inspector(
-            &kit,
-            &[
-                bin,
-                "serve",
-                "--method",
-                "tools/call",
-                "--tool-name",
-                "greet",
-                "--tool-arg",
-                "name=Ada",
-            ],
-        )
-        .await;
-        assert_inspector_saw_our_server(&tools, &call, &greet);
+        inspect_our_server(&kit, &[bin, "serve"]).await;
     })
     .await
     .expect("the test took too long");
