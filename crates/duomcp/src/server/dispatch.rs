@@ -8,9 +8,8 @@ use super::session::{Negotiated, Session, Sink};
 use super::{skills, tasks, CachePolicy, HandlerError, ServerEvent, Shared};
 use crate::era::{legacy, modern, Era, ProtocolError};
 use crate::jsonrpc::{self, IncomingNotification, IncomingRequest, IncomingResponse};
+use crate::server::cursor;
 use crate::util::catch_unwind;
-use base64::engine::general_purpose::URL_SAFE_NO_PAD;
-use base64::Engine as _;
 use duomcp_schema::methods::{self, NotificationMethod, RequestMethod};
 use duomcp_schema::{
     meta, version, CallToolResult, CompleteRequestParams, CompleteResult, GetPromptResult,
@@ -1141,23 +1140,8 @@ async fn listen(
 // ---------------------------------------------------------------------------------------------
 // Methods shared by both eras.
 
-/// Opaque cursors: the URL-safe base64 of the last key on the previous page.
-fn decode_cursor(cursor: Option<&str>) -> Result<Option<String>, ProtocolError> {
-    let Some(c) = cursor else { return Ok(None) };
-    URL_SAFE_NO_PAD
-        .decode(c)
-        .ok()
-        .and_then(|b| String::from_utf8(b).ok())
-        .and_then(|s| s.strip_prefix("k:").map(str::to_owned))
-        .map(Some)
-        .ok_or_else(|| {
-            ProtocolError::InvalidParams(format!("Invalid params: invalid cursor `{c}`"))
-        })
-}
-
-fn encode_cursor(key: &str) -> String {
-    URL_SAFE_NO_PAD.encode(format!("k:{key}"))
-}
+/// The prefix of tools, prompts, resources and templates list cursors.
+const LIST_CURSOR: &str = "k:";
 
 /// One page of a name-ordered map, plus the cursor of the next page.
 fn page<'a, T: 'a>(
@@ -1177,7 +1161,7 @@ fn page<'a, T: 'a>(
         out.push(v);
     }
     let next = if more {
-        last.map(|k| encode_cursor(k))
+        last.map(|k| cursor::encode(LIST_CURSOR, k))
     } else {
         None
     };
@@ -1222,7 +1206,7 @@ fn list_page<'a, T: Serialize + Clone + 'a>(
     items: impl Iterator<Item = (&'a String, Cow<'a, T>)>,
 ) -> Result<Reply, ProtocolError> {
     let p: ListParams = parse(req)?;
-    let after = decode_cursor(p.cursor.as_deref())?;
+    let after = cursor::decode(LIST_CURSOR, p.cursor.as_deref())?;
     let (items, next) = page(items, after.as_deref(), shared.config.page_size);
     let page = ListPage { key, items, next };
     match enc {

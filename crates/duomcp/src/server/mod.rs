@@ -16,6 +16,7 @@
 //! ```
 
 mod context;
+mod cursor;
 mod dispatch;
 mod error;
 mod handler;

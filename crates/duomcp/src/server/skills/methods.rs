@@ -3,9 +3,8 @@
 use super::SkillRegistry;
 use crate::era::{Era, ProtocolError};
 use crate::jsonrpc;
+use crate::server::cursor;
 use crate::server::{CachePolicy, ServerConfig};
-use base64::engine::general_purpose::URL_SAFE_NO_PAD;
-use base64::Engine as _;
 use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::{json, Value};
@@ -36,23 +35,6 @@ fn parse<T: serde::de::DeserializeOwned>(params: Option<&RawValue>) -> Result<T,
 
 const CURSOR_PREFIX: &str = "skills:";
 
-fn decode_cursor(cursor: Option<&str>) -> Result<Option<String>, ProtocolError> {
-    let Some(c) = cursor else { return Ok(None) };
-    URL_SAFE_NO_PAD
-        .decode(c)
-        .ok()
-        .and_then(|b| String::from_utf8(b).ok())
-        .and_then(|s| s.strip_prefix(CURSOR_PREFIX).map(str::to_owned))
-        .map(Some)
-        .ok_or_else(|| {
-            ProtocolError::InvalidParams(format!("Invalid params: invalid cursor `{c}`"))
-        })
-}
-
-fn encode_cursor(key: &str) -> String {
-    URL_SAFE_NO_PAD.encode(format!("{CURSOR_PREFIX}{key}"))
-}
-
 /// Answers a skills method; `None` when `method` is not one or the server serves no skills.
 /// The result comes with the cache policy a 2026-07-28 answer carries (`ttlMs`, `cacheScope`).
 pub(crate) async fn handle(
@@ -76,12 +58,12 @@ pub(crate) async fn handle(
                     Some(_) => parse(params)?,
                     None => ListParams::default(),
                 };
-                let after = decode_cursor(p.cursor.as_deref())?;
+                let after = cursor::decode(CURSOR_PREFIX, p.cursor.as_deref())?;
                 let snapshot = skills.snapshot().await?;
                 let (page, more) = snapshot.entries(after.as_deref(), config.page_size);
                 let mut r = json!({ "skills": page });
                 if let (true, Some(last)) = (more, page.last()) {
-                    r["nextCursor"] = json!(encode_cursor(&last.uri));
+                    r["nextCursor"] = json!(cursor::encode(CURSOR_PREFIX, &last.uri));
                 }
                 Ok((r, cached(config.resources_cache)))
             }
@@ -95,7 +77,7 @@ pub(crate) async fn handle(
             }
             _ => {
                 let p: UriParams = parse(params)?;
-                let after = decode_cursor(p.cursor.as_deref())?;
+                let after = cursor::decode(CURSOR_PREFIX, p.cursor.as_deref())?;
                 let snapshot = skills.snapshot().await?;
                 let children = snapshot.directory(&p.uri)?;
                 let size = config.page_size.max(1);
@@ -105,7 +87,7 @@ pub(crate) async fn handle(
                 let page: Vec<_> = rest.by_ref().take(size).collect();
                 let mut r = json!({ "resources": page });
                 if let (true, Some(last)) = (rest.next().is_some(), page.last()) {
-                    r["nextCursor"] = json!(encode_cursor(&last.uri));
+                    r["nextCursor"] = json!(cursor::encode(CURSOR_PREFIX, &last.uri));
                 }
                 Ok((r, None))
             }

@@ -6,12 +6,11 @@ use super::{wire, EXTENSION_ID};
 use crate::era::ProtocolError;
 use crate::jsonrpc;
 use crate::server::context::Context;
+use crate::server::cursor;
 use crate::server::dispatch::call_tool;
 use crate::server::session::Sink;
 use crate::server::HandlerError;
 use crate::util::catch_unwind;
-use base64::engine::general_purpose::URL_SAFE_NO_PAD;
-use base64::Engine as _;
 use duomcp_schema::methods::{self, RequestMethod};
 use duomcp_schema::{error_code, meta, CallToolResult, TaskSupport};
 use serde::Deserialize;
@@ -310,19 +309,6 @@ pub(crate) async fn modern_method(
 
 const LIST_CURSOR_PREFIX: &str = "task:";
 
-fn decode_cursor(cursor: Option<&str>) -> Result<Option<String>, ProtocolError> {
-    let Some(c) = cursor else { return Ok(None) };
-    URL_SAFE_NO_PAD
-        .decode(c)
-        .ok()
-        .and_then(|b| String::from_utf8(b).ok())
-        .and_then(|s| s.strip_prefix(LIST_CURSOR_PREFIX).map(str::to_owned))
-        .map(Some)
-        .ok_or_else(|| {
-            ProtocolError::InvalidParams(format!("Invalid params: invalid cursor `{c}`"))
-        })
-}
-
 /// A 2025-11-25 `tasks/*` request; `None` for other methods.
 pub(crate) async fn legacy_method(
     ctx: &Context,
@@ -367,7 +353,7 @@ pub(crate) async fn legacy_method(
                     Some(_) => parse(params)?,
                     None => ListParams::default(),
                 };
-                let after = decode_cursor(p.cursor.as_deref())?;
+                let after = cursor::decode(LIST_CURSOR_PREFIX, p.cursor.as_deref())?;
                 let Some(session) = ctx.session() else {
                     return Ok(json!({ "tasks": [] }));
                 };
@@ -382,9 +368,7 @@ pub(crate) async fn legacy_method(
                     "tasks": page.iter().map(wire::legacy_task_value).collect::<Vec<_>>()
                 });
                 if let (true, Some(last)) = (more, page.last()) {
-                    r["nextCursor"] =
-                        json!(URL_SAFE_NO_PAD
-                            .encode(format!("{LIST_CURSOR_PREFIX}{}", last.list_key())));
+                    r["nextCursor"] = json!(cursor::encode(LIST_CURSOR_PREFIX, &last.list_key()));
                 }
                 Ok(r)
             }

@@ -1,0 +1,43 @@
+//! Opaque pagination cursors: the URL-safe base64 of a kind prefix and the last key on the
+//! previous page. The prefix keeps one list's cursor from being taken for another's.
+
+use crate::era::ProtocolError;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use base64::Engine as _;
+
+/// The cursor of the page after `key`, for the list named by `prefix`.
+pub(crate) fn encode(prefix: &str, key: &str) -> String {
+    URL_SAFE_NO_PAD.encode(format!("{prefix}{key}"))
+}
+
+/// The key a cursor of the list named by `prefix` resumes after; `None` for the first page.
+/// Anything else is `-32602`.
+pub(crate) fn decode(prefix: &str, cursor: Option<&str>) -> Result<Option<String>, ProtocolError> {
+    let Some(c) = cursor else { return Ok(None) };
+    URL_SAFE_NO_PAD
+        .decode(c)
+        .ok()
+        .and_then(|b| String::from_utf8(b).ok())
+        .and_then(|s| s.strip_prefix(prefix).map(str::to_owned))
+        .map(Some)
+        .ok_or_else(|| {
+            ProtocolError::InvalidParams(format!("Invalid params: invalid cursor `{c}`"))
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cursors_round_trip_and_belong_to_one_list() {
+        let c = encode("k:", "weather");
+        assert_eq!(
+            decode("k:", Some(&c)).ok().flatten().as_deref(),
+            Some("weather")
+        );
+        assert!(decode("task:", Some(&c)).is_err());
+        assert!(decode("k:", Some("not base64!")).is_err());
+        assert_eq!(decode("k:", None).ok().flatten(), None);
+    }
+}
