@@ -48,7 +48,6 @@ use base64::Engine as _;
 use duomcp_schema::{JsonObject, ReadResourceResult, Resource, ResourceContents};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::{json, Map, Value};
-use sha2::{Digest, Sha256};
 use std::collections::{BTreeSet, HashMap};
 use std::sync::{Arc, Mutex};
 
@@ -813,16 +812,6 @@ fn frontmatter_difference(
     })
 }
 
-fn digest_of(bytes: &[u8]) -> String {
-    let hash = Sha256::digest(bytes);
-    let mut s = String::with_capacity(7 + 64);
-    s.push_str("sha256:");
-    for b in hash {
-        s.push_str(&format!("{b:02x}"));
-    }
-    s
-}
-
 impl SkillHandle {
     /// The held entry: what the skill was loaded from, and what every read is checked against.
     ///
@@ -1018,7 +1007,7 @@ impl SkillHandle {
                         served,
                     });
                 }
-                let digest = digest_of(&bytes);
+                let digest = crate::server::skills::digest_of(&bytes);
                 if digest != l.digest {
                     return Err(SkillError::DigestMismatch {
                         uri: uri.to_owned(),

@@ -292,7 +292,9 @@ impl Loaded {
     }
 }
 
-fn digest_of(bytes: &[u8]) -> String {
+/// `sha256:` and the lowercase hex SHA-256 of `bytes`: a skill file's digest, as the server
+/// lists it and the client checks it.
+pub(crate) fn digest_of(bytes: &[u8]) -> String {
     let hash = Sha256::digest(bytes);
     let mut s = String::with_capacity(7 + 64);
     s.push_str("sha256:");
