@@ -6,11 +6,16 @@
 use super::error::HandlerError;
 use super::transport::BoxFuture;
 use crate::era::Era;
+use crate::jsonrpc;
+use duomcp_schema::error_code::{INTERNAL_ERROR, INVALID_PARAMS, METHOD_NOT_FOUND};
+use duomcp_schema::methods::{self, RequestMethod};
+use duomcp_schema::ErrorObject;
 use duomcp_schema::{
     ClientCapabilities, CreateMessageRequestParams, CreateMessageResult, ElicitAction,
     ElicitRequestParams, ElicitResult, ElicitationCapability, JsonObject, ListRootsResult, Root,
     RootsCapability, SamplingCapability,
 };
+use serde_json::value::RawValue;
 use serde_json::Value;
 use std::future::Future;
 use std::sync::{Arc, RwLock};
@@ -123,6 +128,75 @@ impl Handlers {
             RootsSource::Handler(handler) => handler().await,
         };
         Some(roots.map(ListRootsResult::new))
+    }
+}
+
+/// A server request one of the handlers answers, parsed and ready to run: the same code answers
+/// it directly (the response) and as a client-hosted task (the task's outcome).
+pub(crate) enum HandlerCall {
+    /// `elicitation/create`.
+    Elicit(ElicitRequestParams),
+    /// `sampling/createMessage`.
+    Sample(CreateMessageRequestParams),
+    /// `roots/list`.
+    Roots,
+}
+
+impl HandlerCall {
+    /// Parses the params of `method`; `None` when no handler kind answers that method.
+    pub(crate) fn parse(
+        method: &str,
+        params: Option<&RawValue>,
+    ) -> Option<Result<Self, ErrorObject>> {
+        let text = params.map_or("{}", RawValue::get);
+        let invalid =
+            |e: serde_json::Error| jsonrpc::error(INVALID_PARAMS, format!("Invalid params: {e}"));
+        Some(match method {
+            m if m == <methods::Elicit as RequestMethod>::NAME => serde_json::from_str(text)
+                .map(Self::Elicit)
+                .map_err(invalid),
+            m if m == <methods::CreateMessage as RequestMethod>::NAME => serde_json::from_str(text)
+                .map(Self::Sample)
+                .map_err(invalid),
+            m if m == <methods::ListRoots as RequestMethod>::NAME => Ok(Self::Roots),
+            _ => return None,
+        })
+    }
+
+    /// The method this call answers.
+    fn method(&self) -> &'static str {
+        match self {
+            Self::Elicit(_) => <methods::Elicit as RequestMethod>::NAME,
+            Self::Sample(_) => <methods::CreateMessage as RequestMethod>::NAME,
+            Self::Roots => <methods::ListRoots as RequestMethod>::NAME,
+        }
+    }
+
+    /// Runs the handler; without one the answer is `-32601`, as for any method this client
+    /// does not serve.
+    pub(crate) async fn run(self, handlers: &Handlers) -> Result<Value, ErrorObject> {
+        let method = self.method();
+        let answer = match self {
+            Self::Elicit(p) => handlers
+                .elicit(p)
+                .await
+                .map(|r| r.map(serde_json::to_value)),
+            Self::Sample(p) => handlers
+                .sample(p)
+                .await
+                .map(|r| r.map(serde_json::to_value)),
+            Self::Roots => handlers.roots().await.map(|r| r.map(serde_json::to_value)),
+        };
+        match answer {
+            None => Err(jsonrpc::error(
+                METHOD_NOT_FOUND,
+                format!("Method not found: {method}"),
+            )),
+            Some(Err(e)) => Err(e.to_error_object()),
+            Some(Ok(encoded)) => {
+                encoded.map_err(|e| jsonrpc::error(INTERNAL_ERROR, format!("Internal error: {e}")))
+            }
+        }
     }
 }
 

@@ -23,7 +23,7 @@
 
 use super::engine::Inner;
 use super::error::ClientError;
-use super::handlers::Handlers;
+use super::handlers::{HandlerCall, Handlers};
 use super::options::RequestOptions;
 use super::{decode, object, Client};
 use crate::era::Era;
@@ -33,9 +33,8 @@ use base64::Engine as _;
 use duomcp_schema::tasks::ext::DetailedTask;
 use duomcp_schema::{
     meta, CallToolResult, ClientTasksCapability, ClientTasksElicitationCapability,
-    ClientTasksRequestsCapability, ClientTasksSamplingCapability, CreateMessageRequestParams,
-    ElicitRequestParams, InputRequests, JsonObject, ListTasksResult, Task, TaskStatus, TaskSupport,
-    Tool,
+    ClientTasksRequestsCapability, ClientTasksSamplingCapability, InputRequests, JsonObject,
+    ListTasksResult, Task, TaskStatus, TaskSupport, Tool,
 };
 use serde::Serialize;
 use serde_json::value::RawValue;
@@ -966,12 +965,13 @@ impl ClientTasks {
                 if !has_handler {
                     return None;
                 }
-                let params = match parse() {
-                    Ok(p) => p,
-                    Err(e) => return Some(Err(e)),
+                let (raw, value) = match (params, parse()) {
+                    (Some(raw), Ok(value)) => (raw, value),
+                    (_, Err(e)) => return Some(Err(e)),
+                    (None, Ok(_)) => return None,
                 };
-                params.get("task")?;
-                Some(self.hosted.create(handlers.clone(), method, params))
+                let task = value.get("task")?;
+                Some(self.hosted.create(handlers.clone(), method, task, raw))
             }
             GET | RESULT | LIST | CANCEL => {
                 let params = match parse() {
@@ -1121,9 +1121,10 @@ impl Hosted {
         &self,
         handlers: Handlers,
         method: &str,
-        params: Value,
+        task: &Value,
+        params: &RawValue,
     ) -> Result<Value, ErrorObject> {
-        let ttl = match params.get("task").and_then(|t| t.get("ttl")) {
+        let ttl = match task.get("ttl") {
             None | Some(Value::Null) => HOSTED_DEFAULT_TTL_MS,
             Some(v) => v.as_u64().ok_or_else(|| {
                 invalid(format!(
@@ -1132,36 +1133,15 @@ impl Hosted {
             })?,
         }
         .clamp(1, HOSTED_MAX_TTL_MS);
-        let job: crate::client::transport::BoxFuture<'static, Result<Value, ErrorObject>> =
-            if method == "elicitation/create" {
-                let p: ElicitRequestParams = serde_json::from_value(params)
-                    .map_err(|e| invalid(format!("Invalid params: {e}")))?;
-                Box::pin(async move {
-                    match handlers.elicit(p).await {
-                        Some(Ok(r)) => serde_json::to_value(r)
-                            .map_err(|e| jsonrpc::error(error_code::INTERNAL_ERROR, e.to_string())),
-                        Some(Err(e)) => Err(e.to_error_object()),
-                        None => Err(jsonrpc::error(
-                            error_code::METHOD_NOT_FOUND,
-                            "no elicitation handler",
-                        )),
-                    }
-                })
-            } else {
-                let p: CreateMessageRequestParams = serde_json::from_value(params)
-                    .map_err(|e| invalid(format!("Invalid params: {e}")))?;
-                Box::pin(async move {
-                    match handlers.sample(p).await {
-                        Some(Ok(r)) => serde_json::to_value(r)
-                            .map_err(|e| jsonrpc::error(error_code::INTERNAL_ERROR, e.to_string())),
-                        Some(Err(e)) => Err(e.to_error_object()),
-                        None => Err(jsonrpc::error(
-                            error_code::METHOD_NOT_FOUND,
-                            "no sampling handler",
-                        )),
-                    }
-                })
-            };
+        let call = match HandlerCall::parse(method, Some(params)) {
+            Some(call) => call?,
+            None => {
+                return Err(invalid(format!(
+                    "Invalid params: {method} cannot be a task"
+                )))
+            }
+        };
+        let job = async move { call.run(&handlers).await };
         let mut bytes = [0u8; 16];
         getrandom::fill(&mut bytes).map_err(|e| {
             jsonrpc::error(

@@ -7,7 +7,7 @@
 
 use super::cache::{Cache, Invalidate, CACHEABLE};
 use super::error::ClientError;
-use super::handlers::Handlers;
+use super::handlers::{HandlerCall, Handlers};
 use super::mirror::{self, ToolHeaders};
 use super::notify::{Notification, OnDrop, Subscription};
 use super::options::RequestOptions;
@@ -20,9 +20,9 @@ use crate::jsonrpc::{
 };
 use duomcp_schema::methods::{self, NotificationMethod, RequestMethod};
 use duomcp_schema::{
-    meta, CreateMessageRequestParams, ElicitRequestParams, ElicitationCompleteNotificationParams,
-    Implementation, InputRequest, LoggingLevel, LoggingMessageNotificationParams,
-    ProgressNotificationParams, ProgressToken, ServerCapabilities, SubscriptionFilter,
+    meta, ElicitationCompleteNotificationParams, Implementation, InputRequest, LoggingLevel,
+    LoggingMessageNotificationParams, ProgressNotificationParams, ProgressToken,
+    ServerCapabilities, SubscriptionFilter,
 };
 use serde::Serialize;
 use serde_json::{json, Map, Value};

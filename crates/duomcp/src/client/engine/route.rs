@@ -193,26 +193,6 @@ impl Inner {
 
     async fn answer_server_request(&self, req: &IncomingRequest) -> Result<Value, ErrorObject> {
         let method = req.method.as_str();
-        let parse_params = || -> Result<Value, ErrorObject> {
-            match req.params.as_deref() {
-                Some(p) => serde_json::from_str(p.get()).map_err(|e| {
-                    jsonrpc::error(error_code::INVALID_PARAMS, format!("Invalid params: {e}"))
-                }),
-                None => Ok(json!({})),
-            }
-        };
-        let invalid = |e: serde_json::Error| {
-            jsonrpc::error(error_code::INVALID_PARAMS, format!("Invalid params: {e}"))
-        };
-        let not_found = || {
-            jsonrpc::error(
-                error_code::METHOD_NOT_FOUND,
-                format!("Method not found: {method}"),
-            )
-        };
-        let encode = |v: Result<Value, serde_json::Error>| {
-            v.map_err(|e| jsonrpc::error(error_code::INTERNAL_ERROR, e.to_string()))
-        };
         // Tasks this client hosts (2025-11-25), and task-augmented requests that create them.
         if let Some(answer) = self
             .tasks
@@ -221,35 +201,15 @@ impl Inner {
         {
             return answer;
         }
-        let answer = match method {
-            m if m == <methods::Ping as RequestMethod>::NAME => return Ok(json!({})),
-            m if m == <methods::Elicit as RequestMethod>::NAME => {
-                let p: ElicitRequestParams =
-                    serde_json::from_value(parse_params()?).map_err(invalid)?;
-                self.handlers
-                    .elicit(p)
-                    .await
-                    .map(|r| r.map(serde_json::to_value))
-            }
-            m if m == <methods::CreateMessage as RequestMethod>::NAME => {
-                let p: CreateMessageRequestParams =
-                    serde_json::from_value(parse_params()?).map_err(invalid)?;
-                self.handlers
-                    .sample(p)
-                    .await
-                    .map(|r| r.map(serde_json::to_value))
-            }
-            m if m == <methods::ListRoots as RequestMethod>::NAME => self
-                .handlers
-                .roots()
-                .await
-                .map(|r| r.map(serde_json::to_value)),
-            _ => None,
-        };
-        match answer {
-            None => Err(not_found()),
-            Some(Err(e)) => Err(e.to_error_object()),
-            Some(Ok(v)) => encode(v),
+        if method == <methods::Ping as RequestMethod>::NAME {
+            return Ok(json!({}));
+        }
+        match HandlerCall::parse(method, req.params.as_deref()) {
+            Some(call) => call?.run(&self.handlers).await,
+            None => Err(jsonrpc::error(
+                error_code::METHOD_NOT_FOUND,
+                format!("Method not found: {method}"),
+            )),
         }
     }
 
