@@ -8,6 +8,9 @@ use duomcp_schema::{
 };
 use serde::Deserialize;
 use serde_json::json;
+use serde_json::value::RawValue;
+use std::borrow::Cow;
+use std::sync::{Arc, Mutex, OnceLock};
 
 /// The JSON-RPC error for `err` in the modern era (resource not found is `-32602` with `data.uri`).
 pub fn error_object(err: &ProtocolError) -> ErrorObject {
@@ -103,62 +106,172 @@ pub struct RequestMeta {
 }
 
 /// A validated modern request context: version and capabilities are known to be present.
+///
+/// Capabilities and client info are shared (`Arc`): a client sends the same ones on every
+/// request, and [`MetaMemo`] hands out the copy it parsed the first time.
 #[derive(Debug, Clone)]
 pub struct ValidMeta {
     /// The protocol version, one of [`version::MODERN_VERSIONS`].
-    pub protocol_version: String,
+    pub protocol_version: Arc<str>,
     /// What the client can do for this request.
-    pub client_capabilities: ClientCapabilities,
+    pub client_capabilities: Arc<ClientCapabilities>,
     /// Who the client says it is.
-    pub client_info: Option<Implementation>,
+    pub client_info: Option<Arc<Implementation>>,
     /// Requested log level, if any.
     pub log_level: Option<LoggingLevel>,
     /// Progress token, if any.
     pub progress_token: Option<ProgressToken>,
 }
 
+/// `_meta` with the two bulky objects left as raw JSON, so they are parsed only when new.
+#[derive(Deserialize)]
+struct RawRequestMeta<'a> {
+    #[serde(rename = "io.modelcontextprotocol/protocolVersion", borrow, default)]
+    protocol_version: Option<Cow<'a, str>>,
+    #[serde(rename = "io.modelcontextprotocol/clientCapabilities", borrow, default)]
+    client_capabilities: Option<&'a RawValue>,
+    #[serde(rename = "io.modelcontextprotocol/clientInfo", borrow, default)]
+    client_info: Option<&'a RawValue>,
+    #[serde(rename = "io.modelcontextprotocol/logLevel", default)]
+    log_level: Option<LoggingLevel>,
+    #[serde(rename = "progressToken", default)]
+    progress_token: Option<ProgressToken>,
+}
+
+/// `null` counts as absent, as it does for an `Option` field.
+fn present(raw: Option<&RawValue>) -> Option<&str> {
+    raw.map(RawValue::get).filter(|r| *r != "null")
+}
+
 /// Parses and checks the `_meta` of a modern request (the raw `_meta` JSON, if present).
+///
+/// Servers call this through a [`MetaMemo`], which skips re-parsing the capabilities and client
+/// info a client repeats on every request.
 ///
 /// ```
 /// use duomcp::era::modern::validate_meta;
 /// let ok = validate_meta(Some(r#"{"io.modelcontextprotocol/protocolVersion":"2026-07-28",
 ///     "io.modelcontextprotocol/clientCapabilities":{}}"#)).unwrap();
-/// assert_eq!(ok.protocol_version, "2026-07-28");
+/// assert_eq!(&*ok.protocol_version, "2026-07-28");
 /// assert!(validate_meta(None).is_err());
 /// ```
 pub fn validate_meta(raw: Option<&str>) -> Result<ValidMeta, ProtocolError> {
-    let Some(raw) = raw else {
-        return Err(ProtocolError::InvalidMeta(format!(
-            "params._meta is required and must carry `{}`",
-            meta::PROTOCOL_VERSION
-        )));
-    };
-    let m: RequestMeta =
-        serde_json::from_str(raw).map_err(|e| ProtocolError::InvalidMeta(e.to_string()))?;
-    let Some(protocol_version) = m.protocol_version else {
-        return Err(ProtocolError::InvalidMeta(format!(
-            "missing `{}`",
-            meta::PROTOCOL_VERSION
-        )));
-    };
-    let Some(client_capabilities) = m.client_capabilities else {
-        return Err(ProtocolError::InvalidMeta(format!(
-            "missing `{}`",
-            meta::CLIENT_CAPABILITIES
-        )));
-    };
-    if !version::is_modern(&protocol_version) {
-        return Err(ProtocolError::UnsupportedVersion {
-            requested: protocol_version,
-        });
+    MetaMemo::default().validate(raw)
+}
+
+/// Memoised [`validate_meta`]: remembers the last client capabilities and client info it parsed,
+/// by their raw JSON, and shares them when the next request carries the same bytes.
+///
+/// One per server; cheap to consult from many tasks at once (two short critical sections that
+/// compare bytes and clone an `Arc`).
+///
+/// ```
+/// use duomcp::era::modern::MetaMemo;
+/// let memo = MetaMemo::default();
+/// let meta = r#"{"io.modelcontextprotocol/protocolVersion":"2026-07-28",
+///     "io.modelcontextprotocol/clientCapabilities":{"sampling":{}}}"#;
+/// let a = memo.validate(Some(meta)).unwrap();
+/// let b = memo.validate(Some(meta)).unwrap();
+/// assert!(std::sync::Arc::ptr_eq(&a.client_capabilities, &b.client_capabilities));
+/// assert!(b.client_capabilities.sampling.is_some());
+/// ```
+#[derive(Default)]
+pub struct MetaMemo {
+    capabilities: Memo<ClientCapabilities>,
+    client_info: Memo<Implementation>,
+}
+
+impl std::fmt::Debug for MetaMemo {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("MetaMemo").finish_non_exhaustive()
     }
-    Ok(ValidMeta {
-        protocol_version,
-        client_capabilities,
-        client_info: m.client_info,
-        log_level: m.log_level,
-        progress_token: m.progress_token,
-    })
+}
+
+/// The last value parsed from some raw JSON, keyed by that JSON.
+struct Memo<T>(Mutex<Option<(Box<str>, Arc<T>)>>);
+
+impl<T> Default for Memo<T> {
+    fn default() -> Self {
+        Self(Mutex::new(None))
+    }
+}
+
+impl<T: serde::de::DeserializeOwned> Memo<T> {
+    fn get_or_parse(&self, raw: &str) -> Result<Arc<T>, serde_json::Error> {
+        if let Some((key, value)) = &*self.lock() {
+            if **key == *raw {
+                return Ok(value.clone());
+            }
+        }
+        let value = Arc::new(serde_json::from_str::<T>(raw)?);
+        *self.lock() = Some((raw.into(), value.clone()));
+        Ok(value)
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Option<(Box<str>, Arc<T>)>> {
+        self.0.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+impl MetaMemo {
+    /// [`validate_meta`], reusing the capabilities and client info of an earlier request when
+    /// their JSON is byte for byte the same.
+    pub fn validate(&self, raw: Option<&str>) -> Result<ValidMeta, ProtocolError> {
+        let Some(raw) = raw else {
+            return Err(ProtocolError::InvalidMeta(format!(
+                "params._meta is required and must carry `{}`",
+                meta::PROTOCOL_VERSION
+            )));
+        };
+        let invalid = |e: serde_json::Error| ProtocolError::InvalidMeta(e.to_string());
+        let m: RawRequestMeta<'_> = serde_json::from_str(raw).map_err(invalid)?;
+        let Some(protocol_version) = m.protocol_version else {
+            return Err(ProtocolError::InvalidMeta(format!(
+                "missing `{}`",
+                meta::PROTOCOL_VERSION
+            )));
+        };
+        let Some(capabilities) = present(m.client_capabilities) else {
+            return Err(ProtocolError::InvalidMeta(format!(
+                "missing `{}`",
+                meta::CLIENT_CAPABILITIES
+            )));
+        };
+        let Some(protocol_version) = known_version(&protocol_version) else {
+            return Err(ProtocolError::UnsupportedVersion {
+                requested: protocol_version.into_owned(),
+            });
+        };
+        let client_capabilities = self.capabilities.get_or_parse(capabilities).map_err(|e| {
+            ProtocolError::InvalidMeta(format!("`{}`: {e}", meta::CLIENT_CAPABILITIES))
+        })?;
+        let client_info = present(m.client_info)
+            .map(|raw| self.client_info.get_or_parse(raw))
+            .transpose()
+            .map_err(|e| ProtocolError::InvalidMeta(format!("`{}`: {e}", meta::CLIENT_INFO)))?;
+        Ok(ValidMeta {
+            protocol_version,
+            client_capabilities,
+            client_info,
+            log_level: m.log_level,
+            progress_token: m.progress_token,
+        })
+    }
+}
+
+/// The shared copy of a version we speak (no allocation per request), or `None`.
+fn known_version(requested: &str) -> Option<Arc<str>> {
+    static VERSIONS: OnceLock<Vec<Arc<str>>> = OnceLock::new();
+    VERSIONS
+        .get_or_init(|| {
+            version::MODERN_VERSIONS
+                .iter()
+                .map(|&v| Arc::from(v))
+                .collect()
+        })
+        .iter()
+        .find(|v| ***v == *requested)
+        .cloned()
 }
 
 /// Methods of 2025-11-25 that 2026-07-28 removed; a modern request for one is `-32601`.
@@ -171,3 +284,73 @@ pub const REMOVED_METHODS: &[&str] = &[
     <methods::GetTaskPayload as RequestMethod>::NAME,
     <methods::ListTasks as RequestMethod>::NAME,
 ];
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    fn meta(caps: &str, info: &str) -> String {
+        format!(
+            r#"{{"io.modelcontextprotocol/protocolVersion":"2026-07-28",
+                "io.modelcontextprotocol/clientCapabilities":{caps},
+                "io.modelcontextprotocol/clientInfo":{info}}}"#
+        )
+    }
+
+    #[test]
+    fn the_memo_follows_the_bytes_it_is_given() {
+        let memo = MetaMemo::default();
+        let a = memo
+            .validate(Some(&meta("{}", r#"{"name":"a","version":"1"}"#)))
+            .unwrap();
+        assert!(a.client_capabilities.sampling.is_none());
+        let b = memo
+            .validate(Some(&meta(
+                r#"{"sampling":{}}"#,
+                r#"{"name":"b","version":"1"}"#,
+            )))
+            .unwrap();
+        assert!(b.client_capabilities.sampling.is_some(), "a stale copy");
+        assert_eq!(b.client_info.as_ref().unwrap().name, "b");
+        let c = memo
+            .validate(Some(&meta(
+                r#"{"sampling":{}}"#,
+                r#"{"name":"b","version":"1"}"#,
+            )))
+            .unwrap();
+        assert!(Arc::ptr_eq(&b.client_capabilities, &c.client_capabilities));
+        assert!(Arc::ptr_eq(
+            b.client_info.as_ref().unwrap(),
+            c.client_info.as_ref().unwrap()
+        ));
+        assert!(Arc::ptr_eq(&b.protocol_version, &c.protocol_version));
+    }
+
+    #[test]
+    fn bad_meta_is_refused_whether_or_not_it_was_seen_before() {
+        let memo = MetaMemo::default();
+        memo.validate(Some(&meta("{}", "null"))).unwrap();
+        for (caps, info) in [
+            ("null", "null"),
+            (r#"{"sampling":7}"#, "null"),
+            ("{}", r#"{"name":5}"#),
+            ("[]", "null"),
+        ] {
+            let err = memo.validate(Some(&meta(caps, info))).unwrap_err();
+            assert!(
+                matches!(err, ProtocolError::InvalidMeta(_)),
+                "{caps} {info}: {err:?}"
+            );
+        }
+        let err = memo
+            .validate(Some(
+                r#"{"io.modelcontextprotocol/protocolVersion":"2099-01-01",
+                    "io.modelcontextprotocol/clientCapabilities":{}}"#,
+            ))
+            .unwrap_err();
+        assert!(
+            matches!(err, ProtocolError::UnsupportedVersion { requested } if requested == "2099-01-01")
+        );
+    }
+}

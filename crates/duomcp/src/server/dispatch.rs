@@ -677,7 +677,7 @@ async fn modern_request(
     const ERA: Era = Era::Modern;
     let id = &req.id;
     let method = req.method.as_str();
-    let m = match modern::validate_meta(meta_raw) {
+    let m = match shared.meta_memo.validate(meta_raw) {
         Ok(m) => m,
         Err(e) => return Some(error_reply(ERA, id, e)),
     };
@@ -690,9 +690,9 @@ async fn modern_request(
     }
     let ctx = Context::new(Inner {
         era: ERA,
-        protocol_version: Arc::from(m.protocol_version.as_str()),
-        client_capabilities: Arc::new(m.client_capabilities),
-        client_info: m.client_info.map(Arc::new),
+        protocol_version: m.protocol_version,
+        client_capabilities: m.client_capabilities,
+        client_info: m.client_info,
         request_id: id.clone(),
         progress_token: m.progress_token,
         log_level: m.log_level,

@@ -161,6 +161,8 @@ pub(crate) struct Shared {
     pub skills: skills::SkillRegistry,
     /// The middleware stack, when layers are installed (`None`: straight to the dispatcher).
     pub middleware: Option<std::sync::Mutex<middleware::McpService>>,
+    /// The capabilities and client info 2026-07-28 clients repeat in every `_meta`, parsed once.
+    pub meta_memo: crate::era::modern::MetaMemo,
 }
 
 impl Shared {
@@ -577,6 +579,7 @@ impl ServerBuilder {
                 sealing_key: self.sealing_key.unwrap_or_else(SealingKey::random),
                 shutdown: CancellationToken::new(),
                 middleware: self.middleware.map(std::sync::Mutex::new),
+                meta_memo: Default::default(),
             }),
         }
     }

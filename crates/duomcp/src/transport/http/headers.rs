@@ -4,7 +4,7 @@
 //! This is the one place the transport reads the message body beyond its envelope, as the
 //! transport page requires of "any server that processes the body".
 
-use crate::era::{modern, ProtocolError};
+use crate::era::ProtocolError;
 use crate::jsonrpc::IncomingRequest;
 use crate::server::Shared;
 use base64::engine::general_purpose::STANDARD;
@@ -143,7 +143,7 @@ pub(crate) fn validate(
         }
         Some(_) => {}
     }
-    modern::validate_meta(meta_raw)?;
+    shared.meta_memo.validate(meta_raw)?;
 
     let method = req.method.as_str();
     match single(headers, &MCP_METHOD)? {
