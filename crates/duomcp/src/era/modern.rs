@@ -123,9 +123,10 @@ pub struct ValidMeta {
     pub progress_token: Option<ProgressToken>,
 }
 
-/// `_meta` with the two bulky objects left as raw JSON, so they are parsed only when new.
+/// A request's `_meta`, read once: the two bulky objects stay raw JSON (parsed only when new,
+/// see [`MetaMemo`]), the rest is read in place.
 #[derive(Deserialize)]
-struct RawRequestMeta<'a> {
+pub(crate) struct MetaFields<'a> {
     #[serde(rename = "io.modelcontextprotocol/protocolVersion", borrow, default)]
     protocol_version: Option<Cow<'a, str>>,
     #[serde(rename = "io.modelcontextprotocol/clientCapabilities", borrow, default)]
@@ -136,6 +137,19 @@ struct RawRequestMeta<'a> {
     log_level: Option<LoggingLevel>,
     #[serde(rename = "progressToken", default)]
     progress_token: Option<ProgressToken>,
+}
+
+impl<'a> MetaFields<'a> {
+    /// Reads the fields of the raw `_meta` object.
+    pub(crate) fn parse(raw: &'a str) -> Result<Self, serde_json::Error> {
+        serde_json::from_str(raw)
+    }
+
+    /// Whether it names a protocol version (what makes a request without a transport hint a
+    /// 2026-07-28 one).
+    pub(crate) fn has_version(&self) -> bool {
+        self.protocol_version.is_some()
+    }
 }
 
 /// `null` counts as absent, as it does for an `Option` field.
@@ -217,14 +231,21 @@ impl MetaMemo {
     /// [`validate_meta`], reusing the capabilities and client info of an earlier request when
     /// their JSON is byte for byte the same.
     pub fn validate(&self, raw: Option<&str>) -> Result<ValidMeta, ProtocolError> {
-        let Some(raw) = raw else {
+        self.validate_fields(raw.map(MetaFields::parse))
+    }
+
+    /// [`validate`](Self::validate) on `_meta` already read with [`MetaFields::parse`].
+    pub(crate) fn validate_fields(
+        &self,
+        fields: Option<Result<MetaFields<'_>, serde_json::Error>>,
+    ) -> Result<ValidMeta, ProtocolError> {
+        let Some(fields) = fields else {
             return Err(ProtocolError::InvalidMeta(format!(
                 "params._meta is required and must carry `{}`",
                 meta::PROTOCOL_VERSION
             )));
         };
-        let invalid = |e: serde_json::Error| ProtocolError::InvalidMeta(e.to_string());
-        let m: RawRequestMeta<'_> = serde_json::from_str(raw).map_err(invalid)?;
+        let m = fields.map_err(|e| ProtocolError::InvalidMeta(e.to_string()))?;
         let Some(protocol_version) = m.protocol_version else {
             return Err(ProtocolError::InvalidMeta(format!(
                 "missing `{}`",

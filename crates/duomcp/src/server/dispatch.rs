@@ -6,6 +6,7 @@ use super::middleware::{self, McpRequest, McpResponse};
 use super::request_state::{self, SealedState};
 use super::session::{Negotiated, Session, Sink};
 use super::{skills, tasks, CachePolicy, HandlerError, ServerEvent, Shared};
+use crate::era::modern::MetaFields;
 use crate::era::{legacy, modern, Era, ProtocolError};
 use crate::jsonrpc::{self, IncomingNotification, IncomingRequest, IncomingResponse};
 use crate::server::cursor;
@@ -93,14 +94,23 @@ fn result_reply<T: Serialize>(era: Era, id: &RequestId, result: &T) -> Reply {
     }
 }
 
+/// A request's `_meta`, read once by [`handle_request`] for whoever needs it next.
+type ReadMeta<'a> = Option<Result<MetaFields<'a>, serde_json::Error>>;
+
 /// Decides the era of a request that arrived without a transport hint.
-fn detect_era(method: &str, meta_raw: Option<&RawValue>) -> Era {
+fn detect_era(method: &str, meta_raw: Option<&RawValue>, fields: &ReadMeta<'_>) -> Era {
     if method == <methods::Discover as RequestMethod>::NAME {
         return Era::Modern;
     }
-    let has_version = meta_raw
-        .and_then(|m| serde_json::from_str::<MetaVersion<'_>>(m.get()).ok())
-        .is_some_and(|m| m.version.is_some());
+    let has_version = match fields {
+        None => false,
+        Some(Ok(fields)) => fields.has_version(),
+        // Malformed `_meta`: a version key of any type still marks it as 2026-07-28 (whose
+        // validation then says what is wrong).
+        Some(Err(_)) => meta_raw
+            .and_then(|m| serde_json::from_str::<MetaVersion<'_>>(m.get()).ok())
+            .is_some_and(|m| m.version.is_some()),
+    };
     if has_version {
         Era::Modern
     } else {
@@ -130,7 +140,13 @@ pub(crate) async fn handle_request(
                 ));
             }
         };
-        let era = hint.unwrap_or_else(|| detect_era(&req.method, head.meta));
+        // Read `_meta` once: it decides the era when the transport did not, and a 2026-07-28
+        // request is validated from it.
+        let fields: ReadMeta<'_> = match hint {
+            Some(Era::Legacy) => None,
+            _ => head.meta.map(|m| MetaFields::parse(m.get())),
+        };
+        let era = hint.unwrap_or_else(|| detect_era(&req.method, head.meta, &fields));
         let span = request_span(&req, era);
         // Cloned out of the lock: a layered stack may be polled by many requests at once.
         let layered = shared
@@ -139,8 +155,7 @@ pub(crate) async fn handle_request(
             .map(|m| m.lock().unwrap_or_else(|p| p.into_inner()).clone());
         let reply = match layered {
             None => {
-                let meta_raw = head.meta.map(RawValue::get);
-                route(shared, &req, era, meta_raw, env)
+                route(shared, &req, era, head.meta, fields, env)
                     .instrument(span.clone())
                     .await
             }
@@ -174,12 +189,13 @@ async fn route(
     shared: Arc<Shared>,
     req: &IncomingRequest,
     era: Era,
-    meta_raw: Option<&str>,
+    meta: Option<&RawValue>,
+    fields: ReadMeta<'_>,
     env: RequestEnv,
 ) -> Reply {
     let reply = match era {
-        Era::Modern => modern_request(shared, req, meta_raw, env).await,
-        Era::Legacy => legacy_request(shared, req, env).await,
+        Era::Modern => modern_request(shared, req, fields, env).await,
+        Era::Legacy => legacy_request(shared, req, meta, env).await,
     };
     reply.unwrap_or_else(|| {
         error_reply(
@@ -197,15 +213,16 @@ pub(super) async fn route_owned(
     env: RequestEnv,
     era: Era,
 ) -> Reply {
-    let meta = match era {
-        Era::Modern => req
-            .params
-            .as_deref()
-            .and_then(|p| serde_json::from_str::<Head<'_>>(p.get()).ok())
-            .and_then(|h| h.meta),
+    let meta = req
+        .params
+        .as_deref()
+        .and_then(|p| serde_json::from_str::<Head<'_>>(p.get()).ok())
+        .and_then(|h| h.meta);
+    let fields = match era {
+        Era::Modern => meta.map(|m| MetaFields::parse(m.get())),
         Era::Legacy => None,
     };
-    route(shared.clone(), &req, era, meta.map(RawValue::get), env).await
+    route(shared.clone(), &req, era, meta, fields, env).await
 }
 
 /// The `mcp.request` span: method, era and request id now; `target` (tool or prompt name,
@@ -368,6 +385,7 @@ fn parse<T: serde::de::DeserializeOwned>(req: &IncomingRequest) -> Result<T, Pro
 async fn legacy_request(
     shared: Arc<Shared>,
     req: &IncomingRequest,
+    meta: Option<&RawValue>,
     env: RequestEnv,
 ) -> Option<Reply> {
     const ERA: Era = Era::Legacy;
@@ -398,13 +416,13 @@ async fn legacy_request(
     };
     let ctx = Context::new(Inner {
         era: ERA,
-        protocol_version: Arc::from(negotiated.protocol_version),
+        protocol_version: negotiated.protocol_version.clone(),
         client_capabilities: negotiated.client_capabilities.clone(),
         client_info: negotiated.client_info.clone(),
         request_id: id.clone(),
-        progress_token: progress_token(req),
+        progress_token: progress_token(meta),
         log_level: None,
-        cancel: env.cancel.clone(),
+        cancel: env.cancel,
         sink: env.sink.clone(),
         session: Some(session.clone()),
         shared: shared.clone(),
@@ -526,7 +544,7 @@ fn initialize(
     }
     let version = legacy::negotiate(&p.protocol_version);
     session.set_negotiated(Negotiated {
-        protocol_version: version,
+        protocol_version: Arc::from(version),
         client_capabilities: Arc::new(p.capabilities),
         client_info: Some(Arc::new(p.client_info)),
     });
@@ -599,22 +617,14 @@ fn notification(method: &str, params: Value) -> Vec<u8> {
     jsonrpc::encode_notification(method, &params).unwrap_or_default()
 }
 
-fn progress_token(req: &IncomingRequest) -> Option<duomcp_schema::ProgressToken> {
-    #[derive(Deserialize)]
-    struct P {
-        #[serde(rename = "_meta", default)]
-        meta: Option<M>,
-    }
+/// The `progressToken` of a 2025-11-25 request's `_meta` (found by [`handle_request`]).
+fn progress_token(meta: Option<&RawValue>) -> Option<duomcp_schema::ProgressToken> {
     #[derive(Deserialize)]
     struct M {
         #[serde(rename = "progressToken", default)]
         progress_token: Option<duomcp_schema::ProgressToken>,
     }
-    let raw = req.params.as_deref()?;
-    serde_json::from_str::<P>(raw.get())
-        .ok()?
-        .meta?
-        .progress_token
+    serde_json::from_str::<M>(meta?.get()).ok()?.progress_token
 }
 
 /// The capabilities the server advertises, from what is registered.
@@ -671,13 +681,13 @@ fn capabilities(shared: &Shared, era: Era) -> ServerCapabilities {
 async fn modern_request(
     shared: Arc<Shared>,
     req: &IncomingRequest,
-    meta_raw: Option<&str>,
+    meta: ReadMeta<'_>,
     env: RequestEnv,
 ) -> Option<Reply> {
     const ERA: Era = Era::Modern;
     let id = &req.id;
     let method = req.method.as_str();
-    let m = match shared.meta_memo.validate(meta_raw) {
+    let m = match shared.meta_memo.validate_fields(meta) {
         Ok(m) => m,
         Err(e) => return Some(error_reply(ERA, id, e)),
     };
@@ -696,7 +706,7 @@ async fn modern_request(
         request_id: id.clone(),
         progress_token: m.progress_token,
         log_level: m.log_level,
-        cancel: env.cancel.clone(),
+        cancel: env.cancel,
         sink: env.sink.clone(),
         session: None,
         shared: shared.clone(),
@@ -705,6 +715,7 @@ async fn modern_request(
         task: Default::default(),
     });
     let server_info = &shared.info_json;
+    let (closing, sink) = (&env.closing, &env.sink);
     let outcome: Result<Reply, ProtocolError> = async {
         Ok(match method {
             m if m == <methods::Discover as RequestMethod>::NAME => {
@@ -843,7 +854,7 @@ async fn modern_request(
                         Some(visible)
                     }
                 };
-                return Ok(listen(&shared, id, p.notifications, task_ids, &env).await);
+                return Ok(listen(&shared, id, p.notifications, task_ids, closing, sink).await);
             }
             other => {
                 let params = req.params.as_deref();
@@ -1039,7 +1050,8 @@ async fn listen(
     id: &RequestId,
     filter: SubscriptionFilter,
     task_ids: Option<Vec<String>>,
-    env: &RequestEnv,
+    closing: &CancellationToken,
+    sink: &crate::server::session::Sink,
 ) -> Reply {
     let mut events = shared.events.subscribe();
     let sub_id = json!(id);
@@ -1085,8 +1097,7 @@ async fn listen(
         .unwrap_or_default();
     let tag = json!({ meta::SUBSCRIPTION_ID: sub_id });
     let ack = json!({ "notifications": honoured, "_meta": tag });
-    let _ = env
-        .sink
+    let _ = sink
         .send(notification(
             <methods::SubscriptionsAcknowledged as NotificationMethod>::NAME,
             ack,
@@ -1095,7 +1106,7 @@ async fn listen(
     let server_shutdown = shared.shutdown.clone();
     loop {
         let event = tokio::select! {
-            _ = env.closing.cancelled() => break,
+            _ = closing.cancelled() => break,
             _ = server_shutdown.cancelled() => break,
             e = events.recv() => e,
         };
@@ -1126,7 +1137,7 @@ async fn listen(
             Ok(_) | Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => continue,
             Err(tokio::sync::broadcast::error::RecvError::Closed) => break,
         };
-        if env.sink.send(frame).await.is_err() {
+        if sink.send(frame).await.is_err() {
             break;
         }
     }

@@ -20,7 +20,7 @@ type Answer = Result<Box<RawValue>, ErrorObject>;
 /// What `initialize` established.
 #[derive(Debug, Clone)]
 pub(crate) struct Negotiated {
-    pub protocol_version: &'static str,
+    pub protocol_version: Arc<str>,
     pub client_capabilities: Arc<ClientCapabilities>,
     pub client_info: Option<Arc<Implementation>>,
 }
