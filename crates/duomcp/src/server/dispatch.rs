@@ -31,6 +31,9 @@ pub(crate) struct RequestEnv {
     pub session: Option<Arc<Session>>,
     /// The era the transport already knows (HTTP headers); `None` lets the body decide.
     pub era_hint: Option<Era>,
+    /// A 2026-07-28 request's `_meta`, when the transport validated it already (HTTP, where
+    /// the headers are checked against it).
+    pub validated_meta: Option<modern::ValidMeta>,
     /// Where progress, logs and server→client requests for this request go.
     pub sink: Sink,
     /// Fires when the client cancels this request.
@@ -128,7 +131,11 @@ pub(crate) async fn handle_request(
     let hint = env.era_hint;
     let cancel = env.cancel.clone();
     let work = async move {
-        let raw = req.params.as_deref();
+        // A `_meta` the transport validated already needs no reading here.
+        let raw = match env.validated_meta {
+            Some(_) => None,
+            None => req.params.as_deref(),
+        };
         let head: Head<'_> = match raw.map(|p| serde_json::from_str(p.get())).transpose() {
             Ok(h) => h.unwrap_or(Head { meta: None }),
             Err(e) => {
@@ -682,12 +689,16 @@ async fn modern_request(
     shared: Arc<Shared>,
     req: &IncomingRequest,
     meta: ReadMeta<'_>,
-    env: RequestEnv,
+    mut env: RequestEnv,
 ) -> Option<Reply> {
     const ERA: Era = Era::Modern;
     let id = &req.id;
     let method = req.method.as_str();
-    let m = match shared.meta_memo.validate_fields(meta) {
+    let valid = match env.validated_meta.take() {
+        Some(valid) => Ok(valid),
+        None => shared.meta_memo.validate_fields(meta),
+    };
+    let m = match valid {
         Ok(m) => m,
         Err(e) => return Some(error_reply(ERA, id, e)),
     };

@@ -34,6 +34,7 @@ impl Server {
                 let env = RequestEnv {
                     session: None,
                     era_hint: None,
+                    validated_meta: None,
                     sink,
                     cancel: CancellationToken::new(),
                     closing: CancellationToken::new(),

@@ -265,6 +265,7 @@ impl Server {
                     let env = RequestEnv {
                         session: Some(session.clone()),
                         era_hint: None,
+                        validated_meta: None,
                         sink: tx.clone(),
                         cancel: token,
                         closing: closing.clone(),

@@ -4,6 +4,7 @@
 //! This is the one place the transport reads the message body beyond its envelope, as the
 //! transport page requires of "any server that processes the body".
 
+use crate::era::modern::ValidMeta;
 use crate::era::ProtocolError;
 use crate::jsonrpc::IncomingRequest;
 use crate::server::Shared;
@@ -113,11 +114,12 @@ fn string_of(raw: &RawValue) -> Option<String> {
 /// Checks a modern request's `_meta` and mirrored headers, in the order the error codes demand:
 /// a missing `_meta` version is `-32602`; a header that disagrees with it `-32020`; a version we
 /// do not speak `-32022`; then `Mcp-Method`, `Mcp-Name` and `Mcp-Param-*` (`-32020`).
+/// The validated `_meta` goes on to the dispatcher, which need not read it again.
 pub(crate) fn validate(
     headers: &HeaderMap,
     req: &IncomingRequest,
     shared: &Shared,
-) -> Result<(), ProtocolError> {
+) -> Result<ValidMeta, ProtocolError> {
     let params: Params<'_> = match req.params.as_deref() {
         // Params of the wrong shape are the dispatcher's to reject (-32602); nothing to compare.
         Some(raw) => serde_json::from_str(raw.get()).unwrap_or_default(),
@@ -143,7 +145,7 @@ pub(crate) fn validate(
         }
         Some(_) => {}
     }
-    shared.meta_memo.validate(meta_raw)?;
+    let valid = shared.meta_memo.validate(meta_raw)?;
 
     let method = req.method.as_str();
     match single(headers, &MCP_METHOD)? {
@@ -188,7 +190,7 @@ pub(crate) fn validate(
             check_param_headers(headers, shared, &tool, params.arguments)?;
         }
     }
-    Ok(())
+    Ok(valid)
 }
 
 /// `x-mcp-header` annotations of an input schema: (header name part, property path).

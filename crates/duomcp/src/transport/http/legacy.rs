@@ -124,6 +124,7 @@ async fn initialize(t: &Arc<Inner>, req: IncomingRequest, parts: &Parts) -> Resp
     let env = RequestEnv {
         session: Some(session.core.clone()),
         era_hint: Some(Era::Legacy),
+        validated_meta: None,
         sink,
         cancel: CancellationToken::new(),
         closing: session.closing.clone(),
@@ -175,6 +176,7 @@ async fn request(
     let env = RequestEnv {
         session: Some(session.core.clone()),
         era_hint: Some(Era::Legacy),
+        validated_meta: None,
         sink,
         cancel: token.clone(),
         closing: session.closing.clone(),

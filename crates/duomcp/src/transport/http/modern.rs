@@ -49,11 +49,14 @@ pub(super) async fn post(t: &Arc<Inner>, parts: &Parts, message: Incoming) -> Re
         }
         Incoming::Request(req) => req,
     };
-    if let Err(e) = headers::validate(&parts.headers, &req, &t.shared) {
-        let status =
-            StatusCode::from_u16(modern_era::http_status(&e)).unwrap_or(StatusCode::BAD_REQUEST);
-        return error_response(status, Some(&req.id), &modern_era::error_object(&e));
-    }
+    let meta = match headers::validate(&parts.headers, &req, &t.shared) {
+        Ok(meta) => meta,
+        Err(e) => {
+            let status = StatusCode::from_u16(modern_era::http_status(&e))
+                .unwrap_or(StatusCode::BAD_REQUEST);
+            return error_response(status, Some(&req.id), &modern_era::error_object(&e));
+        }
+    };
     let Ok(permit) = t.requests.clone().try_acquire_owned() else {
         return busy(Some(&req.id), "too many requests in flight");
     };
@@ -69,6 +72,7 @@ pub(super) async fn post(t: &Arc<Inner>, parts: &Parts, message: Incoming) -> Re
     let env = RequestEnv {
         session: None,
         era_hint: Some(Era::Modern),
+        validated_meta: Some(meta),
         sink,
         cancel: cancel.clone(),
         closing: t.closing.clone(),
