@@ -36,7 +36,7 @@ pub use handler::{
     Args, CallParts, FromCallParts, Handler, IntoPromptResult, IntoReadResult, IntoToolResult,
     Json, Rejection, State, Uri,
 };
-pub use registry::{PromptSpec, ResourceSpec, TemplateSpec, ToolSpec};
+pub use registry::{PromptSpec, ResourceSpec, Scoped, TemplateSpec, ToolSpec};
 pub use request_state::SealingKey;
 pub use shutdown::shutdown_signal;
 pub use uri_template::UriTemplate;

@@ -207,7 +207,7 @@ impl ToolSpec {
         I: IntoIterator<Item = S>,
         S: Into<String>,
     {
-        self.scopes = scopes.into_iter().map(Into::into).collect();
+        self.scopes = scope_list(scopes);
         self
     }
 }
@@ -347,7 +347,7 @@ impl PromptSpec {
         I: IntoIterator<Item = S>,
         S: Into<String>,
     {
-        self.scopes = scopes.into_iter().map(Into::into).collect();
+        self.scopes = scope_list(scopes);
         self
     }
 }
@@ -443,8 +443,8 @@ where
     })
 }
 
-/// A resource's definition plus the OAuth scopes a caller needs to read it. A [`Resource`]
-/// converts into a spec needing no scope.
+/// A definition plus the OAuth scopes a caller must hold to use it: [`ResourceSpec`] and
+/// [`TemplateSpec`]. The bare definition converts into a spec needing no scope.
 ///
 /// ```
 /// use duomcp::schema::Resource;
@@ -453,16 +453,22 @@ where
 /// # let _ = spec;
 /// ```
 #[derive(Debug, Clone)]
-pub struct ResourceSpec {
-    resource: Resource,
+pub struct Scoped<T> {
+    item: T,
     scopes: Vec<String>,
 }
 
-impl ResourceSpec {
-    /// A spec for `resource`, readable by anyone.
-    pub fn new(resource: Resource) -> Self {
-        ResourceSpec {
-            resource,
+/// A resource's definition plus the OAuth scopes a caller needs to read it.
+pub type ResourceSpec = Scoped<Resource>;
+
+/// A resource template's definition plus the OAuth scopes a caller needs to read through it.
+pub type TemplateSpec = Scoped<ResourceTemplate>;
+
+impl<T> Scoped<T> {
+    /// A spec for `item`, usable by anyone.
+    pub fn new(item: T) -> Self {
+        Scoped {
+            item,
             scopes: Vec::new(),
         }
     }
@@ -473,49 +479,30 @@ impl ResourceSpec {
         I: IntoIterator<Item = S>,
         S: Into<String>,
     {
-        self.scopes = scopes.into_iter().map(Into::into).collect();
+        self.scopes = scope_list(scopes);
         self
     }
 }
 
 impl From<Resource> for ResourceSpec {
     fn from(resource: Resource) -> Self {
-        ResourceSpec::new(resource)
-    }
-}
-
-/// A resource template's definition plus the OAuth scopes a caller needs to read through it.
-/// A [`ResourceTemplate`] converts into a spec needing no scope.
-#[derive(Debug, Clone)]
-pub struct TemplateSpec {
-    template: ResourceTemplate,
-    scopes: Vec<String>,
-}
-
-impl TemplateSpec {
-    /// A spec for `template`, readable by anyone.
-    pub fn new(template: ResourceTemplate) -> Self {
-        TemplateSpec {
-            template,
-            scopes: Vec::new(),
-        }
-    }
-
-    /// OAuth scopes a caller must hold to read it (see [`ToolSpec::scopes`]).
-    pub fn scopes<I, S>(mut self, scopes: I) -> Self
-    where
-        I: IntoIterator<Item = S>,
-        S: Into<String>,
-    {
-        self.scopes = scopes.into_iter().map(Into::into).collect();
-        self
+        Scoped::new(resource)
     }
 }
 
 impl From<ResourceTemplate> for TemplateSpec {
     fn from(template: ResourceTemplate) -> Self {
-        TemplateSpec::new(template)
+        Scoped::new(template)
     }
+}
+
+/// What the `scopes` setters store.
+fn scope_list<I, S>(scopes: I) -> Vec<String>
+where
+    I: IntoIterator<Item = S>,
+    S: Into<String>,
+{
+    scopes.into_iter().map(Into::into).collect()
 }
 
 pub(crate) fn resource_entry<H, T>(spec: ResourceSpec, handler: H) -> ResourceEntry
@@ -524,7 +511,7 @@ where
     H::Output: IntoReadResult,
 {
     ResourceEntry {
-        resource: spec.resource,
+        resource: spec.item,
         read: read_fn(handler),
         scopes: spec.scopes,
     }
@@ -535,7 +522,10 @@ where
     H: Handler<T>,
     H::Output: IntoReadResult,
 {
-    let TemplateSpec { template, scopes } = spec;
+    let Scoped {
+        item: template,
+        scopes,
+    } = spec;
     let matcher = UriTemplate::parse(&template.uri_template);
     if matcher.is_none() {
         tracing::warn!(template = %template.uri_template, "resource template does not parse; it will match nothing");
