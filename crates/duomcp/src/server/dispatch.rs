@@ -446,7 +446,8 @@ async fn legacy_request(
                 let p: CallParams = parse(req)?;
                 let (plan, ttl) = tasks::legacy_plan(&ctx, &p.name, p.task.as_ref())?;
                 if plan == tasks::CallPlan::Task {
-                    let created = tasks::legacy_call(&ctx, p.name, p.arguments, ttl).await?;
+                    let created =
+                        Box::pin(tasks::legacy_call(&ctx, p.name, p.arguments, ttl)).await?;
                     return Ok(result_reply(ERA, id, &created));
                 }
                 match call_tool(&ctx, p.name, p.arguments).await {
@@ -462,20 +463,20 @@ async fn legacy_request(
             }
             m if m == <methods::GetPrompt as RequestMethod>::NAME => {
                 let p: GetPromptParams = parse(req)?;
-                match get_prompt(&ctx, &p.name, p.arguments).await {
+                match Box::pin(get_prompt(&ctx, &p.name, p.arguments)).await {
                     Ok(r) => result_reply(ERA, id, &r),
                     Err(e) => return Err(failure(ERA, e)),
                 }
             }
             m if m == <methods::ListResources as RequestMethod>::NAME => {
-                list_resources(&shared, req, ListEncoding::Legacy).await?
+                Box::pin(list_resources(&shared, req, ListEncoding::Legacy)).await?
             }
             m if m == <methods::ListResourceTemplates as RequestMethod>::NAME => {
                 list_templates(&shared, req, ListEncoding::Legacy)?
             }
             m if m == <methods::ReadResource as RequestMethod>::NAME => {
                 let p: ReadParams = parse(req)?;
-                match read_resource(&ctx, &p.uri).await {
+                match Box::pin(read_resource(&ctx, &p.uri)).await {
                     Ok(r) => result_reply(ERA, id, &r),
                     Err(e) => return Err(failure(ERA, e)),
                 }
@@ -495,18 +496,27 @@ async fn legacy_request(
                 session.set_log_level(p.level);
                 result_reply(ERA, id, &json!({}))
             }
-            m if m == <methods::Complete as RequestMethod>::NAME => match complete(&ctx, req).await
-            {
-                Ok(r) => result_reply(ERA, id, &r),
-                Err(e) => return Err(failure(ERA, e)),
-            },
+            m if m == <methods::Complete as RequestMethod>::NAME => {
+                match Box::pin(complete(&ctx, req)).await {
+                    Ok(r) => result_reply(ERA, id, &r),
+                    Err(e) => return Err(failure(ERA, e)),
+                }
+            }
             other => {
                 let params = req.params.as_deref();
-                if let Some(r) = tasks::legacy_method(&ctx, other, params, &env.sink).await {
+                if let Some(r) =
+                    Box::pin(tasks::legacy_method(&ctx, other, params, &env.sink)).await
+                {
                     return Ok(result_reply(ERA, id, &r?));
                 }
-                if let Some(r) =
-                    skills::handle(&shared.skills, &shared.config, other, params, ERA).await
+                if let Some(r) = Box::pin(skills::handle(
+                    &shared.skills,
+                    &shared.config,
+                    other,
+                    params,
+                    ERA,
+                ))
+                .await
                 {
                     return Ok(result_reply(ERA, id, &r?.0));
                 }
@@ -755,11 +765,11 @@ async fn modern_request(
                 ListEncoding::Modern(server_info, shared.config.prompts_cache),
             )?,
             m if m == <methods::ListResources as RequestMethod>::NAME => {
-                list_resources(
+                Box::pin(list_resources(
                     &shared,
                     req,
                     ListEncoding::Modern(server_info, shared.config.resources_cache),
-                )
+                ))
                 .await?
             }
             m if m == <methods::ListResourceTemplates as RequestMethod>::NAME => list_templates(
@@ -782,7 +792,7 @@ async fn modern_request(
                     let r = call_tool(&ctx, p.name, p.arguments).await;
                     (ctx, r)
                 } else {
-                    match tasks::modern_call(&ctx, p.name, p.arguments, plan).await? {
+                    match Box::pin(tasks::modern_call(&ctx, p.name, p.arguments, plan)).await? {
                         tasks::ModernCall::Created(mut created) => {
                             created["_meta"] = json!({ meta::SERVER_INFO: server_info });
                             return Ok(result_reply(ERA, id, &created));
@@ -812,7 +822,7 @@ async fn modern_request(
                     p.request_state.as_deref(),
                     p.input_responses,
                 )?;
-                let r = get_prompt(&ctx, &p.name, p.arguments).await;
+                let r = Box::pin(get_prompt(&ctx, &p.name, p.arguments)).await;
                 return modern_outcome(&ctx, id, method, &p.name, r, server_info, None);
             }
             m if m == <methods::ReadResource as RequestMethod>::NAME => {
@@ -824,7 +834,7 @@ async fn modern_request(
                     p.request_state.as_deref(),
                     p.input_responses,
                 )?;
-                let r = read_resource(&ctx, &p.uri).await;
+                let r = Box::pin(read_resource(&ctx, &p.uri)).await;
                 return modern_outcome(
                     &ctx,
                     id,
@@ -835,46 +845,31 @@ async fn modern_request(
                     Some(shared.config.read_cache),
                 );
             }
-            m if m == <methods::Complete as RequestMethod>::NAME => match complete(&ctx, req).await
-            {
-                Ok(r) => result_reply(ERA, id, &complete_value(to_value(&r)?, server_info, None)),
-                Err(e) => return Err(failure(ERA, e)),
-            },
+            m if m == <methods::Complete as RequestMethod>::NAME => {
+                match Box::pin(complete(&ctx, req)).await {
+                    Ok(r) => {
+                        result_reply(ERA, id, &complete_value(to_value(&r)?, server_info, None))
+                    }
+                    Err(e) => return Err(failure(ERA, e)),
+                }
+            }
             m if m == <methods::SubscriptionsListen as RequestMethod>::NAME => {
-                let p: ListenParams = parse(req)?;
-                let task_ids = match &p.notifications.task_ids {
-                    None => None,
-                    Some(_) if !ctx.client_capabilities().has_extension(tasks::EXTENSION_ID) => {
-                        return Err(ProtocolError::MissingClientCapability(
-                            json!({ "extensions": { tasks::EXTENSION_ID: {} } }),
-                        ))
-                    }
-                    Some(ids) => {
-                        // Only tasks the caller may see; the others are silently not honoured.
-                        let principal = ctx.principal().map(|p| p.key());
-                        let mut visible = Vec::new();
-                        for task in ids {
-                            let found = shared
-                                .tasks
-                                .lookup(task, tasks::TaskEra::Modern, principal.as_deref())
-                                .await;
-                            if found.is_ok() {
-                                visible.push(task.clone());
-                            }
-                        }
-                        Some(visible)
-                    }
-                };
-                return Ok(listen(&shared, id, p.notifications, task_ids, closing, sink).await);
+                return Box::pin(listen_request(&ctx, req, closing, sink)).await;
             }
             other => {
                 let params = req.params.as_deref();
                 if let Some(m) = tasks::ModernMethod::of(other) {
-                    let r = tasks::modern_method(&ctx, m, params).await?;
+                    let r = Box::pin(tasks::modern_method(&ctx, m, params)).await?;
                     return Ok(result_reply(ERA, id, &complete_value(r, server_info, None)));
                 }
-                if let Some(r) =
-                    skills::handle(&shared.skills, &shared.config, other, params, ERA).await
+                if let Some(r) = Box::pin(skills::handle(
+                    &shared.skills,
+                    &shared.config,
+                    other,
+                    params,
+                    ERA,
+                ))
+                .await
                 {
                     let (r, cache) = r?;
                     return Ok(result_reply(
@@ -892,6 +887,44 @@ async fn modern_request(
         Ok(reply) => Some(reply),
         Err(e) => Some(error_reply(ERA, id, e)),
     }
+}
+
+/// `subscriptions/listen` (2026-07-28): the tasks the caller may watch, then the stream.
+async fn listen_request(
+    ctx: &Context,
+    req: &IncomingRequest,
+    closing: &CancellationToken,
+    sink: &crate::server::session::Sink,
+) -> Result<Reply, ProtocolError> {
+    let shared = ctx.shared();
+    let id = &req.id;
+    let p: ListenParams = parse(req)?;
+    let task_ids = match &p.notifications.task_ids {
+        None => None,
+        Some(_) if !ctx.client_capabilities().has_extension(tasks::EXTENSION_ID) => {
+            return Err(ProtocolError::MissingClientCapability(
+                json!({ "extensions": { tasks::EXTENSION_ID: {} } }),
+            ))
+        }
+        Some(ids) => {
+            // Only tasks the caller may see; the others are silently not honoured.
+            let principal = ctx.principal().map(|p| p.key());
+            let mut visible = Vec::new();
+            for task in ids {
+                let found = Box::pin(shared.tasks.lookup(
+                    task,
+                    tasks::TaskEra::Modern,
+                    principal.as_deref(),
+                ))
+                .await;
+                if found.is_ok() {
+                    visible.push(task.clone());
+                }
+            }
+            Some(visible)
+        }
+    };
+    Ok(listen(shared, id, p.notifications, task_ids, closing, sink).await)
 }
 
 fn to_value<T: Serialize>(v: &T) -> Result<Value, ProtocolError> {
