@@ -145,6 +145,12 @@ impl<'a> MetaFields<'a> {
         serde_json::from_str(raw)
     }
 
+    /// The protocol version it names, if it names one as a string.
+    #[cfg_attr(not(feature = "http-server"), allow(dead_code))]
+    pub(crate) fn protocol_version(&self) -> Option<&str> {
+        self.protocol_version.as_deref()
+    }
+
     /// Whether it names a protocol version (what makes a request without a transport hint a
     /// 2026-07-28 one).
     pub(crate) fn has_version(&self) -> bool {

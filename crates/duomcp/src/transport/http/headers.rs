@@ -4,7 +4,7 @@
 //! This is the one place the transport reads the message body beyond its envelope, as the
 //! transport page requires of "any server that processes the body".
 
-use crate::era::modern::ValidMeta;
+use crate::era::modern::{MetaFields, ValidMeta};
 use crate::era::ProtocolError;
 use crate::jsonrpc::IncomingRequest;
 use crate::server::Shared;
@@ -126,15 +126,22 @@ pub(crate) fn validate(
         None => Params::default(),
     };
     let meta_raw = params.meta.map(RawValue::get);
-    let body_version = meta_raw
-        .and_then(|m| serde_json::from_str::<MetaVersion<'_>>(m).ok())
-        .and_then(|m| m.version)
-        .ok_or_else(|| {
-            ProtocolError::InvalidMeta(format!(
-                "params._meta must carry `{}`",
-                meta::PROTOCOL_VERSION
-            ))
-        })?;
+    // Read once: for the version compared with the header here, then validated as a whole.
+    let fields = meta_raw.map(MetaFields::parse);
+    let body_version = match &fields {
+        Some(Ok(fields)) => fields.protocol_version().map(Cow::Borrowed),
+        // Fields of the wrong type elsewhere in `_meta`: validation words that error, after
+        // the header comparison.
+        _ => meta_raw
+            .and_then(|m| serde_json::from_str::<MetaVersion<'_>>(m).ok())
+            .and_then(|m| m.version),
+    }
+    .ok_or_else(|| {
+        ProtocolError::InvalidMeta(format!(
+            "params._meta must carry `{}`",
+            meta::PROTOCOL_VERSION
+        ))
+    })?;
 
     match single(headers, &PROTOCOL_VERSION)? {
         None => return Err(mismatch("the MCP-Protocol-Version header is required")),
@@ -145,7 +152,7 @@ pub(crate) fn validate(
         }
         Some(_) => {}
     }
-    let valid = shared.meta_memo.validate(meta_raw)?;
+    let valid = shared.meta_memo.validate_fields(fields)?;
 
     let method = req.method.as_str();
     match single(headers, &MCP_METHOD)? {

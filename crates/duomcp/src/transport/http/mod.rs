@@ -411,6 +411,15 @@ fn route(parts: &Parts, message: &Incoming) -> Result<Era, Response> {
         Incoming::Notification(n) => (n.params.as_deref(), None, Some(n.method.as_str())),
         Incoming::Response(_) => (None, None, None),
     };
+    let header = parts
+        .headers
+        .get(&headers::PROTOCOL_VERSION)
+        .map(|v| v.to_str().map(str::trim));
+    // A 2026-07-28 header makes it a 2026-07-28 request whatever the body says (a body
+    // without a `_meta` version is then refused as such), so the body need not be read here.
+    if matches!(header, Some(Ok(v)) if version::is_modern(v)) {
+        return Ok(Era::Modern);
+    }
     if headers::has_meta_version(params) {
         return Ok(Era::Modern);
     }
