@@ -1,6 +1,7 @@
 //! Micro-benchmarks of the request path, so regressions show before they reach the
 //! side-by-side table: decode, a whole `tools/call` (decode → dispatch → validate → handler →
-//! encode) in the 2026-07-28 era, schema validation alone, and encoding.
+//! encode) in the 2026-07-28 era, its `_meta` validation (first sight and repeated), schema
+//! validation alone, encoding, and SSE framing.
 //!
 //! `cargo bench -p duomcp --bench hot_path`
 
@@ -42,6 +43,15 @@ fn benches(c: &mut Criterion) {
         })
     });
 
+    let meta = r#"{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"sampling":{},"elicitation":{"form":{}},"roots":{"listChanged":true}},"io.modelcontextprotocol/clientInfo":{"name":"bench","version":"1"}}"#;
+    g.bench_function("_meta validation, first sight (2026-07-28)", |b| {
+        b.iter(|| duomcp::era::modern::validate_meta(black_box(Some(meta))).is_ok())
+    });
+    let memo = duomcp::era::modern::MetaMemo::default();
+    g.bench_function("_meta validation, repeated (2026-07-28)", |b| {
+        b.iter(|| memo.validate(black_box(Some(meta))).is_ok())
+    });
+
     let schema = serde_json::to_value(schemars::schema_for!(Echo)).expect("schema");
     let validator = jsonschema::validator_for(&schema).expect("compiles");
     let args = serde_json::json!({ "text": "abcdefghijklmnopqrstuvwxyzabcdefghijklmnopqrstuvwxyzabcdefghijkl" });
@@ -55,6 +65,10 @@ fn benches(c: &mut Criterion) {
     let id = duomcp::jsonrpc::RequestId::Number(42.into());
     g.bench_function("encode result", |b| {
         b.iter(|| duomcp::jsonrpc::encode_result(black_box(&id), black_box(&result)).ok())
+    });
+    let frame = duomcp::jsonrpc::encode_result(&id, &result).expect("encodes");
+    g.bench_function("SSE framing", |b| {
+        b.iter(|| duomcp::__bench::sse_event(black_box(Some("17")), black_box(&frame)).len())
     });
     g.finish();
 }

@@ -64,3 +64,15 @@ pub use duomcp_macros::{prompt, resource, tool};
 
 #[doc(hidden)]
 pub mod __private;
+
+/// Internals the crate's own criterion benches (`benches/hot_path.rs`) measure directly. Not a
+/// public API: hidden, and free to change in any release.
+#[doc(hidden)]
+pub mod __bench {
+    /// One Server-Sent Events frame carrying a JSON-RPC message, as the Streamable HTTP
+    /// server writes it.
+    #[cfg(feature = "http-server")]
+    pub fn sse_event(id: Option<&str>, message: &[u8]) -> bytes::Bytes {
+        crate::transport::http::sse::event(id, message)
+    }
+}

@@ -49,7 +49,7 @@ mod headers;
 mod legacy;
 mod modern;
 mod session;
-mod sse;
+pub(crate) mod sse;
 mod store;
 
 pub use config::{HttpConfig, ResponseMode};
