@@ -15,12 +15,9 @@ use duomcp::server::skills::{Skill, SkillSet};
 use duomcp::server::{CachePolicy, Server, ServerConfig};
 use duomcp::transport::http::StreamableHttp;
 use duomcp::Era;
+use duomcp_testkit::tap::{Sent, Tap};
 use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
-use std::pin::Pin;
-use std::sync::{Arc, Mutex};
-use std::task::{Context, Poll};
-use tokio::io::AsyncWrite;
 
 const BIN: &str = env!("CARGO_BIN_EXE_duomcp");
 const NOTES: &str = "skill://release-notes/SKILL.md";
@@ -39,55 +36,12 @@ fn md(name: &str) -> String {
 }
 
 // ---------------------------------------------------------------------------------------------
-// A recording transport: every byte the client writes is kept, so tests can tell which requests
-// were sent.
-
-type Log = Arc<Mutex<Vec<u8>>>;
-
-struct Recorder<W> {
-    inner: W,
-    log: Log,
-}
-
-impl<W: AsyncWrite + Unpin> AsyncWrite for Recorder<W> {
-    fn poll_write(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &[u8],
-    ) -> Poll<std::io::Result<usize>> {
-        let this = &mut *self;
-        match Pin::new(&mut this.inner).poll_write(cx, buf) {
-            Poll::Ready(Ok(n)) => {
-                this.log.lock().unwrap().extend_from_slice(&buf[..n]);
-                Poll::Ready(Ok(n))
-            }
-            other => other,
-        }
-    }
-
-    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
-        Pin::new(&mut self.inner).poll_flush(cx)
-    }
-
-    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
-        Pin::new(&mut self.inner).poll_shutdown(cx)
-    }
-}
-
-/// The messages the client sent so far.
-fn sent(log: &Log) -> Vec<Value> {
-    let bytes = log.lock().unwrap().clone();
-    String::from_utf8(bytes)
-        .unwrap()
-        .lines()
-        .filter(|l| !l.trim().is_empty())
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect()
-}
+// A recording transport: every message the client writes is kept, so tests can tell which
+// requests were sent.
 
 /// The URIs of the `method` requests sent so far.
-fn sent_uris(log: &Log, method: &str) -> Vec<String> {
-    sent(log)
+fn sent_uris(log: &Sent, method: &str) -> Vec<String> {
+    log.all()
         .iter()
         .filter(|m| m["method"] == method)
         .map(|m| m["params"]["uri"].as_str().unwrap_or_default().to_owned())
@@ -95,24 +49,18 @@ fn sent_uris(log: &Log, method: &str) -> Vec<String> {
 }
 
 /// Connects a client to `server` in-process, over a pipe whose client side is recorded.
-async fn recorded(server: Server, era: EraChoice, skills: bool) -> (Client, Log) {
+async fn recorded(server: Server, era: EraChoice, skills: bool) -> (Client, Sent) {
     let (client_end, server_end) = tokio::io::duplex(1 << 20);
     let (sr, sw) = tokio::io::split(server_end);
     tokio::spawn(server.serve_connection(sr, sw));
     let (cr, cw) = tokio::io::split(client_end);
-    let log = Log::default();
+    let log = Sent::default();
     let mut builder = Client::builder().era(era);
     if skills {
         builder = builder.skills();
     }
     let client = builder
-        .connect(
-            cr,
-            Recorder {
-                inner: cw,
-                log: log.clone(),
-            },
-        )
+        .connect(cr, Tap::new(cw, log.clone()))
         .await
         .unwrap();
     (client, log)
@@ -263,7 +211,8 @@ async fn long_listings_are_followed_page_by_page() {
     let all = client.list_all_skills().await.unwrap();
     let names: Vec<_> = all.iter().map(|s| s.name().unwrap()).collect();
     assert_eq!(names, ["alpha", "beta", "gamma"]);
-    let lists = sent(&log)
+    let lists = log
+        .all()
         .iter()
         .filter(|m| m["method"] == "skills/list")
         .count();
@@ -286,7 +235,7 @@ async fn the_extension_is_declared_in_both_eras_and_nothing_is_read_before_it_is
         let skill = client.load_skill(entry).unwrap();
         let _other = client.load_skill(entries[0].clone()).unwrap();
 
-        let messages = sent(&log);
+        let messages = log.all();
         match era {
             EraChoice::Legacy => {
                 let init = messages
@@ -349,7 +298,7 @@ async fn without_the_servers_declaration_nothing_is_sent() {
     assert!(e.to_string().contains(EXTENSION_ID), "{e}");
     assert!(client.get_skill(NOTES).await.is_err());
     assert!(client.read_directory("skill://x", None).await.is_err());
-    let messages = sent(&log);
+    let messages = log.all();
     assert!(
         !messages.iter().any(|m| {
             let method = m["method"].as_str().unwrap_or_default();
@@ -482,7 +431,7 @@ async fn a_skill_whose_files_change_after_listing_is_refused_until_refreshed() {
     // The file changes again; under a refreshed entry the cached copy fails, is dropped, and
     // the file is fetched once more.
     dir.write("team/deploy/steps/one.md", "third");
-    let reads_of_one = |log: &Log| {
+    let reads_of_one = |log: &Sent| {
         sent_uris(log, "resources/read")
             .iter()
             .filter(|u| *u == one)

@@ -16,6 +16,8 @@
 //! Compiled validators are cached process-wide per schema document and definition.
 #![warn(missing_docs)]
 
+pub mod tap;
+
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
 

@@ -6,78 +6,9 @@
 use duomcp::client::{Client, ClientBuilder};
 use duomcp::server::Server;
 use serde_json::Value;
-use std::pin::Pin;
-use std::sync::{Arc, Mutex};
-use std::task::{Context, Poll};
-use tokio::io::{AsyncBufReadExt, AsyncWrite, AsyncWriteExt, BufReader};
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 
-/// Every message the client wrote, parsed.
-#[derive(Clone, Default)]
-pub struct Sent(Arc<Mutex<Vec<Value>>>);
-
-impl Sent {
-    pub fn all(&self) -> Vec<Value> {
-        self.0.lock().unwrap().clone()
-    }
-
-    /// Requests with this method.
-    pub fn requests(&self, method: &str) -> Vec<Value> {
-        self.all()
-            .into_iter()
-            .filter(|m| m["method"] == method && m.get("id").is_some())
-            .collect()
-    }
-
-    /// Notifications with this method.
-    pub fn notifications(&self, method: &str) -> Vec<Value> {
-        self.all()
-            .into_iter()
-            .filter(|m| m["method"] == method && m.get("id").is_none())
-            .collect()
-    }
-
-    pub fn count(&self, method: &str) -> usize {
-        self.requests(method).len()
-    }
-}
-
-/// A writer that records each complete line before passing it on.
-pub struct Tap<W> {
-    inner: W,
-    partial: Vec<u8>,
-    sent: Sent,
-}
-
-impl<W: AsyncWrite + Unpin> AsyncWrite for Tap<W> {
-    fn poll_write(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &[u8],
-    ) -> Poll<std::io::Result<usize>> {
-        let this = &mut *self;
-        match Pin::new(&mut this.inner).poll_write(cx, buf) {
-            Poll::Ready(Ok(n)) => {
-                this.partial.extend_from_slice(&buf[..n]);
-                while let Some(pos) = this.partial.iter().position(|b| *b == b'\n') {
-                    let line: Vec<u8> = this.partial.drain(..=pos).collect();
-                    if let Ok(v) = serde_json::from_slice::<Value>(&line) {
-                        this.sent.0.lock().unwrap().push(v);
-                    }
-                }
-                Poll::Ready(Ok(n))
-            }
-            other => other,
-        }
-    }
-
-    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
-        Pin::new(&mut self.inner).poll_flush(cx)
-    }
-
-    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
-        Pin::new(&mut self.inner).poll_shutdown(cx)
-    }
-}
+pub use duomcp_testkit::tap::{Sent, Tap};
 
 /// A builder with short timeouts, so failing tests fail fast.
 pub fn builder() -> ClientBuilder {
@@ -101,11 +32,7 @@ pub async fn try_connect(
     tokio::spawn(server.clone().serve_connection(sr, sw));
     let (cr, cw) = tokio::io::split(client_end);
     let sent = Sent::default();
-    let tap = Tap {
-        inner: cw,
-        partial: Vec::new(),
-        sent: sent.clone(),
-    };
+    let tap = Tap::new(cw, sent.clone());
     let client = builder.connect(cr, tap).await?;
     Ok((client, sent))
 }
@@ -138,11 +65,7 @@ where
     });
     let (cr, cw) = tokio::io::split(client_end);
     let sent = Sent::default();
-    let tap = Tap {
-        inner: cw,
-        partial: Vec::new(),
-        sent: sent.clone(),
-    };
+    let tap = Tap::new(cw, sent.clone());
     (builder.connect(cr, tap).await, sent)
 }
 
