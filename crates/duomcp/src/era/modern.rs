@@ -85,26 +85,6 @@ pub fn http_status(err: &ProtocolError) -> u16 {
     }
 }
 
-/// The per-request `_meta` keys a modern request carries, as the server reads them.
-#[derive(Debug, Clone, Default, Deserialize)]
-pub struct RequestMeta {
-    /// `io.modelcontextprotocol/protocolVersion` (required).
-    #[serde(rename = "io.modelcontextprotocol/protocolVersion", default)]
-    pub protocol_version: Option<String>,
-    /// `io.modelcontextprotocol/clientCapabilities` (required; `{}` means none).
-    #[serde(rename = "io.modelcontextprotocol/clientCapabilities", default)]
-    pub client_capabilities: Option<ClientCapabilities>,
-    /// `io.modelcontextprotocol/clientInfo` (optional, SHOULD be sent).
-    #[serde(rename = "io.modelcontextprotocol/clientInfo", default)]
-    pub client_info: Option<Implementation>,
-    /// `io.modelcontextprotocol/logLevel`: without it the server sends no log messages.
-    #[serde(rename = "io.modelcontextprotocol/logLevel", default)]
-    pub log_level: Option<LoggingLevel>,
-    /// `progressToken`, if the client wants progress notifications.
-    #[serde(rename = "progressToken", default)]
-    pub progress_token: Option<ProgressToken>,
-}
-
 /// A validated modern request context: version and capabilities are known to be present.
 ///
 /// Capabilities and client info are shared (`Arc`): a client sends the same ones on every
@@ -161,6 +141,17 @@ impl<'a> MetaFields<'a> {
 /// `null` counts as absent, as it does for an `Option` field.
 fn present(raw: Option<&RawValue>) -> Option<&str> {
     raw.map(RawValue::get).filter(|r| *r != "null")
+}
+
+/// Whether a raw `_meta` object has a protocol-version key, whatever its value: the mark of a
+/// 2026-07-28 request (whose validation then says what is wrong with the value).
+pub(crate) fn names_version(meta: &str) -> bool {
+    #[derive(Deserialize)]
+    struct Keys<'a> {
+        #[serde(rename = "io.modelcontextprotocol/protocolVersion", borrow, default)]
+        version: Option<&'a RawValue>,
+    }
+    serde_json::from_str::<Keys<'_>>(meta).is_ok_and(|k| k.version.is_some())
 }
 
 /// Parses and checks the `_meta` of a modern request (the raw `_meta` JSON, if present).

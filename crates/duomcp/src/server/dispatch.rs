@@ -61,12 +61,6 @@ struct Head<'a> {
     meta: Option<&'a RawValue>,
 }
 
-#[derive(Deserialize)]
-struct MetaVersion<'a> {
-    #[serde(rename = "io.modelcontextprotocol/protocolVersion", borrow, default)]
-    version: Option<&'a RawValue>,
-}
-
 fn error_object(era: Era, err: &ProtocolError) -> duomcp_schema::ErrorObject {
     match era {
         Era::Legacy => legacy::error_object(err),
@@ -110,9 +104,7 @@ fn detect_era(method: &str, meta_raw: Option<&RawValue>, fields: &ReadMeta<'_>) 
         Some(Ok(fields)) => fields.has_version(),
         // Malformed `_meta`: a version key of any type still marks it as 2026-07-28 (whose
         // validation then says what is wrong).
-        Some(Err(_)) => meta_raw
-            .and_then(|m| serde_json::from_str::<MetaVersion<'_>>(m.get()).ok())
-            .is_some_and(|m| m.version.is_some()),
+        Some(Err(_)) => meta_raw.is_some_and(|m| modern::names_version(m.get())),
     };
     if has_version {
         Era::Modern

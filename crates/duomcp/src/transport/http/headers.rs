@@ -4,7 +4,7 @@
 //! This is the one place the transport reads the message body beyond its envelope, as the
 //! transport page requires of "any server that processes the body".
 
-use crate::era::modern::{MetaFields, ValidMeta};
+use crate::era::modern::{self, MetaFields, ValidMeta};
 use crate::era::ProtocolError;
 use crate::jsonrpc::IncomingRequest;
 use crate::server::Shared;
@@ -53,16 +53,10 @@ pub(crate) fn has_meta_version(params: Option<&RawValue>) -> bool {
         #[serde(rename = "_meta", borrow, default)]
         meta: Option<&'a RawValue>,
     }
-    #[derive(Deserialize)]
-    struct Keys<'a> {
-        #[serde(rename = "io.modelcontextprotocol/protocolVersion", borrow, default)]
-        version: Option<&'a RawValue>,
-    }
     params
         .and_then(|p| serde_json::from_str::<Head<'_>>(p.get()).ok())
         .and_then(|h| h.meta)
-        .and_then(|m| serde_json::from_str::<Keys<'_>>(m.get()).ok())
-        .is_some_and(|k| k.version.is_some())
+        .is_some_and(|m| modern::names_version(m.get()))
 }
 
 fn mismatch(msg: impl Into<String>) -> ProtocolError {
