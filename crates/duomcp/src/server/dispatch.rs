@@ -212,9 +212,13 @@ pub(super) async fn route_owned(
     env: RequestEnv,
     era: Era,
 ) -> Reply {
-    let meta = req
-        .params
-        .as_deref()
+    // The request went into middleware as an owned value, so `_meta` is found again here
+    // (unless the transport validated it already).
+    let params = match env.validated_meta {
+        Some(_) => None,
+        None => req.params.as_deref(),
+    };
+    let meta = params
         .and_then(|p| serde_json::from_str::<Head<'_>>(p.get()).ok())
         .and_then(|h| h.meta);
     let fields = match era {
