@@ -50,6 +50,7 @@ pub mod auth;
 pub mod client;
 pub mod era;
 pub mod jsonrpc;
+mod schema_check;
 pub mod server;
 pub mod transport;
 mod util;

@@ -1,6 +1,7 @@
 //! Checking `structuredContent` against the `outputSchema` a tool was listed with.
 
 use super::error::ClientError;
+use crate::schema_check::{SchemaCheck, SchemaViolation};
 use duomcp_schema::{CallToolResult, Tool};
 use serde_json::Value;
 use std::collections::HashMap;
@@ -13,7 +14,7 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 struct OutputSchema {
     schema: Value,
     /// Compiled on first use, once per listed schema.
-    compiled: OnceLock<Result<jsonschema::Validator, String>>,
+    compiled: OnceLock<SchemaCheck>,
 }
 
 /// Output schemas from the latest tool listings, by tool name.
@@ -74,27 +75,11 @@ impl ToolSchemas {
         };
         let compiled = entry
             .compiled
-            .get_or_init(|| jsonschema::validator_for(&entry.schema).map_err(|e| e.to_string()));
-        match compiled {
-            Ok(validator) => {
-                let problems: Vec<String> = validator
-                    .iter_errors(content)
-                    .map(|e| {
-                        let path = e.instance_path().to_string();
-                        if path.is_empty() {
-                            e.to_string()
-                        } else {
-                            format!("{path}: {e}")
-                        }
-                    })
-                    .collect();
-                if problems.is_empty() {
-                    Ok(())
-                } else {
-                    Err(invalid(problems.join("; ")))
-                }
-            }
-            Err(e) => {
+            .get_or_init(|| SchemaCheck::new(entry.schema.clone()));
+        match compiled.check(content) {
+            Ok(()) => Ok(()),
+            Err(SchemaViolation::Mismatch(problems)) => Err(invalid(problems)),
+            Err(SchemaViolation::BadSchema(e)) => {
                 tracing::warn!(
                     tool,
                     "the tool's outputSchema does not compile, so its results are not checked: {e}"

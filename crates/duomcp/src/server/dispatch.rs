@@ -9,6 +9,7 @@ use super::{skills, tasks, CachePolicy, HandlerError, ServerEvent, Shared};
 use crate::era::modern::MetaFields;
 use crate::era::{legacy, modern, Era, ProtocolError};
 use crate::jsonrpc::{self, IncomingNotification, IncomingRequest, IncomingResponse};
+use crate::schema_check::SchemaViolation;
 use crate::server::cursor;
 use crate::util::catch_unwind;
 use duomcp_schema::methods::{self, NotificationMethod, RequestMethod};
@@ -1365,30 +1366,18 @@ pub(super) async fn call_tool(
             )))
         }
     };
-    match &entry.input {
-        Some(Ok(validator)) if !validator.is_valid(&args) => {
-            let problems: Vec<String> = validator
-                .iter_errors(&args)
-                .map(|e| {
-                    let path = e.instance_path().to_string();
-                    if path.is_empty() {
-                        e.to_string()
-                    } else {
-                        format!("{path}: {e}")
-                    }
-                })
-                .collect();
+    match entry.input.check(&args) {
+        Ok(()) => {}
+        Err(SchemaViolation::Mismatch(problems)) => {
             return Ok(CallToolResult::error_text(format!(
-                "Invalid arguments for tool `{name}`: {}",
-                problems.join("; ")
-            )));
+                "Invalid arguments for tool `{name}`: {problems}"
+            )))
         }
-        Some(Err(e)) => {
+        Err(SchemaViolation::BadSchema(e)) => {
             return Ok(CallToolResult::error_text(format!(
                 "Tool `{name}` has an invalid inputSchema: {e}"
             )))
         }
-        _ => {}
     }
     let result = (entry.call)(CallParts {
         ctx: ctx.clone(),
@@ -1399,15 +1388,19 @@ pub(super) async fn call_tool(
     match result {
         Ok(r) => {
             if let (Some(schema), false) = (&entry.output, r.is_error == Some(true)) {
-                let problem = match (schema, &r.structured_content) {
-                    (Err(e), _) => Some(format!("its outputSchema is invalid: {e}")),
-                    (Ok(_), None) => {
+                let problem = match &r.structured_content {
+                    None => {
                         Some("it has an outputSchema but returned no structuredContent".to_owned())
                     }
-                    (Ok(v), Some(sc)) => v
-                        .validate(sc)
-                        .err()
-                        .map(|e| format!("structuredContent does not match outputSchema: {e}")),
+                    Some(sc) => match schema.check(sc) {
+                        Ok(()) => None,
+                        Err(SchemaViolation::BadSchema(e)) => {
+                            Some(format!("its outputSchema is invalid: {e}"))
+                        }
+                        Err(SchemaViolation::Mismatch(e)) => Some(format!(
+                            "structuredContent does not match outputSchema: {e}"
+                        )),
+                    },
                 };
                 if let Some(p) = problem {
                     return Err(ProtocolError::Internal(format!(

@@ -21,14 +21,13 @@ pub(crate) type CompletionFn = Arc<
         + Sync,
 >;
 
-/// A compiled JSON Schema, or why it could not be compiled.
-pub(crate) type CompiledSchema = Result<jsonschema::Validator, String>;
+use crate::schema_check::SchemaCheck;
 
 pub(crate) struct ToolEntry {
     pub tool: Tool,
     pub call: Erased<CallToolResult>,
-    pub input: Option<CompiledSchema>,
-    pub output: Option<CompiledSchema>,
+    pub input: SchemaCheck,
+    pub output: Option<SchemaCheck>,
     /// OAuth scopes a caller needs (checked before the handler runs).
     pub scopes: Vec<String>,
     /// The task starts when the handler calls `Context::detach`, not before it runs.
@@ -61,10 +60,6 @@ pub(crate) struct Registry {
     pub resources: BTreeMap<String, Arc<ResourceEntry>>,
     pub templates: Vec<Arc<TemplateEntry>>,
     pub completion: Option<CompletionFn>,
-}
-
-fn compile(schema: &Map<String, Value>) -> CompiledSchema {
-    jsonschema::validator_for(&Value::Object(schema.clone())).map_err(|e| e.to_string())
 }
 
 /// A tool's definition: name, description, schemas and annotations.
@@ -259,10 +254,10 @@ where
             tool.output_schema = Some(schema);
         }
     }
-    let input = Some(compile(&tool.input_schema));
-    let output = tool.output_schema.as_ref().map(compile);
-    for (what, compiled) in [("input", &input), ("output", &output)] {
-        if let Some(Err(e)) = compiled {
+    let input = SchemaCheck::from_map(&tool.input_schema);
+    let output = tool.output_schema.as_ref().map(SchemaCheck::from_map);
+    for (what, compiled) in [("input", Some(&input)), ("output", output.as_ref())] {
+        if let Some(e) = compiled.and_then(SchemaCheck::compile_error) {
             tracing::warn!(tool = %tool.name, "the tool's {what} schema does not compile: {e}");
         }
     }
