@@ -120,9 +120,27 @@ pub(crate) async fn handle_request(
     req: IncomingRequest,
     env: RequestEnv,
 ) -> Option<Reply> {
+    let cancel = env.cancel.clone();
+    tokio::select! {
+        biased;
+        _ = cancel.cancelled() => None,
+        reply = answer_request(shared, req, env) => Some(reply),
+    }
+}
+
+/// Handles one request without watching its cancellation token (the handler still sees it).
+///
+/// For a transport that polls the answer once where it reads (stdio): a cancellation cannot
+/// arrive during that poll, so only an answer that has to wait is raced against
+/// `env.cancel` (as [`handle_request`] does), which saves registering a waiter on the token
+/// for every request that completes at once.
+pub(crate) async fn answer_request(
+    shared: Arc<Shared>,
+    req: IncomingRequest,
+    env: RequestEnv,
+) -> Reply {
     let id = req.id.clone();
     let hint = env.era_hint;
-    let cancel = env.cancel.clone();
     let work = async move {
         // A `_meta` the transport validated already needs no reading here.
         let raw = match env.validated_meta {
@@ -133,11 +151,11 @@ pub(crate) async fn handle_request(
             Ok(h) => h.unwrap_or(Head { meta: None }),
             Err(e) => {
                 let era = hint.unwrap_or(Era::Legacy);
-                return Some(error_reply(
+                return error_reply(
                     era,
                     &req.id,
                     ProtocolError::InvalidParams(format!("Invalid params: {e}")),
-                ));
+                );
             }
         };
         // Read `_meta` once: it decides the era when the transport did not, and a 2026-07-28
@@ -169,18 +187,18 @@ pub(crate) async fn handle_request(
             }
         };
         record_outcome(&span, era, &reply);
-        Some(reply)
+        reply
     };
-    tokio::select! {
-        biased;
-        _ = cancel.cancelled() => None,
-        outcome = catch_unwind(work) => match outcome {
-            Ok(reply) => reply,
-            Err(panic) => {
-                tracing::error!(request = %id, "handler panicked: {panic}");
-                Some(error_reply(hint.unwrap_or(Era::Legacy), &id, ProtocolError::Internal("Internal error: the handler panicked".into())))
-            }
-        },
+    match catch_unwind(work).await {
+        Ok(reply) => reply,
+        Err(panic) => {
+            tracing::error!(request = %id, "handler panicked: {panic}");
+            error_reply(
+                hint.unwrap_or(Era::Legacy),
+                &id,
+                ProtocolError::Internal("Internal error: the handler panicked".into()),
+            )
+        }
     }
 }
 

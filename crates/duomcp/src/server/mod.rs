@@ -44,7 +44,8 @@ pub use uri_template::UriTemplate;
 #[cfg(feature = "http-server")]
 pub(crate) use dispatch::Reply;
 pub(crate) use dispatch::{
-    handle_notification, handle_request, handle_response, NotificationAction, RequestEnv,
+    answer_request, handle_notification, handle_request, handle_response, NotificationAction,
+    RequestEnv,
 };
 
 use duomcp_schema::{CacheScope, CompleteRequestParams, CompleteResult, Implementation};

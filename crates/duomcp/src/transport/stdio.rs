@@ -14,7 +14,7 @@
 
 use crate::jsonrpc::{self, decode, error_code, Incoming, Line, LineReader, RequestId};
 use crate::server::session::{Frame, Session};
-use crate::server::{handle_notification, handle_request, handle_response, RequestEnv, Server};
+use crate::server::{answer_request, handle_notification, handle_response, RequestEnv, Server};
 use duomcp_schema::methods::{self, RequestMethod};
 use std::collections::HashMap;
 use std::future::Future;
@@ -229,15 +229,11 @@ impl Server {
                         .await;
                 }
                 Ok(Incoming::Request(req)) => {
-                    let token = CancellationToken::new();
+                    // Only answers that wait are in `in_flight` (to be cancelled, and to
+                    // refuse their id meanwhile): one answered at once is never seen there.
                     let duplicate = {
-                        let mut map = lock(&in_flight);
-                        if map.contains_key(&req.id) {
-                            true
-                        } else {
-                            map.insert(req.id.clone(), token.clone());
-                            false
-                        }
+                        let map = lock(&in_flight);
+                        !map.is_empty() && map.contains_key(&req.id)
                     };
                     if duplicate {
                         let err = jsonrpc::error(
@@ -250,57 +246,60 @@ impl Server {
                     let is_initialize = req.method == <methods::Initialize as RequestMethod>::NAME;
                     // Waiting for a permit, keep writing: the tasks holding them may be
                     // waiting for room in the channel.
-                    let permit = loop {
-                        let dirty = out.dirty;
-                        tokio::select! {
-                            biased;
-                            p = limit.clone().acquire_owned() => break p.ok(),
-                            Some(frame) = rx.recv() => out.frame(&frame).await,
-                            () = std::future::ready(()), if dirty => out.flush().await,
-                        }
+                    let permit = match limit.clone().try_acquire_owned() {
+                        Ok(permit) => Some(permit),
+                        Err(_) => loop {
+                            let dirty = out.dirty;
+                            tokio::select! {
+                                biased;
+                                p = limit.clone().acquire_owned() => break p.ok(),
+                                Some(frame) = rx.recv() => out.frame(&frame).await,
+                                () = std::future::ready(()), if dirty => out.flush().await,
+                            }
+                        },
                     };
                     let Some(permit) = permit else {
                         break Ok(());
                     };
+                    let token = CancellationToken::new();
                     let env = RequestEnv {
                         session: Some(session.clone()),
                         era_hint: None,
                         validated_meta: None,
                         sink: tx.clone(),
-                        cancel: token,
+                        cancel: token.clone(),
                         closing: closing.clone(),
                         // Stdio takes its credentials from the environment: the local user.
                         principal: Some(local.clone()),
                     };
-                    let in_flight = in_flight.clone();
-                    let mut serve = Box::pin({
-                        let shared = shared.clone();
-                        async move {
-                            let id = req.id.clone();
-                            let reply = handle_request(shared, req, env).await;
-                            lock(&in_flight).remove(&id);
-                            drop(permit);
-                            reply.map(|r| r.frame)
-                        }
-                    });
+                    let id = req.id.clone();
+                    let mut serve = Box::pin(answer_request(shared.clone(), req, env));
+                    // A cancellation cannot arrive during this poll: no need to watch for one.
                     match poll_now(serve.as_mut()) {
                         Poll::Ready(reply) => {
-                            if let Some(frame) = reply {
-                                out.frame(&frame).await;
-                            }
+                            drop(permit);
+                            out.frame(&reply.frame).await;
                         }
                         // `initialize` runs no user code and must take effect before the next
                         // line is read, so a client that pipelines its first calls is served.
                         Poll::Pending if is_initialize => {
-                            if let Some(frame) = serve.await {
-                                out.frame(&frame).await;
-                            }
+                            let reply = serve.await;
+                            drop(permit);
+                            out.frame(&reply.frame).await;
                         }
                         Poll::Pending => {
-                            let tx = tx.clone();
+                            lock(&in_flight).insert(id.clone(), token.clone());
+                            let (tx, in_flight) = (tx.clone(), in_flight.clone());
                             tasks.spawn(async move {
-                                if let Some(frame) = serve.await {
-                                    let _ = tx.send(frame).await;
+                                let reply = tokio::select! {
+                                    biased;
+                                    _ = token.cancelled() => None,
+                                    reply = serve => Some(reply),
+                                };
+                                lock(&in_flight).remove(&id);
+                                drop(permit);
+                                if let Some(reply) = reply {
+                                    let _ = tx.send(reply.frame).await;
                                 }
                             });
                         }
