@@ -173,3 +173,48 @@ async fn list_pages_are_the_same_in_both_eras_apart_from_the_modern_additions() 
     assert!(modern["ttlMs"].is_u64());
     assert!(modern["cacheScope"].is_string());
 }
+
+/// Only answers that wait are in the in-flight table: their id is refused meanwhile and a
+/// cancellation finds them; an id answered at once is free again for the next request.
+#[tokio::test]
+async fn ids_of_waiting_answers_are_refused_and_cancellable_and_answered_ids_are_free() {
+    let cancel = |id: u64| {
+        format!(
+            r#"{{"jsonrpc":"2.0","method":"notifications/cancelled","params":{{"requestId":{id},"_meta":{META}}}}}"#
+        )
+    };
+    let answers = exchange(
+        &[
+            modern_call(1, "slow"),
+            modern_call(1, "quick"),
+            modern_call(2, "quick"),
+            modern_call(2, "quick"),
+            modern_call(3, "slow"),
+            cancel(3),
+            modern_call(4, "slow"),
+        ],
+        5,
+    )
+    .await;
+    let by_id = |id: u64| -> Vec<&Value> { answers.iter().filter(|a| a["id"] == id).collect() };
+    // Id 1 waits, so the second request with it is refused.
+    let one = by_id(1);
+    assert_eq!(one.len(), 2, "{answers:?}");
+    assert!(one.iter().any(|a| a["error"]["code"] == -32600
+        && a["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("already in use")));
+    assert!(one
+        .iter()
+        .any(|a| a["result"]["content"][0]["text"] == "slow"));
+    // Id 2 was answered at once, so it could be used again.
+    let two = by_id(2);
+    assert_eq!(two.len(), 2, "{answers:?}");
+    assert!(two
+        .iter()
+        .all(|a| a["result"]["content"][0]["text"] == "quick"));
+    // Id 3 was cancelled while it waited: no answer at all; id 4 still answered.
+    assert!(by_id(3).is_empty(), "{answers:?}");
+    assert_eq!(by_id(4)[0]["result"]["content"][0]["text"], "slow");
+}
