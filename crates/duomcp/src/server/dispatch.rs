@@ -3,6 +3,7 @@
 use super::context::{Context, Inner};
 use super::handler::CallParts;
 use super::middleware::{self, McpRequest, McpResponse};
+use super::params::ParamsIndex;
 use super::request_state::{self, SealedState};
 use super::session::{Negotiated, Session, Sink};
 use super::{skills, tasks, CachePolicy, HandlerError, ServerEvent, Shared};
@@ -54,12 +55,6 @@ pub(crate) struct Reply {
     pub error: Option<ProtocolError>,
     /// The answer is a tool result with `isError: true`.
     pub is_error: bool,
-}
-
-#[derive(Deserialize)]
-struct Head<'a> {
-    #[serde(rename = "_meta", borrow, default)]
-    meta: Option<&'a RawValue>,
 }
 
 fn error_object(era: Era, err: &ProtocolError) -> duomcp_schema::ErrorObject {
@@ -142,50 +137,50 @@ pub(crate) async fn answer_request(
     let id = req.id.clone();
     let hint = env.era_hint;
     let work = async move {
-        // A `_meta` the transport validated already needs no reading here.
-        let raw = match env.validated_meta {
-            Some(_) => None,
-            None => req.params.as_deref(),
-        };
-        let head: Head<'_> = match raw.map(|p| serde_json::from_str(p.get())).transpose() {
-            Ok(h) => h.unwrap_or(Head { meta: None }),
-            Err(e) => {
-                let era = hint.unwrap_or(Era::Legacy);
-                return error_reply(
-                    era,
-                    &req.id,
-                    ProtocolError::InvalidParams(format!("Invalid params: {e}")),
-                );
-            }
-        };
-        // Read `_meta` once: it decides the era when the transport did not, and a 2026-07-28
-        // request is validated from it.
-        let fields: ReadMeta<'_> = match hint {
-            Some(Era::Legacy) => None,
-            _ => head.meta.map(|m| MetaFields::parse(m.get())),
-        };
-        let era = hint.unwrap_or_else(|| detect_era(&req.method, head.meta, &fields));
-        let span = request_span(&req, era);
         // Cloned out of the lock: a layered stack may be polled by many requests at once.
         let layered = shared
             .middleware
             .as_ref()
             .map(|m| m.lock().unwrap_or_else(|p| p.into_inner()).clone());
-        let reply = match layered {
-            None => {
-                route(shared, &req, era, head.meta, fields, env)
-                    .instrument(span.clone())
-                    .await
-            }
-            Some(stack) => {
-                let id = req.id.clone();
-                let request = McpRequest::new(shared, req, env, era);
-                let response = stack.oneshot(request).instrument(span.clone()).await;
-                response
-                    .unwrap_or_else(|e| McpResponse::error(middleware::error_from_box(e)))
-                    .into_reply(era, &id)
-            }
+        if let Some(stack) = layered {
+            let era = match hint {
+                Some(era) => era,
+                None => match ParamsIndex::read(req.params.as_deref()) {
+                    Ok(params) => {
+                        let meta = params.meta();
+                        let fields = meta.map(|m| MetaFields::parse(m.get()));
+                        detect_era(&req.method, meta, &fields)
+                    }
+                    Err(e) => return invalid_params_reply(Era::Legacy, &req.id, &e),
+                },
+            };
+            let span = request_span(&req, era);
+            let id = req.id.clone();
+            let request = McpRequest::new(shared, req, env, era);
+            let response = stack.oneshot(request).instrument(span.clone()).await;
+            let reply = response
+                .unwrap_or_else(|e| McpResponse::error(middleware::error_from_box(e)))
+                .into_reply(era, &id);
+            record_outcome(&span, era, &reply);
+            return reply;
+        }
+        // The members of `params`, read once: `_meta` decides the era when the transport did
+        // not, a 2026-07-28 request is validated from it, and the typed parameters are built
+        // from the others.
+        let params = match ParamsIndex::read(req.params.as_deref()) {
+            Ok(params) => params,
+            Err(e) => return invalid_params_reply(hint.unwrap_or(Era::Legacy), &req.id, &e),
         };
+        // A `_meta` the transport validated already needs no reading here.
+        let fields: ReadMeta<'_> = match (hint, &env.validated_meta) {
+            (Some(Era::Legacy), _) | (_, Some(_)) => None,
+            _ => params.meta().map(|m| MetaFields::parse(m.get())),
+        };
+        let era = hint.unwrap_or_else(|| detect_era(&req.method, params.meta(), &fields));
+        let span = request_span(&req, era);
+        let reply = route(shared, &req, era, &params, fields, env)
+            .instrument(span.clone())
+            .await;
         record_outcome(&span, era, &reply);
         reply
     };
@@ -202,18 +197,27 @@ pub(crate) async fn answer_request(
     }
 }
 
+/// The answer to `params` that are not a JSON object of members.
+fn invalid_params_reply(era: Era, id: &RequestId, e: &serde_json::Error) -> Reply {
+    error_reply(
+        era,
+        id,
+        ProtocolError::InvalidParams(format!("Invalid params: {e}")),
+    )
+}
+
 /// Runs one request of a known era through the method dispatch of that era.
 async fn route(
     shared: Arc<Shared>,
     req: &IncomingRequest,
     era: Era,
-    meta: Option<&RawValue>,
+    params: &ParamsIndex<'_>,
     fields: ReadMeta<'_>,
     env: RequestEnv,
 ) -> Reply {
     let reply = match era {
-        Era::Modern => modern_request(shared, req, fields, env).await,
-        Era::Legacy => legacy_request(shared, req, meta, env).await,
+        Era::Modern => modern_request(shared, req, params, fields, env).await,
+        Era::Legacy => legacy_request(shared, req, params, env).await,
     };
     reply.unwrap_or_else(|| {
         error_reply(
@@ -231,20 +235,16 @@ pub(super) async fn route_owned(
     env: RequestEnv,
     era: Era,
 ) -> Reply {
-    // The request went into middleware as an owned value, so `_meta` is found again here
-    // (unless the transport validated it already).
-    let params = match env.validated_meta {
-        Some(_) => None,
-        None => req.params.as_deref(),
+    // The request went into middleware as an owned value, so its members are read again here.
+    let params = match ParamsIndex::read(req.params.as_deref()) {
+        Ok(params) => params,
+        Err(e) => return invalid_params_reply(era, &req.id, &e),
     };
-    let meta = params
-        .and_then(|p| serde_json::from_str::<Head<'_>>(p.get()).ok())
-        .and_then(|h| h.meta);
-    let fields = match era {
-        Era::Modern => meta.map(|m| MetaFields::parse(m.get())),
-        Era::Legacy => None,
+    let fields = match (era, &env.validated_meta) {
+        (Era::Modern, None) => params.meta().map(|m| MetaFields::parse(m.get())),
+        _ => None,
     };
-    route(shared.clone(), &req, era, meta, fields, env).await
+    route(shared.clone(), &req, era, &params, fields, env).await
 }
 
 /// The `mcp.request` span: method, era and request id now; `target` (tool or prompt name,
@@ -407,7 +407,7 @@ fn parse<T: serde::de::DeserializeOwned>(req: &IncomingRequest) -> Result<T, Pro
 async fn legacy_request(
     shared: Arc<Shared>,
     req: &IncomingRequest,
-    meta: Option<&RawValue>,
+    params: &ParamsIndex<'_>,
     env: RequestEnv,
 ) -> Option<Reply> {
     const ERA: Era = Era::Legacy;
@@ -442,7 +442,7 @@ async fn legacy_request(
         client_capabilities: negotiated.client_capabilities.clone(),
         client_info: negotiated.client_info.clone(),
         request_id: id.clone(),
-        progress_token: progress_token(meta),
+        progress_token: progress_token(params.meta()),
         log_level: None,
         cancel: env.cancel,
         sink: env.sink.clone(),
@@ -458,7 +458,7 @@ async fn legacy_request(
                 list_tools(&shared, req, ListEncoding::Legacy)?
             }
             m if m == <methods::CallTool as RequestMethod>::NAME => {
-                let p: CallParams = parse(req)?;
+                let p: CallParams = params.parse()?;
                 let (plan, ttl) = tasks::legacy_plan(&ctx, &p.name, p.task.as_ref())?;
                 if plan == tasks::CallPlan::Task {
                     let created =
@@ -477,7 +477,7 @@ async fn legacy_request(
                 list_prompts(&shared, req, ListEncoding::Legacy)?
             }
             m if m == <methods::GetPrompt as RequestMethod>::NAME => {
-                let p: GetPromptParams = parse(req)?;
+                let p: GetPromptParams = params.parse()?;
                 match Box::pin(get_prompt(&ctx, &p.name, p.arguments)).await {
                     Ok(r) => result_reply(ERA, id, &r),
                     Err(e) => return Err(failure(ERA, e)),
@@ -490,24 +490,24 @@ async fn legacy_request(
                 list_templates(&shared, req, ListEncoding::Legacy)?
             }
             m if m == <methods::ReadResource as RequestMethod>::NAME => {
-                let p: ReadParams = parse(req)?;
+                let p: ReadParams = params.parse()?;
                 match Box::pin(read_resource(&ctx, &p.uri)).await {
                     Ok(r) => result_reply(ERA, id, &r),
                     Err(e) => return Err(failure(ERA, e)),
                 }
             }
             m if m == <methods::Subscribe as RequestMethod>::NAME => {
-                let p: UriParams = parse(req)?;
+                let p: UriParams = params.parse()?;
                 session.subscribe(p.uri);
                 result_reply(ERA, id, &json!({}))
             }
             m if m == <methods::Unsubscribe as RequestMethod>::NAME => {
-                let p: UriParams = parse(req)?;
+                let p: UriParams = params.parse()?;
                 session.unsubscribe(&p.uri);
                 result_reply(ERA, id, &json!({}))
             }
             m if m == <methods::SetLevel as RequestMethod>::NAME => {
-                let p: SetLevelParams = parse(req)?;
+                let p: SetLevelParams = params.parse()?;
                 session.set_log_level(p.level);
                 result_reply(ERA, id, &json!({}))
             }
@@ -713,6 +713,7 @@ fn capabilities(shared: &Shared, era: Era) -> ServerCapabilities {
 async fn modern_request(
     shared: Arc<Shared>,
     req: &IncomingRequest,
+    params: &ParamsIndex<'_>,
     meta: ReadMeta<'_>,
     mut env: RequestEnv,
 ) -> Option<Reply> {
@@ -793,7 +794,7 @@ async fn modern_request(
                 ListEncoding::Modern(server_info, shared.config.resources_cache),
             )?,
             m if m == <methods::CallTool as RequestMethod>::NAME => {
-                let p: CallParams = parse(req)?;
+                let p: CallParams = params.parse()?;
                 let target = p.name.clone();
                 restore_input(
                     &ctx,
@@ -829,7 +830,7 @@ async fn modern_request(
                 .map(|reply| Reply { is_error, ..reply });
             }
             m if m == <methods::GetPrompt as RequestMethod>::NAME => {
-                let p: GetPromptParams = parse(req)?;
+                let p: GetPromptParams = params.parse()?;
                 restore_input(
                     &ctx,
                     method,
@@ -841,7 +842,7 @@ async fn modern_request(
                 return modern_outcome(&ctx, id, method, &p.name, r, server_info, None);
             }
             m if m == <methods::ReadResource as RequestMethod>::NAME => {
-                let p: ReadParams = parse(req)?;
+                let p: ReadParams = params.parse()?;
                 restore_input(
                     &ctx,
                     method,

@@ -22,6 +22,7 @@ mod error;
 mod handler;
 pub mod middleware;
 mod oneshot;
+mod params;
 mod registry;
 mod request_state;
 pub(crate) mod session;

@@ -1,0 +1,190 @@
+//! A request's `params`, split once into its top-level members.
+//!
+//! The dispatcher needs `_meta` before it knows the method's parameter type (it decides the era
+//! and, in 2026-07-28, validates the request), and then the typed parameters. Reading the
+//! members once, each kept as raw JSON, serves both: `_meta` is looked up by name and the typed
+//! parameters are built from the other members, so neither `_meta` nor the rest is scanned a
+//! second time.
+
+use crate::era::ProtocolError;
+use crate::jsonrpc;
+use serde::de::{
+    self, value::MapDeserializer, Deserialize, DeserializeOwned, Deserializer, MapAccess, Visitor,
+};
+use serde_json::value::RawValue;
+use smallvec::SmallVec;
+use std::borrow::Cow;
+use std::fmt;
+
+/// The top-level members of a request's `params` object, as raw JSON.
+#[derive(Default)]
+pub(crate) struct ParamsIndex<'a> {
+    raw: Option<&'a RawValue>,
+    members: SmallVec<[(Key<'a>, &'a RawValue); 6]>,
+}
+
+/// A member name: borrowed from the message unless it had escapes.
+struct Key<'a>(Cow<'a, str>);
+
+impl<'a> ParamsIndex<'a> {
+    /// Splits `params` (a JSON object, as `decode` guarantees; `None`: no params).
+    pub(crate) fn read(params: Option<&'a RawValue>) -> Result<Self, serde_json::Error> {
+        let Some(raw) = params else {
+            return Ok(ParamsIndex::default());
+        };
+        let members = serde_json::from_str::<Members<'a>>(raw.get())?.0;
+        Ok(ParamsIndex {
+            raw: Some(raw),
+            members,
+        })
+    }
+
+    /// The member `name`, if present (the first one, if it repeats).
+    pub(crate) fn get(&self, name: &str) -> Option<&'a RawValue> {
+        self.members
+            .iter()
+            .find(|(k, _)| k.0 == name)
+            .map(|(_, v)| *v)
+    }
+
+    /// `_meta`, if present.
+    pub(crate) fn meta(&self) -> Option<&'a RawValue> {
+        self.get("_meta")
+    }
+
+    /// The typed parameters of a method, from the members other than `_meta` (which no
+    /// parameter type reads). On a failure the raw text is parsed again by
+    /// [`jsonrpc::parse_params`], which words the error with the path of the member at fault.
+    pub(crate) fn parse<T: DeserializeOwned>(&self) -> Result<T, ProtocolError> {
+        let members = self
+            .members
+            .iter()
+            .filter(|(k, _)| k.0 != "_meta")
+            .map(|(k, v)| (KeyRef(&k.0), *v));
+        match T::deserialize(MapDeserializer::<_, serde_json::Error>::new(members)) {
+            Ok(typed) => Ok(typed),
+            Err(_) => {
+                jsonrpc::parse_params(self.raw).map_err(|e| ProtocolError::InvalidParams(e.message))
+            }
+        }
+    }
+}
+
+/// A member name handed to the typed deserializer.
+struct KeyRef<'k>(&'k str);
+
+impl<'de, 'k> de::IntoDeserializer<'de, serde_json::Error> for KeyRef<'k> {
+    type Deserializer = de::value::StrDeserializer<'k, serde_json::Error>;
+    fn into_deserializer(self) -> Self::Deserializer {
+        de::value::StrDeserializer::new(self.0)
+    }
+}
+
+struct Members<'a>(SmallVec<[(Key<'a>, &'a RawValue); 6]>);
+
+impl<'de> Deserialize<'de> for Key<'de> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct KeyVisitor;
+        impl<'de> Visitor<'de> for KeyVisitor {
+            type Value = Key<'de>;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a member name")
+            }
+            fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<Self::Value, E> {
+                Ok(Key(Cow::Borrowed(v)))
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
+                Ok(Key(Cow::Owned(v.to_owned())))
+            }
+        }
+        d.deserialize_str(KeyVisitor)
+    }
+}
+
+impl<'de> Deserialize<'de> for Members<'de> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct MembersVisitor;
+        impl<'de> Visitor<'de> for MembersVisitor {
+            type Value = Members<'de>;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a JSON object")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+                let mut members: SmallVec<[(Key<'de>, &'de RawValue); 6]> = SmallVec::new();
+                while let Some(key) = map.next_key::<Key<'de>>()? {
+                    // As a typed `_meta` field would: a repeated one is an error.
+                    if key.0 == "_meta" && members.iter().any(|(k, _)| k.0 == "_meta") {
+                        return Err(de::Error::duplicate_field("_meta"));
+                    }
+                    let value: &'de RawValue = map.next_value()?;
+                    members.push((key, value));
+                }
+                Ok(Members(members))
+            }
+        }
+        d.deserialize_map(MembersVisitor)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+    use super::*;
+    use serde_json::{json, Value};
+
+    #[derive(serde::Deserialize, Debug, PartialEq)]
+    struct Call {
+        name: String,
+        #[serde(default)]
+        arguments: Option<Value>,
+    }
+
+    fn raw(text: &str) -> Box<RawValue> {
+        RawValue::from_string(text.to_owned()).unwrap()
+    }
+
+    #[test]
+    fn members_give_meta_and_the_typed_params_alike() {
+        let text =
+            r#"{"name":"echo","_meta":{"progressToken":1},"arguments":{"text":"hi"},"extra":[1]}"#;
+        let params = raw(text);
+        let index = ParamsIndex::read(Some(&params)).unwrap();
+        assert_eq!(index.meta().unwrap().get(), r#"{"progressToken":1}"#);
+        assert_eq!(index.get("extra").unwrap().get(), "[1]");
+        let call: Call = index.parse().unwrap();
+        assert_eq!(call, serde_json::from_str::<Call>(text).unwrap());
+        assert_eq!(call.arguments, Some(json!({"text": "hi"})));
+    }
+
+    #[test]
+    fn escaped_member_names_are_read() {
+        let params = raw(r#"{"na\u006de":"echo","\u005fmeta":{}}"#);
+        let index = ParamsIndex::read(Some(&params)).unwrap();
+        assert!(index.meta().is_some());
+        assert_eq!(index.parse::<Call>().unwrap().name, "echo");
+    }
+
+    #[test]
+    fn a_repeated_meta_is_an_error_and_repeated_fields_stay_one() {
+        let params = raw(r#"{"_meta":{},"_meta":{}}"#);
+        assert!(ParamsIndex::read(Some(&params)).is_err());
+        let params = raw(r#"{"name":"a","name":"b"}"#);
+        let index = ParamsIndex::read(Some(&params)).unwrap();
+        let err = index.parse::<Call>().unwrap_err();
+        assert!(err.to_string().contains("duplicate field `name`"), "{err}");
+    }
+
+    #[test]
+    fn a_type_error_names_the_member_at_fault() {
+        let params = raw(r#"{"name":5,"_meta":{}}"#);
+        let index = ParamsIndex::read(Some(&params)).unwrap();
+        let err = index.parse::<Call>().unwrap_err().to_string();
+        assert!(
+            err.contains("Invalid params: `name`: invalid type"),
+            "{err}"
+        );
+        let index = ParamsIndex::read(None).unwrap();
+        let err = index.parse::<Call>().unwrap_err().to_string();
+        assert!(err.contains("missing field `name`"), "{err}");
+    }
+}
