@@ -1,7 +1,7 @@
 //! Micro-benchmarks of the request path, so regressions show before they reach the
 //! side-by-side table: decode, a whole `tools/call` (decode → dispatch → validate → handler →
 //! encode) in the 2026-07-28 era, its `_meta` validation (first sight and repeated), schema
-//! validation alone, encoding, and SSE framing.
+//! validation alone (the server's check against `jsonschema`'s), encoding, and SSE framing.
 //!
 //! `cargo bench -p duomcp --bench hot_path`
 
@@ -55,8 +55,12 @@ fn benches(c: &mut Criterion) {
     let schema = serde_json::to_value(schemars::schema_for!(Echo)).expect("schema");
     let validator = jsonschema::validator_for(&schema).expect("compiles");
     let args = serde_json::json!({ "text": "abcdefghijklmnopqrstuvwxyzabcdefghijklmnopqrstuvwxyzabcdefghijkl" });
-    g.bench_function("validate arguments", |b| {
+    g.bench_function("validate arguments (jsonschema)", |b| {
         b.iter(|| validator.is_valid(black_box(&args)))
+    });
+    let check = duomcp::__bench::schema_check(schema.clone());
+    g.bench_function("validate arguments (as the server does)", |b| {
+        b.iter(|| check(black_box(&args)))
     });
 
     let result = duomcp::schema::CallToolResult::text(

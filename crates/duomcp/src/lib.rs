@@ -76,4 +76,11 @@ pub mod __bench {
     pub fn sse_event(id: Option<&str>, message: &[u8]) -> bytes::Bytes {
         crate::transport::http::sse::event(id, message)
     }
+
+    /// Whether `instance` matches `schema`, as a tool's `inputSchema` is checked (the schema
+    /// compiled once, then `check` per call).
+    pub fn schema_check(schema: serde_json::Value) -> impl Fn(&serde_json::Value) -> bool {
+        let check = crate::schema_check::SchemaCheck::new(schema);
+        move |instance| check.check(instance).is_ok()
+    }
 }

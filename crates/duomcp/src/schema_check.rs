@@ -12,8 +12,8 @@
 //! Why not always `jsonschema`: building a validator checks the schema against the draft's
 //! meta-schema and brings in its regular-expression engines. In a small server that is about
 //! 3 MB of resident code and most of the start-up work (measured on the echo benchmark server:
-//! peak RSS 10.8 → 7.8 MiB), and its `is_valid` on a flat object costs more than reading the
-//! keywords directly. [`Shape`] is strict: a keyword it does not know, or a known one with a value
+//! peak RSS 10.8 → 7.9 MiB). Checking a value costs about the same either way (the criterion
+//! bench `hot_path` has both). [`Shape`] is strict: a keyword it does not know, or a known one with a value
 //! the meta-schema would not allow, sends the schema to `jsonschema` whole, so the two never
 //! disagree on a schema `Shape` accepts (the tests below compare them case by case).
 
@@ -137,6 +137,12 @@ struct Checks {
     types: Option<u8>,
     /// Sorted by name.
     properties: Vec<(String, Shape)>,
+    /// For each of `properties`: whether `required` names it.
+    property_required: Vec<bool>,
+    /// How many of `properties` are required.
+    required_declared: usize,
+    /// Required names that `properties` does not declare.
+    required_elsewhere: Vec<String>,
     required: Vec<String>,
     additional: Option<Shape>,
     items: Option<Shape>,
@@ -278,6 +284,19 @@ impl Shape {
                 _ => return None,
             }
         }
+        // Required names found while walking the members once, instead of a lookup each.
+        c.property_required = c
+            .properties
+            .iter()
+            .map(|(name, _)| c.required.contains(name))
+            .collect();
+        c.required_declared = c.property_required.iter().filter(|r| **r).count();
+        c.required_elsewhere = c
+            .required
+            .iter()
+            .filter(|name| c.properties.iter().all(|(p, _)| p != *name))
+            .cloned()
+            .collect();
         Some(if asserts {
             Shape::Checks(Box::new(c))
         } else {
@@ -472,22 +491,30 @@ impl Checks {
                 {
                     return false;
                 }
-                if !self.required.iter().all(|name| map.contains_key(name)) {
-                    return false;
-                }
+                let mut required_seen = 0;
                 for (key, value) in map {
                     let declared = self
                         .properties
                         .binary_search_by(|(name, _)| name.as_str().cmp(key))
-                        .ok()
-                        .map(|i| &self.properties[i].1);
-                    let ok = match (declared, &self.additional) {
-                        (Some(shape), _) | (None, Some(shape)) => shape.accepts(value),
-                        (None, None) => true,
+                        .ok();
+                    let shape = match declared {
+                        Some(i) => {
+                            required_seen += usize::from(self.property_required[i]);
+                            Some(&self.properties[i].1)
+                        }
+                        None => self.additional.as_ref(),
                     };
-                    if !ok {
+                    if shape.is_some_and(|shape| !shape.accepts(value)) {
                         return false;
                     }
+                }
+                if required_seen != self.required_declared
+                    || !self
+                        .required_elsewhere
+                        .iter()
+                        .all(|name| map.contains_key(name))
+                {
+                    return false;
                 }
             }
             Value::Null | Value::Bool(_) => {}

@@ -75,6 +75,10 @@ pub struct Args<T>(pub T);
 
 impl<T: DeserializeOwned + JsonSchema + Send + 'static> FromCallParts for Args<T> {
     fn from_call_parts(parts: &CallParts) -> Result<Self, Rejection> {
+        // Plain serde first; path tracking (which costs on every field) only to word a failure.
+        if let Ok(args) = T::deserialize(&parts.args) {
+            return Ok(Args(args));
+        }
         serde_path_to_error::deserialize(&parts.args)
             .map(Args)
             .map_err(|e| {
