@@ -218,3 +218,50 @@ async fn ids_of_waiting_answers_are_refused_and_cancellable_and_answered_ids_are
     assert!(by_id(3).is_empty(), "{answers:?}");
     assert_eq!(by_id(4)[0]["result"]["content"][0]["text"], "slow");
 }
+
+/// Records how many lines each write to it carried.
+#[derive(Clone, Default)]
+struct WriteSizes(std::sync::Arc<std::sync::Mutex<Vec<usize>>>);
+
+impl tokio::io::AsyncWrite for WriteSizes {
+    fn poll_write(
+        self: std::pin::Pin<&mut Self>,
+        _: &mut std::task::Context<'_>,
+        buf: &[u8],
+    ) -> std::task::Poll<std::io::Result<usize>> {
+        let lines = buf.iter().filter(|b| **b == b'\n').count();
+        self.0.lock().unwrap().push(lines);
+        std::task::Poll::Ready(Ok(buf.len()))
+    }
+    fn poll_flush(
+        self: std::pin::Pin<&mut Self>,
+        _: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        std::task::Poll::Ready(Ok(()))
+    }
+    fn poll_shutdown(
+        self: std::pin::Pin<&mut Self>,
+        _: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        std::task::Poll::Ready(Ok(()))
+    }
+}
+
+/// A batch of pipelined calls is answered in writes of at most 16 answers, so the first answers
+/// do not wait for the whole batch; what is left goes out once the input runs dry.
+#[tokio::test]
+async fn a_long_batch_is_answered_in_writes_of_at_most_sixteen() {
+    let mut input = String::new();
+    for id in 1..=40 {
+        input.push_str(&modern_call(id, "quick"));
+        input.push('\n');
+    }
+    let sizes = WriteSizes::default();
+    server()
+        .serve_connection(input.as_bytes(), sizes.clone())
+        .await
+        .unwrap();
+    let sizes = sizes.0.lock().unwrap().clone();
+    assert_eq!(sizes.iter().sum::<usize>(), 40, "{sizes:?}");
+    assert_eq!(sizes, vec![16, 16, 8], "{sizes:?}");
+}

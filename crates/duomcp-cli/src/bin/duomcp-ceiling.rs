@@ -71,12 +71,16 @@ fn std_streams() -> (Input, Output) {
     }
 }
 
+/// As `duomcp::transport::stdio` writes (see there).
+const ANSWERS_PER_WRITE: usize = 16;
+
 async fn stdio() -> std::io::Result<()> {
     let (input, output) = std_streams();
     let mut r = BufReader::with_capacity(256 * 1024, input);
     let mut w = BufWriter::with_capacity(256 * 1024, output);
     let mut line = Vec::new();
     let mut out = Vec::new();
+    let mut unflushed = 0;
     loop {
         line.clear();
         if r.read_until(b'\n', &mut line).await? == 0 {
@@ -86,9 +90,13 @@ async fn stdio() -> std::io::Result<()> {
         if answer(&line, &mut out).is_some() {
             out.push(b'\n');
             w.write_all(&out).await?;
+            unflushed += 1;
         }
-        if r.buffer().is_empty() {
+        // The write policy of duomcp's stdio transport: once input runs out, or every
+        // `ANSWERS_PER_WRITE` answers.
+        if r.buffer().is_empty() || unflushed >= ANSWERS_PER_WRITE {
             w.flush().await?;
+            unflushed = 0;
         }
     }
 }
