@@ -3,6 +3,8 @@
 use futures_util::FutureExt as _;
 use std::future::Future;
 use std::panic::AssertUnwindSafe;
+use std::pin::Pin;
+use std::task::{Context, Poll, Waker};
 
 /// Runs `fut`, turning a panic inside it into `Err(message)` instead of unwinding the task.
 ///
@@ -17,4 +19,12 @@ pub(crate) fn catch_unwind<F: Future>(fut: F) -> impl Future<Output = Result<F::
                 .unwrap_or_else(|| "unknown panic".to_owned())
         })
     })
+}
+
+/// Polls `fut` once, without a waker to be woken by: `Ready` when it finished without
+/// waiting. A `Pending` future is then handed to a task, which polls it again with a real waker
+/// (a future must register its current waker on every poll, so none is lost).
+pub(crate) fn poll_now<F: Future + ?Sized>(fut: Pin<&mut F>) -> Poll<F::Output> {
+    let mut cx = Context::from_waker(Waker::noop());
+    fut.poll(&mut cx)
 }

@@ -15,12 +15,11 @@
 use crate::jsonrpc::{self, decode, error_code, Incoming, Line, LineReader, RequestId};
 use crate::server::session::{Frame, Session};
 use crate::server::{answer_request, handle_notification, handle_response, RequestEnv, Server};
+use crate::util::poll_now;
 use duomcp_schema::methods::{self, RequestMethod};
 use std::collections::HashMap;
-use std::future::Future;
-use std::pin::Pin;
 use std::sync::{Arc, Mutex, MutexGuard};
-use std::task::{Context, Poll, Waker};
+use std::task::Poll;
 use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt, BufReader, BufWriter};
 use tokio::sync::{mpsc, Semaphore};
 use tokio_util::sync::CancellationToken;
@@ -116,14 +115,6 @@ impl<W: AsyncWrite + Unpin> Out<W> {
         self.dirty = false;
         self.unflushed = 0;
     }
-}
-
-/// Polls `fut` once, without a waker to be woken by: `Ready` when it finished without
-/// waiting. A `Pending` future is then spawned, and its task polls it again with a real waker
-/// (a future must register its current waker on every poll, so none is lost).
-fn poll_now<F: Future + ?Sized>(fut: Pin<&mut F>) -> Poll<F::Output> {
-    let mut cx = Context::from_waker(Waker::noop());
-    fut.poll(&mut cx)
 }
 
 /// What woke the connection loop.

@@ -17,6 +17,7 @@ use crate::server::session::Frame;
 use crate::server::{
     handle_notification, handle_request, handle_response, NotificationAction, RequestEnv,
 };
+use crate::util::poll_now;
 use axum::response::Response;
 use duomcp_schema::methods::{self, RequestMethod};
 use http::request::Parts;
@@ -24,6 +25,7 @@ use http::{HeaderValue, StatusCode};
 use std::collections::VecDeque;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
+use std::task::Poll;
 use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 
@@ -171,7 +173,6 @@ async fn request(
     }
     let activity = session.busy();
     let (sink, mut sink_rx) = mpsc::channel::<Frame>(SINK_CAPACITY);
-    let (reply_tx, mut reply_rx) = oneshot::channel();
     let id = req.id.clone();
     let env = RequestEnv {
         session: Some(session.core.clone()),
@@ -190,11 +191,27 @@ async fn request(
         Era::Legacy,
     );
     let s = session.clone();
-    tokio::spawn(async move {
+    let mut work = Box::pin(async move {
         let reply = work.await;
         s.unregister(&id);
-        let _ = reply_tx.send(reply);
         drop((permit, activity));
+        reply
+    });
+    // Most handlers finish at once: answered here, with no task and no channel.
+    if let Poll::Ready(reply) = poll_now(work.as_mut()) {
+        return match (t.config.response_mode, sink_rx.try_recv()) {
+            (ResponseMode::JsonWhenPossible, Err(_)) => match reply {
+                Some(reply) => reply_json(StatusCode::OK, reply),
+                None => sse::empty_response(),
+            },
+            (_, first) => {
+                stream_response(t, session, first.ok(), sink_rx, ReplySource::Ready(reply)).await
+            }
+        };
+    }
+    let (reply_tx, mut reply_rx) = oneshot::channel();
+    tokio::spawn(async move {
+        let _ = reply_tx.send(work.await);
     });
 
     let first = match t.config.response_mode {
