@@ -190,15 +190,11 @@ async fn request(
         id.clone(),
         Era::Legacy,
     );
-    let s = session.clone();
-    let mut work = Box::pin(async move {
-        let reply = work.await;
-        s.unregister(&id);
-        drop((permit, activity));
-        reply
-    });
+    let mut work = work;
     // Most handlers finish at once: answered here, with no task and no channel.
     if let Poll::Ready(reply) = poll_now(work.as_mut()) {
+        session.unregister(&id);
+        drop((permit, activity));
         return match (t.config.response_mode, sink_rx.try_recv()) {
             (ResponseMode::JsonWhenPossible, Err(_)) => match reply {
                 Some(reply) => reply_json(StatusCode::OK, reply),
@@ -210,8 +206,12 @@ async fn request(
         };
     }
     let (reply_tx, mut reply_rx) = oneshot::channel();
+    let s = session.clone();
     tokio::spawn(async move {
-        let _ = reply_tx.send(work.await);
+        let reply = work.await;
+        s.unregister(&id);
+        let _ = reply_tx.send(reply);
+        drop((permit, activity));
     });
 
     let first = match t.config.response_mode {

@@ -73,6 +73,7 @@ use session::Sessions;
 use std::future::Future;
 use std::net::SocketAddr;
 use std::sync::Arc;
+use std::task::Poll;
 use std::time::Duration;
 use tokio::net::{TcpListener, ToSocketAddrs};
 use tokio::sync::Semaphore;
@@ -565,9 +566,16 @@ where
         let Some(limit) = limit else {
             return work.await;
         };
+        let deadline = tokio::time::Instant::now() + limit;
+        let mut work = std::pin::pin!(work);
+        // Most handlers finish at the first poll: no timer is set for those.
+        let first = std::future::poll_fn(|cx| Poll::Ready(work.as_mut().poll(cx))).await;
+        if let Poll::Ready(reply) = first {
+            return reply;
+        }
         tokio::select! {
             reply = work => reply,
-            _ = tokio::time::sleep(limit) => {
+            _ = tokio::time::sleep_until(deadline) => {
                 cancel.cancel();
                 let err = ProtocolError::Internal(format!("Request timed out after {} ms", limit.as_millis()));
                 let object = match era {
