@@ -803,6 +803,26 @@ async fn concurrent_request_limit_answers_503() {
 }
 
 #[tokio::test]
+async fn a_waiting_legacy_request_times_out_with_an_error() {
+    let mut config = HttpConfig::default();
+    config.request_timeout = Some(Duration::from_millis(100));
+    let s = start_with(ServerConfig::default(), config).await;
+    let sid = init(s.addr).await;
+    // It waits, so it leaves the POST for a task of its own; the timeout still applies there.
+    let res = legacy_post(s.addr, &sid, &call(7, "hang_quietly", false)).await;
+    assert_eq!(res.status, StatusCode::OK);
+    let body = res.json().await;
+    assert_error(&body, -32603, 7);
+    assert!(body["error"]["message"]
+        .as_str()
+        .unwrap()
+        .contains("timed out after 100 ms"));
+    // One answered at once is unaffected.
+    let res = legacy_post(s.addr, &sid, &call(8, "plain", false)).await;
+    assert_eq!(text_of(&res.json().await["result"]), "plain");
+}
+
+#[tokio::test]
 async fn requests_time_out_with_an_error_and_the_handler_is_cancelled() {
     let mut config = HttpConfig::default();
     config.request_timeout = Some(Duration::from_millis(100));
