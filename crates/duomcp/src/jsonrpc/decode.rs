@@ -106,12 +106,18 @@ fn invalid(id: Option<RequestId>, why: &str) -> DecodeError {
 /// assert_eq!(decode(b"{oops").unwrap_err().error.code, -32700);
 /// ```
 pub fn decode(bytes: &[u8]) -> Result<Incoming, DecodeError> {
-    let env: Envelope<'_> = match serde_json::from_slice(bytes) {
+    // UTF-8 is checked once for the whole text; every later reading of a part of it (the
+    // envelope here, `params` and `_meta` in the dispatcher) then works on `str`s.
+    let text = std::str::from_utf8(bytes).map_err(|e| DecodeError {
+        id: None,
+        error: super::error(error_code::PARSE_ERROR, format!("Parse error: {e}")),
+    })?;
+    let env: Envelope<'_> = match serde_json::from_str(text) {
         Ok(env) => env,
         Err(e) => {
             // Valid JSON of the wrong shape is an invalid request; anything else is a parse error.
             return Err(
-                if serde_json::from_slice::<serde::de::IgnoredAny>(bytes).is_ok() {
+                if serde_json::from_str::<serde::de::IgnoredAny>(text).is_ok() {
                     invalid(None, "expected a JSON-RPC 2.0 message object")
                 } else {
                     DecodeError {
@@ -218,6 +224,11 @@ mod tests {
     fn rejects_bad_input_with_the_right_code() {
         assert_eq!(code(b"{\"jsonrpc\":"), -32700);
         assert_eq!(code(b"\xff\xfe"), -32700);
+        // Invalid UTF-8 inside `params` (which stays raw) is caught too.
+        assert_eq!(
+            code(b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"x\",\"params\":{\"a\":\"\xff\"}}"),
+            -32700
+        );
         assert_eq!(code(b"[1,2]"), -32600);
         assert_eq!(code(b"42"), -32600);
         assert_eq!(code(br#"{"jsonrpc":"1.0","id":1,"method":"x"}"#), -32600);

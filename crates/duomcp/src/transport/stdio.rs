@@ -192,12 +192,15 @@ impl Server {
             config.max_message_size,
         );
 
+        // Waited on across iterations (a fresh wait per line would enqueue a waiter each time).
+        let shutdown = shared.shutdown.cancelled();
+        tokio::pin!(shutdown);
         let read_result = loop {
             // Answers first, then input; a flush only once neither is ready.
             let dirty = out.dirty;
             let event = tokio::select! {
                 biased;
-                _ = shared.shutdown.cancelled() => Event::Shutdown,
+                () = &mut shutdown => Event::Shutdown,
                 Some(frame) = rx.recv() => Event::Frame(frame),
                 l = lines.next_line() => Event::Line(l),
                 () = std::future::ready(()), if dirty => Event::Idle,

@@ -8,6 +8,7 @@ use crate::jsonrpc;
 use crate::server::context::Context;
 use crate::server::cursor;
 use crate::server::dispatch::call_tool;
+use crate::server::registry::ToolEntry;
 use crate::server::session::Sink;
 use crate::server::HandlerError;
 use crate::util::catch_unwind;
@@ -16,6 +17,7 @@ use duomcp_schema::{error_code, meta, CallToolResult, TaskSupport};
 use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::{json, Map, Value};
+use std::sync::Arc;
 use tokio::sync::oneshot;
 
 /// How a `tools/call` is served.
@@ -33,18 +35,18 @@ fn method_not_found(message: String) -> ProtocolError {
     ProtocolError::Custom(jsonrpc::error(error_code::METHOD_NOT_FOUND, message))
 }
 
-/// The tool's task support, whether its task starts on `detach`, and the scopes a caller
-/// needs; `None` for unknown tools (the call then reports the unknown tool as usual).
-fn support_of(ctx: &Context, name: &str) -> Option<(TaskSupport, bool, Vec<String>)> {
-    let reg = ctx.shared().registry();
-    let entry = reg.tools.get(name)?;
+/// The tool's task support and its registry entry (whose `deferred_task` says whether its task
+/// starts on `detach`, and `scopes` what a caller needs); `None` for unknown tools (the call
+/// then reports the unknown tool as usual).
+fn support_of(ctx: &Context, name: &str) -> Option<(TaskSupport, Arc<ToolEntry>)> {
+    let entry = ctx.shared().registry().tools.get(name)?.clone();
     let support = entry
         .tool
         .execution
         .as_ref()
         .and_then(|e| e.task_support)
         .unwrap_or_default();
-    Some((support, entry.deferred_task, entry.scopes.clone()))
+    Some((support, entry))
 }
 
 /// A caller without the tool's scopes gets no task (the refusal a plain call would get).
@@ -79,11 +81,11 @@ pub(crate) fn legacy_plan(
             )))
         }
     };
-    let Some((support, _, scopes)) = support_of(ctx, name) else {
+    let Some((support, entry)) = support_of(ctx, name) else {
         return Ok((CallPlan::Inline, None));
     };
     if task.is_some() {
-        check_scopes(ctx, &scopes)?;
+        check_scopes(ctx, &entry.scopes)?;
     }
     match (task.is_some(), support) {
         (true, TaskSupport::Forbidden) => Err(method_not_found(format!(
@@ -106,9 +108,10 @@ fn tasks_capability() -> ProtocolError {
 /// that can only run as a task refuses the others with `-32021`. A legacy `task` param is
 /// ignored.
 pub(crate) fn modern_plan(ctx: &Context, name: &str) -> Result<CallPlan, ProtocolError> {
-    let Some((support, deferred, scopes)) = support_of(ctx, name) else {
+    let Some((support, entry)) = support_of(ctx, name) else {
         return Ok(CallPlan::Inline);
     };
+    let deferred = entry.deferred_task;
     let declared = ctx.client_capabilities().has_extension(EXTENSION_ID);
     let plan = match support {
         TaskSupport::Forbidden => CallPlan::Inline,
@@ -118,7 +121,7 @@ pub(crate) fn modern_plan(ctx: &Context, name: &str) -> Result<CallPlan, Protoco
         _ => CallPlan::Task,
     };
     if plan == CallPlan::Task {
-        check_scopes(ctx, &scopes)?;
+        check_scopes(ctx, &entry.scopes)?;
     }
     Ok(plan)
 }
