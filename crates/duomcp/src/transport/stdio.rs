@@ -70,23 +70,27 @@ pub(crate) fn std_streams() -> (StdinStream, StdoutStream) {
     }
 }
 
-/// The write half of a connection: a buffer flushed when nothing else is ready. After a write
-/// error the connection's output is gone; later frames are dropped and the error is reported
-/// when the connection ends (reading goes on until then, as before).
 /// Answers are written when no input is ready, and at the latest after this many: under
 /// pipelined load the first answers of a long batch go out while the rest is computed,
 /// instead of waiting for the whole batch (p50 at window 32, 2025-11-25: 0.10 → 0.07 ms).
 const ANSWERS_PER_WRITE: usize = 16;
 
+/// The write half of a connection: a buffer flushed when nothing else is ready. After a write
+/// error the connection's output is gone; later frames are dropped and the error is reported
+/// when the connection ends (reading goes on until then, as before).
 struct Out<W> {
     w: BufWriter<W>,
-    dirty: bool,
     err: Option<std::io::Error>,
-    /// Answers in `w` since the last flush.
+    /// Answers buffered in `w` since the last flush.
     unflushed: usize,
 }
 
 impl<W: AsyncWrite + Unpin> Out<W> {
+    /// Whether answers wait in the buffer.
+    fn dirty(&self) -> bool {
+        self.unflushed > 0
+    }
+
     async fn frame(&mut self, frame: &[u8]) {
         // An empty frame is `Context::close_sse_stream`, which means nothing on stdio.
         if frame.is_empty() || self.err.is_some() {
@@ -97,22 +101,20 @@ impl<W: AsyncWrite + Unpin> Out<W> {
             Err(e) => Err(e),
         };
         match written {
-            Ok(()) => self.dirty = true,
+            Ok(()) => self.unflushed += 1,
             Err(e) => self.err = Some(e),
         }
-        self.unflushed += 1;
         if self.unflushed >= ANSWERS_PER_WRITE {
             self.flush().await;
         }
     }
 
     async fn flush(&mut self) {
-        if self.dirty && self.err.is_none() {
+        if self.dirty() && self.err.is_none() {
             if let Err(e) = self.w.flush().await {
                 self.err = Some(e);
             }
         }
-        self.dirty = false;
         self.unflushed = 0;
     }
 }
@@ -177,7 +179,6 @@ impl Server {
         let (tx, mut rx) = mpsc::channel::<Frame>(1024);
         let mut out = Out {
             w: BufWriter::with_capacity(64 * 1024, writer),
-            dirty: false,
             err: None,
             unflushed: 0,
         };
@@ -197,7 +198,7 @@ impl Server {
         tokio::pin!(shutdown);
         let read_result = loop {
             // Answers first, then input; a flush only once neither is ready.
-            let dirty = out.dirty;
+            let dirty = out.dirty();
             let event = tokio::select! {
                 biased;
                 () = &mut shutdown => Event::Shutdown,
@@ -256,7 +257,7 @@ impl Server {
                     let permit = match limit.clone().try_acquire_owned() {
                         Ok(permit) => Some(permit),
                         Err(_) => loop {
-                            let dirty = out.dirty;
+                            let dirty = out.dirty();
                             tokio::select! {
                                 biased;
                                 p = limit.clone().acquire_owned() => break p.ok(),
@@ -337,7 +338,7 @@ impl Server {
         tokio::pin!(timer);
         let mut cancelled = false;
         loop {
-            let dirty = out.dirty;
+            let dirty = out.dirty();
             tokio::select! {
                 biased;
                 Some(frame) = rx.recv() => out.frame(&frame).await,
