@@ -15,7 +15,7 @@ use crate::era::Era;
 use crate::jsonrpc::{error_code, Incoming, IncomingRequest, RequestId};
 use crate::server::session::Frame;
 use crate::server::{
-    handle_notification, handle_request, handle_response, NotificationAction, RequestEnv,
+    handle_notification, handle_request, handle_response, NotificationAction, Reply, RequestEnv,
 };
 use crate::util::poll_now;
 use axum::response::Response;
@@ -183,27 +183,18 @@ async fn request(
         closing: session.closing.clone(),
         principal: principal(parts),
     };
-    let work = with_timeout(
+    let mut work = with_timeout(
         handle_request(t.shared.clone(), req, env),
         t.config.request_timeout,
         token,
         id.clone(),
         Era::Legacy,
     );
-    let mut work = work;
     // Most handlers finish at once: answered here, with no task and no channel.
     if let Poll::Ready(reply) = poll_now(work.as_mut()) {
         session.unregister(&id);
         drop((permit, activity));
-        return match (t.config.response_mode, sink_rx.try_recv()) {
-            (ResponseMode::JsonWhenPossible, Err(_)) => match reply {
-                Some(reply) => reply_json(StatusCode::OK, reply),
-                None => sse::empty_response(),
-            },
-            (_, first) => {
-                stream_response(t, session, first.ok(), sink_rx, ReplySource::Ready(reply)).await
-            }
-        };
+        return ready_response(t, session, reply, sink_rx).await;
     }
     let (reply_tx, mut reply_rx) = oneshot::channel();
     let s = session.clone();
@@ -227,18 +218,30 @@ async fn request(
                 },
             },
             reply = &mut reply_rx => {
-                let reply = reply.ok().flatten();
-                return match sink_rx.try_recv() {
-                    Err(_) => match reply {
-                        Some(reply) => reply_json(StatusCode::OK, reply),
-                        None => sse::empty_response(),
-                    },
-                    Ok(frame) => stream_response(t, session, Some(frame), sink_rx, ReplySource::Ready(reply)).await,
-                };
+                return ready_response(t, session, reply.ok().flatten(), sink_rx).await;
             }
         },
     };
     stream_response(t, session, first, sink_rx, ReplySource::Pending(reply_rx)).await
+}
+
+/// The response to a request whose handler is done (`None`: cancelled): plain JSON when the
+/// mode allows and the handler sent nothing before its reply, a stream otherwise.
+async fn ready_response(
+    t: &Arc<Inner>,
+    session: &Arc<HttpSession>,
+    reply: Option<Reply>,
+    mut sink_rx: mpsc::Receiver<Frame>,
+) -> Response {
+    match (t.config.response_mode, sink_rx.try_recv()) {
+        (ResponseMode::JsonWhenPossible, Err(_)) => match reply {
+            Some(reply) => reply_json(StatusCode::OK, reply),
+            None => sse::empty_response(),
+        },
+        (_, first) => {
+            stream_response(t, session, first.ok(), sink_rx, ReplySource::Ready(reply)).await
+        }
+    }
 }
 
 async fn stream_response(
