@@ -142,28 +142,6 @@ pub(crate) async fn answer_request(
             .middleware
             .as_ref()
             .map(|m| m.lock().unwrap_or_else(|p| p.into_inner()).clone());
-        if let Some(stack) = layered {
-            let era = match hint {
-                Some(era) => era,
-                None => match ParamsIndex::read(req.params.as_deref()) {
-                    Ok(params) => {
-                        let meta = params.meta();
-                        let fields = meta.map(|m| MetaFields::parse(m.get()));
-                        detect_era(&req.method, meta, &fields)
-                    }
-                    Err(e) => return invalid_params_reply(Era::Legacy, &req.id, &e),
-                },
-            };
-            let span = request_span(&req, era);
-            let id = req.id.clone();
-            let request = McpRequest::new(shared, req, env, era);
-            let response = stack.oneshot(request).instrument(span.clone()).await;
-            let reply = response
-                .unwrap_or_else(|e| McpResponse::error(middleware::error_from_box(e)))
-                .into_reply(era, &id);
-            record_outcome(&span, era, &reply);
-            return reply;
-        }
         // The members of `params`, read once: `_meta` decides the era when the transport did
         // not, a 2026-07-28 request is validated from it, and the typed parameters are built
         // from the others.
@@ -177,6 +155,19 @@ pub(crate) async fn answer_request(
             _ => params.meta().map(|m| MetaFields::parse(m.get())),
         };
         let era = hint.unwrap_or_else(|| detect_era(&req.method, params.meta(), &fields));
+        if let Some(stack) = layered {
+            // Middleware owns the request; `route_owned` reads its members again after it.
+            drop((fields, params));
+            let span = request_span(&req, era);
+            let id = req.id.clone();
+            let request = McpRequest::new(shared, req, env, era);
+            let response = stack.oneshot(request).instrument(span.clone()).await;
+            let reply = response
+                .unwrap_or_else(|e| McpResponse::error(middleware::error_from_box(e)))
+                .into_reply(era, &id);
+            record_outcome(&span, era, &reply);
+            return reply;
+        }
         let span = request_span(&req, era);
         let reply = route(shared, &req, era, &params, fields, env)
             .instrument(span.clone())
