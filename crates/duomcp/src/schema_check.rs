@@ -143,7 +143,6 @@ struct Checks {
     required_declared: usize,
     /// Required names that `properties` does not declare.
     required_elsewhere: Vec<String>,
-    required: Vec<String>,
     additional: Option<Shape>,
     items: Option<Shape>,
     one_of_values: Option<Vec<Plain>>,
@@ -205,6 +204,7 @@ impl Shape {
             _ => return None,
         };
         let mut c = Checks::default();
+        let mut required: Vec<String> = Vec::new();
         let mut asserts = false;
         for (key, value) in map {
             asserts |= !matches!(
@@ -255,7 +255,7 @@ impl Shape {
                     if sorted.len() != names.len() {
                         return None;
                     }
-                    c.required = names;
+                    required = names;
                 }
                 "additionalProperties" => c.additional = Some(Shape::read(value)?),
                 "items" => c.items = Some(Shape::read(value)?),
@@ -288,14 +288,12 @@ impl Shape {
         c.property_required = c
             .properties
             .iter()
-            .map(|(name, _)| c.required.contains(name))
+            .map(|(name, _)| required.contains(name))
             .collect();
         c.required_declared = c.property_required.iter().filter(|r| **r).count();
-        c.required_elsewhere = c
-            .required
-            .iter()
-            .filter(|name| c.properties.iter().all(|(p, _)| p != *name))
-            .cloned()
+        c.required_elsewhere = required
+            .into_iter()
+            .filter(|name| c.properties.iter().all(|(p, _)| p != name))
             .collect();
         Some(if asserts {
             Shape::Checks(Box::new(c))
