@@ -6,7 +6,9 @@ use clap::{Parser, Subcommand};
 #[command(
     name = "duomcp",
     version,
-    about = "Model Context Protocol, both revisions (2025-11-25 and 2026-07-28)"
+    about = "Model Context Protocol, both revisions (2025-11-25 and 2026-07-28)",
+    after_help = "Logging (to stderr): DUOMCP_LOG, else RUST_LOG, sets the filter (default `warn`; \
+                  `DUOMCP_LOG=debug` logs every request with method, target, era, duration and outcome)."
 )]
 struct Cli {
     #[command(subcommand)]
@@ -39,15 +41,23 @@ enum Command {
     Client(duomcp_cli::commands::ClientCommand),
 }
 
-fn main() -> std::process::ExitCode {
-    // Logs go to stderr: stdout belongs to the protocol.
+/// Logs go to stderr (stdout belongs to the protocol), filtered by `DUOMCP_LOG`, else
+/// `RUST_LOG`, else `warn`; coloured only when stderr is a terminal.
+fn init_logging() {
+    use std::io::IsTerminal;
+    let filter = ["DUOMCP_LOG", "RUST_LOG"]
+        .into_iter()
+        .find_map(|var| tracing_subscriber::EnvFilter::try_from_env(var).ok())
+        .unwrap_or_else(|| "warn".into());
     tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_env("DUOMCP_LOG")
-                .unwrap_or_else(|_| "warn".into()),
-        )
+        .with_ansi(std::io::stderr().is_terminal())
+        .with_env_filter(filter)
         .init();
+}
+
+fn main() -> std::process::ExitCode {
+    init_logging();
     let cli = Cli::parse();
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -78,10 +88,13 @@ fn main() -> std::process::ExitCode {
                 match http {
                     // Ctrl-C / SIGTERM: stop reading, let requests in flight finish within
                     // the grace period, cancel the rest, exit 0.
-                    None => server
-                        .serve_stdio_with_shutdown(duomcp::server::shutdown_signal())
-                        .await
-                        .map_err(Some),
+                    None => {
+                        say_what_stdio_waits_for();
+                        server
+                            .serve_stdio_with_shutdown(duomcp::server::shutdown_signal())
+                            .await
+                            .map_err(Some)
+                    }
                     Some(addr) => serve_http(&addr, server).await.map_err(Some),
                 }
             }
@@ -98,6 +111,19 @@ fn main() -> std::process::ExitCode {
         }
         // Already reported.
         Err(None) => std::process::ExitCode::FAILURE,
+    }
+}
+
+/// On a terminal, a silent `duomcp serve` looks hung: say what it waits for (on stderr, which
+/// is not the protocol's). Piped or spawned by a client, it says nothing.
+fn say_what_stdio_waits_for() {
+    use std::io::IsTerminal;
+    if std::io::stdin().is_terminal() {
+        eprintln!(
+            "duomcp: the reference server is waiting for JSON-RPC messages on stdin, one per line \
+             (2025-11-25: `initialize` first; 2026-07-28: `_meta` on every request). \
+             An MCP client usually starts it: `duomcp tools -- duomcp serve`. Ctrl-D or Ctrl-C stops."
+        );
     }
 }
 

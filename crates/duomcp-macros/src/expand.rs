@@ -95,10 +95,15 @@ pub(crate) fn run(kind: Kind, attr: TokenStream, item: TokenStream) -> TokenStre
     out
 }
 
-fn expand(kind: Kind, attr: TokenStream, func: ItemFn) -> TokenStream {
+fn expand(kind: Kind, attr: TokenStream, mut func: ItemFn) -> TokenStream {
     let mut errors = Vec::new();
     let attrs = Attrs::parse(attr, kind.known(), &mut errors);
     check_signature(kind, &func, &mut errors);
+    if is_sync(&func) {
+        // Reported once, above; emitted as the `async fn` it should be, so neither the checks
+        // below nor the registration add errors of their own for the same mistake.
+        func.sig.asyncness = Some(syn::Token![async](func.sig.fn_token.span));
+    }
     if func
         .sig
         .inputs
@@ -187,11 +192,29 @@ fn check_signature(kind: Kind, func: &ItemFn, errors: &mut Vec<syn::Error>) {
     if let Some(c) = &sig.constness {
         errors.push(syn::Error::new_spanned(c, "a handler cannot be `const`"));
     }
-    if sig.asyncness.is_none() && matches!(sig.output, ReturnType::Default) {
+    if is_sync(func) {
         errors.push(syn::Error::new_spanned(
             sig.fn_token,
-            format!("a {noun} handler must be an `async fn`"),
+            format!(
+                "a {noun} handler must be an `async fn`: make it `async fn {}`",
+                sig.ident
+            ),
         ));
+    }
+}
+
+/// A plain `fn` that does not return a future (`impl Future<…>`, a `BoxFuture`, a
+/// `Pin<Box<…>>`): not a handler, and the fix is `async`.
+fn is_sync(func: &ItemFn) -> bool {
+    if func.sig.asyncness.is_some() {
+        return false;
+    }
+    match &func.sig.output {
+        ReturnType::Default => true,
+        ReturnType::Type(_, ty) => {
+            let text = quote!(#ty).to_string();
+            !(text.contains("Future") || text.starts_with("Pin"))
+        }
     }
 }
 

@@ -209,7 +209,7 @@ impl<T: JsonSchema> JsonOutputSchema for T {}
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be a handler's error type",
     label = "this error type does not convert into `HandlerError`",
-    note = "return `HandlerError`, or any `std::error::Error + Send + Sync + 'static` (`?` converts it)"
+    note = "return `HandlerError`, `anyhow::Error`, `String`, `&'static str`, `Box<dyn Error + Send + Sync>`, or any `std::error::Error + Send + Sync + 'static` (`?` converts it)"
 )]
 pub trait ErrorType {
     /// Named by the check.

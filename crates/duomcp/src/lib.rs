@@ -46,23 +46,46 @@
 
 #![warn(missing_docs)]
 
+#[cfg(feature = "server")]
 pub mod auth;
+#[cfg(feature = "client")]
 pub mod client;
 pub mod era;
 pub mod jsonrpc;
+#[cfg(feature = "server")]
 mod schema_check;
+#[cfg(feature = "server")]
 pub mod server;
+#[cfg(feature = "server")]
 pub mod transport;
+#[cfg(feature = "server")]
 mod util;
 
 pub use duomcp_schema as schema;
 pub use era::Era;
+
+/// The `schemars` duomcp is built with (1.x), for deriving `JsonSchema` without depending on
+/// it yourself, or when your crate also uses another version:
+///
+/// ```
+/// #[derive(serde::Deserialize, duomcp::schemars::JsonSchema)]
+/// #[schemars(crate = "duomcp::schemars")]
+/// struct Greet {
+///     name: String,
+/// }
+/// # let _ = duomcp::schemars::schema_for!(Greet);
+/// ```
+pub use schemars;
+
+/// The `serde_json` duomcp is built with, whose `Value` and `Map` appear in its API.
+pub use serde_json;
 
 /// `#[tool]`, `#[prompt]` and `#[resource]`: a handler's definition from its doc comment and
 /// attribute, as `name::spec()`; see [`server`] for registration (feature `macros`).
 #[cfg(feature = "macros")]
 pub use duomcp_macros::{prompt, resource, tool};
 
+#[cfg(feature = "server")]
 #[doc(hidden)]
 pub mod __private;
 
@@ -79,6 +102,7 @@ pub mod __bench {
 
     /// Whether `instance` matches `schema`, as a tool's `inputSchema` is checked (the schema
     /// compiled once, then `check` per call).
+    #[cfg(feature = "server")]
     pub fn schema_check(schema: serde_json::Value) -> impl Fn(&serde_json::Value) -> bool {
         let check = crate::schema_check::SchemaCheck::new(schema);
         move |instance| check.check(instance).is_ok()

@@ -83,7 +83,7 @@ pub(crate) async fn run(args: &BenchArgs, progress: bool) -> Result<Report, Stri
         }
         done_since_report += 1;
         if progress
-            && done_since_report % 1024 == 0
+            && done_since_report.is_multiple_of(1024)
             && last_report.elapsed() >= Duration::from_secs(1)
         {
             let rate = done_since_report as f64 / last_report.elapsed().as_secs_f64();

@@ -56,7 +56,7 @@
 //! another principal using the session id gets `404`, as for an unknown session. A sealed
 //! 2026-07-28 `requestState` is bound to the principal as well.
 //!
-//! # Client (feature `auth`)
+//! # Client (features `auth` + `client`)
 //!
 //! [`OAuthClient`] implements [`AuthProvider`](crate::client::auth::AuthProvider), the seam of
 //! the Streamable HTTP client transport: on a `401` it discovers the authorization server
@@ -83,9 +83,18 @@ pub(crate) use principal::ScopeChallenge;
 pub(crate) use scope::join_scopes;
 pub use scope::{split_scopes, ScopeHierarchy};
 
+// Shared by the two halves; `auth` without `http-server` or `client` uses none of it.
 #[cfg(feature = "auth")]
+#[cfg_attr(
+    not(any(feature = "http-server", feature = "client")),
+    allow(dead_code)
+)]
 mod challenge;
 #[cfg(feature = "auth")]
+#[cfg_attr(
+    not(any(feature = "http-server", feature = "client")),
+    allow(dead_code)
+)]
 pub(crate) mod http;
 #[cfg(feature = "auth")]
 mod metadata;
@@ -107,9 +116,9 @@ pub use server::{
     StaticTokens, TokenError, TokenValidator, ValidateFuture,
 };
 
-#[cfg(feature = "auth")]
+#[cfg(all(feature = "auth", feature = "client"))]
 mod client;
-#[cfg(feature = "auth")]
+#[cfg(all(feature = "auth", feature = "client"))]
 pub use client::{
     ApplicationType, AuthorizationResponse, ClientRecord, EnterpriseManaged, FileTokenStore, Grant,
     HeadlessRedirect, LoopbackRedirect, MemoryTokenStore, OAuthClient, OAuthClientBuilder,

@@ -133,6 +133,7 @@ impl<'a> MetaFields<'a> {
 
     /// Whether it names a protocol version (what makes a request without a transport hint a
     /// 2026-07-28 one).
+    #[cfg_attr(not(feature = "server"), allow(dead_code))]
     pub(crate) fn has_version(&self) -> bool {
         self.protocol_version.is_some()
     }
@@ -145,6 +146,7 @@ fn present(raw: Option<&RawValue>) -> Option<&str> {
 
 /// Whether a raw `_meta` object has a protocol-version key, whatever its value: the mark of a
 /// 2026-07-28 request (whose validation then says what is wrong with the value).
+#[cfg_attr(not(feature = "server"), allow(dead_code))]
 pub(crate) fn names_version(meta: &str) -> bool {
     #[derive(Deserialize)]
     struct Keys<'a> {

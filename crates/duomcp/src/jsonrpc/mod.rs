@@ -14,6 +14,7 @@ mod framing;
 pub use decode::{
     decode, DecodeError, Incoming, IncomingNotification, IncomingRequest, IncomingResponse,
 };
+#[cfg(feature = "server")]
 pub(crate) use encode::result_head;
 pub use encode::{encode_error, encode_notification, encode_request, encode_result};
 pub use framing::{Line, LineReader};

@@ -159,20 +159,22 @@ pub(crate) async fn answer_request(
             // Middleware owns the request; `route_owned` reads its members again after it.
             drop((fields, params));
             let span = request_span(&req, era);
+            let started = (!span.is_disabled()).then(std::time::Instant::now);
             let id = req.id.clone();
             let request = McpRequest::new(shared, req, env, era);
             let response = stack.oneshot(request).instrument(span.clone()).await;
             let reply = response
                 .unwrap_or_else(|e| McpResponse::error(middleware::error_from_box(e)))
                 .into_reply(era, &id);
-            record_outcome(&span, era, &reply);
+            record_outcome(&span, era, &reply, started);
             return reply;
         }
         let span = request_span(&req, era);
+        let started = (!span.is_disabled()).then(std::time::Instant::now);
         let reply = route(shared, &req, era, &params, fields, env)
             .instrument(span.clone())
             .await;
-        record_outcome(&span, era, &reply);
+        record_outcome(&span, era, &reply, started);
         reply
     };
     match catch_unwind(work).await {
@@ -266,22 +268,29 @@ fn era_tag(era: Era) -> &'static str {
 }
 
 /// Records how the request ended: `ok`, `isError` (a tool result reporting failure), or
-/// `error` with the JSON-RPC `error_code`.
-fn record_outcome(span: &tracing::Span, era: Era, reply: &Reply) {
+/// `error` with the JSON-RPC `error_code`; then logs it at debug level, with its duration (the
+/// span's fields name method, target, era and request id).
+fn record_outcome(
+    span: &tracing::Span,
+    era: Era,
+    reply: &Reply,
+    started: Option<std::time::Instant>,
+) {
     if span.is_disabled() {
         return;
     }
-    match &reply.error {
+    let outcome = match &reply.error {
         Some(e) => {
-            span.record("outcome", "error");
             span.record("error_code", error_object(era, e).code);
+            "error"
         }
-        None if reply.is_error => {
-            span.record("outcome", "isError");
-        }
-        None => {
-            span.record("outcome", "ok");
-        }
+        None if reply.is_error => "isError",
+        None => "ok",
+    };
+    span.record("outcome", outcome);
+    if let Some(started) = started {
+        let duration_us = started.elapsed().as_micros() as u64;
+        tracing::debug!(parent: span, outcome, duration_us, "mcp request done");
     }
 }
 

@@ -5,9 +5,11 @@ use std::fmt;
 
 /// Why a handler did not produce its result.
 ///
-/// * In a tool, [`HandlerError::Failed`] (what `?` makes of any `std::error::Error`) becomes a
-///   result with `isError: true`, so the model can see it and correct itself; in prompts and
-///   resources it becomes a JSON-RPC internal error.
+/// * In a tool, [`HandlerError::Failed`] (what `?` makes of any `std::error::Error`, of an
+///   `anyhow::Error`, a `String`, a `&str` or a `Box<dyn Error + Send + Sync>`) becomes a result
+///   with `isError: true`, so the model can see it and correct itself; in prompts and resources
+///   it becomes a JSON-RPC internal error. The message is the error and its causes
+///   (`source()`), joined with `: `, as `anyhow` prints them with `{:#}`.
 /// * [`HandlerError::Protocol`] becomes a JSON-RPC error response, mapped per era.
 /// * [`HandlerError::InputRequired`] is produced by [`Context::elicit`](crate::server::Context::elicit)
 ///   and friends in the 2026-07-28 era; let it propagate with `?` and the runtime answers with an
@@ -80,9 +82,38 @@ impl fmt::Display for HandlerError {
     }
 }
 
-impl<E: std::error::Error + Send + Sync + 'static> From<E> for HandlerError {
+/// Anything that converts into a boxed error: every `std::error::Error + Send + Sync`,
+/// `anyhow::Error`, `String`, `&str`, `Box<dyn Error + Send + Sync>`.
+///
+/// ```
+/// use duomcp::server::HandlerError;
+/// let from_string: HandlerError = String::from("no such city").into();
+/// let from_str: HandlerError = "no such city".into();
+/// assert_eq!(from_string.to_string(), from_str.to_string());
+/// ```
+impl<E: Into<Box<dyn std::error::Error + Send + Sync>>> From<E> for HandlerError {
     fn from(e: E) -> Self {
-        HandlerError::Failed(Box::new(e))
+        HandlerError::Failed(e.into())
+    }
+}
+
+impl HandlerError {
+    /// The same error with a [`Failed`](HandlerError::Failed) error's causes in its message
+    /// (`outer: inner: root`), as the caller is shown it.
+    pub(crate) fn with_causes(self) -> Self {
+        match self {
+            HandlerError::Failed(e) if e.source().is_some() => {
+                let mut message = e.to_string();
+                let mut cause = e.source();
+                while let Some(c) = cause {
+                    message.push_str(": ");
+                    message.push_str(&c.to_string());
+                    cause = c.source();
+                }
+                HandlerError::msg(message)
+            }
+            other => other,
+        }
     }
 }
 

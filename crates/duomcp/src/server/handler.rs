@@ -14,6 +14,7 @@ use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 use serde_json::{Map, Value};
+use std::any::TypeId;
 use std::future::Future;
 
 /// What extractors read from: the request's context and its arguments.
@@ -47,6 +48,13 @@ pub trait FromCallParts: Sized + Send + 'static {
 
     /// The JSON Schema of the arguments this extractor consumes, if it consumes any.
     fn input_schema() -> Option<Map<String, Value>> {
+        None
+    }
+
+    /// The registered state this extractor needs (its type and type name), so that
+    /// [`ServerBuilder::build`](crate::server::ServerBuilder::build) can refuse a server whose
+    /// handlers need state nobody registered, before any call. `State<T>` says `T`.
+    fn required_state() -> Option<(TypeId, &'static str)> {
         None
     }
 }
@@ -124,6 +132,10 @@ pub(crate) fn schema_object<T: JsonSchema>() -> Map<String, Value> {
 pub struct State<T>(pub T);
 
 impl<T: Clone + Send + Sync + 'static> FromCallParts for State<T> {
+    fn required_state() -> Option<(TypeId, &'static str)> {
+        Some((TypeId::of::<T>(), std::any::type_name::<T>()))
+    }
+
     fn from_call_parts(parts: &CallParts) -> Result<Self, Rejection> {
         parts.ctx.state::<T>().map(State).ok_or_else(|| {
             Rejection(format!(
@@ -163,6 +175,10 @@ pub trait Handler<T>: Clone + Send + Sync + 'static {
     ) -> impl Future<Output = Result<Self::Output, Rejection>> + Send + 'static;
     /// The input schema contributed by the arguments.
     fn input_schema() -> Option<Map<String, Value>>;
+    /// The registered state the arguments need ([`FromCallParts::required_state`]).
+    fn required_states() -> Vec<(TypeId, &'static str)> {
+        Vec::new()
+    }
 }
 
 /// Extraction of a whole argument tuple, so the macro below needs no closure.
@@ -220,6 +236,11 @@ macro_rules! impl_handler {
                 $( if let Some(s) = $a::input_schema() { schema = Some(s); } )*
                 schema
             }
+            fn required_states() -> Vec<(TypeId, &'static str)> {
+                let mut states = Vec::new();
+                $( states.extend($a::required_state()); )*
+                states
+            }
         }
     };
 }
@@ -237,7 +258,7 @@ impl_handler!(A1, A2, A3, A4, A5, A6, A7, A8);
 /// A return value that becomes a `tools/call` result.
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be returned from a tool",
-    note = "return a `String`, `&'static str`, `ContentBlock`, `Vec<ContentBlock>`, `CallToolResult`, `Json<T>`, or `Result<_, E>` of one of them"
+    note = "return a `String`, `&'static str`, `ContentBlock`, `Vec<ContentBlock>`, `CallToolResult`, `Json<T>`, or `Result<_, E>` of one of them, where `E` is `HandlerError`, `anyhow::Error`, `String`, `&'static str`, `Box<dyn Error + Send + Sync>` or any `std::error::Error + Send + Sync`"
 )]
 pub trait IntoToolResult: Send + 'static {
     /// Converts into a result or an error.
@@ -286,7 +307,8 @@ impl IntoToolResult for () {
 
 impl<T: IntoToolResult, E: Into<HandlerError> + Send + 'static> IntoToolResult for Result<T, E> {
     fn into_tool_result(self) -> Result<CallToolResult, HandlerError> {
-        self.map_err(Into::into).and_then(T::into_tool_result)
+        self.map_err(|e| e.into().with_causes())
+            .and_then(T::into_tool_result)
     }
     fn output_schema() -> Option<Map<String, Value>> {
         T::output_schema()
@@ -359,7 +381,8 @@ impl<T: IntoPromptResult, E: Into<HandlerError> + Send + 'static> IntoPromptResu
     for Result<T, E>
 {
     fn into_prompt_result(self) -> Result<GetPromptResult, HandlerError> {
-        self.map_err(Into::into).and_then(T::into_prompt_result)
+        self.map_err(|e| e.into().with_causes())
+            .and_then(T::into_prompt_result)
     }
 }
 
@@ -408,7 +431,7 @@ impl IntoReadResult for String {
 
 impl<T: IntoReadResult, E: Into<HandlerError> + Send + 'static> IntoReadResult for Result<T, E> {
     fn into_read_result(self, uri: &str) -> Result<ReadResourceResult, HandlerError> {
-        self.map_err(Into::into)
+        self.map_err(|e| e.into().with_causes())
             .and_then(|t| t.into_read_result(uri))
     }
 }

@@ -367,7 +367,46 @@ pub struct ServerBuilder {
     tasks: tasks::TaskConfig,
     skills: Option<skills::SkillSet>,
     middleware: Option<middleware::McpService>,
+    /// The state each registered handler takes (`State<T>`), checked by `build()`.
+    needs: Vec<StateNeed>,
 }
+
+/// A handler's `State<T>` argument: what it is, and who takes it.
+struct StateNeed {
+    type_id: TypeId,
+    type_name: &'static str,
+    handler: String,
+}
+
+/// Why [`ServerBuilder::try_build`] refused the definition.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum BuildError {
+    /// Handlers take `State<T>` for a `T` never given to [`ServerBuilder::state`].
+    MissingState {
+        /// `(handler, type)` pairs: `("tool `visits`", "my_app::Counter")`.
+        missing: Vec<(String, String)>,
+    },
+}
+
+impl std::fmt::Display for BuildError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            BuildError::MissingState { missing } => {
+                f.write_str("handlers take state that was never registered: ")?;
+                for (i, (handler, ty)) in missing.iter().enumerate() {
+                    if i > 0 {
+                        f.write_str("; ")?;
+                    }
+                    write!(f, "{handler} takes `State<{ty}>`")?;
+                }
+                f.write_str(" (register it with `Server::builder().state(value)`)")
+            }
+        }
+    }
+}
+
+impl std::error::Error for BuildError {}
 
 impl Default for ServerBuilder {
     fn default() -> Self {
@@ -381,6 +420,7 @@ impl Default for ServerBuilder {
             tasks: tasks::TaskConfig::default(),
             skills: None,
             middleware: None,
+            needs: Vec::new(),
         }
     }
 }
@@ -436,6 +476,7 @@ impl ServerBuilder {
         H::Output: IntoToolResult,
     {
         let entry = registry::tool_entry(spec.into(), handler);
+        self.need::<H, T>(format!("tool `{}`", entry.tool.name));
         self.registry
             .tools
             .insert(entry.tool.name.clone(), Arc::new(entry));
@@ -449,6 +490,7 @@ impl ServerBuilder {
         H::Output: IntoPromptResult,
     {
         let entry = registry::prompt_entry(spec.into(), handler);
+        self.need::<H, T>(format!("prompt `{}`", entry.prompt.name));
         self.registry
             .prompts
             .insert(entry.prompt.name.clone(), Arc::new(entry));
@@ -462,6 +504,7 @@ impl ServerBuilder {
         H::Output: IntoReadResult,
     {
         let entry = registry::resource_entry(resource.into(), handler);
+        self.need::<H, T>(format!("resource `{}`", entry.resource.uri));
         self.registry
             .resources
             .insert(entry.resource.uri.clone(), Arc::new(entry));
@@ -474,9 +517,12 @@ impl ServerBuilder {
         H: Handler<T>,
         H::Output: IntoReadResult,
     {
-        self.registry
-            .templates
-            .push(Arc::new(registry::template_entry(template.into(), handler)));
+        let entry = registry::template_entry(template.into(), handler);
+        self.need::<H, T>(format!(
+            "resource template `{}`",
+            entry.template.uri_template
+        ));
+        self.registry.templates.push(Arc::new(entry));
         self
     }
 
@@ -564,8 +610,63 @@ impl ServerBuilder {
         self
     }
 
+    /// Records the `State<T>` arguments of a handler being registered.
+    fn need<H: Handler<T>, T>(&mut self, handler: String) {
+        // A handler registered again under the same name replaces the earlier one.
+        self.needs.retain(|n| n.handler != handler);
+        for (type_id, type_name) in H::required_states() {
+            self.needs.push(StateNeed {
+                type_id,
+                type_name,
+                handler: handler.clone(),
+            });
+        }
+    }
+
+    /// Finishes the definition, or says which handlers take a [`State<T>`] whose `T` was never
+    /// registered with [`state`](ServerBuilder::state) (they would fail at every call).
+    ///
+    /// ```
+    /// use duomcp::server::{BuildError, Server, State};
+    /// #[derive(Clone)]
+    /// struct Counter;
+    /// async fn visits(State(_): State<Counter>) -> String { "1".into() }
+    ///
+    /// let refused = Server::builder().tool("visits", visits).try_build();
+    /// assert!(matches!(refused, Err(BuildError::MissingState { .. })));
+    /// assert!(Server::builder().state(Counter).tool("visits", visits).try_build().is_ok());
+    /// ```
+    pub fn try_build(mut self) -> Result<Server, BuildError> {
+        let needs = std::mem::take(&mut self.needs);
+        let missing: Vec<(String, String)> = needs
+            .into_iter()
+            .filter(|n| !self.state.0.contains_key(&n.type_id))
+            .map(|n| (n.handler, n.type_name.to_owned()))
+            .collect();
+        if !missing.is_empty() {
+            return Err(BuildError::MissingState { missing });
+        }
+        Ok(self.finish())
+    }
+
     /// Finishes the definition.
+    ///
+    /// # Panics
+    ///
+    /// When a handler takes a [`State<T>`] whose `T` was never registered with
+    /// [`state`](ServerBuilder::state): a mistake in the program, not in its input, reported
+    /// at start-up with the handler and the type instead of at every call.
+    /// [`try_build`](ServerBuilder::try_build) returns it as an error instead.
+    #[allow(clippy::panic)]
     pub fn build(self) -> Server {
+        match self.try_build() {
+            Ok(server) => server,
+            // Not input-dependent: the same program always fails here, at start-up.
+            Err(e) => panic!("duomcp: {e}"),
+        }
+    }
+
+    fn finish(self) -> Server {
         let (events, _) = broadcast::channel(256);
         Server {
             shared: Arc::new(Shared {

@@ -57,7 +57,10 @@ pub(crate) use handlers::{
     modern_plan, CallPlan, ModernCall, ModernMethod,
 };
 pub(crate) use runtime::{DetachHook, LiveTask, TaskRuntime};
-pub(crate) use wire::{iso8601, legacy_status_notification, modern_task_value};
+// `iso8601` is the client's too (`client::tasks`).
+#[cfg_attr(not(feature = "client"), allow(unused_imports))]
+pub(crate) use wire::iso8601;
+pub(crate) use wire::{legacy_status_notification, modern_task_value};
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
