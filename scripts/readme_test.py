@@ -9,7 +9,7 @@ The convention (for everyone editing the docs):
   block prints on stdout: every line must match, in order, where `…` stands for any run of
   characters (the README's own mark for "elided");
 * a command ending in `&` is a server: it is started in the background, the next command runs
-  once the `HOST:PORT` it names accepts connections, and it is stopped (SIGTERM to its process
+  once the `HOST:PORT` it names (in the command or its comment) accepts connections, and it is stopped (SIGTERM to its process
   group) when its block ends;
 * commands that `.ci/run` runs as steps of their own (`scripts/test.sh`, `scripts/conformance.sh`)
   are not run again here.
@@ -162,7 +162,8 @@ def run_block(where, cmds, expected, skip):
             started = time.monotonic()
             if bare.endswith("&"):
                 bare = bare[:-1].rstrip()
-                addr = ADDR.search(bare)
+                # The address may be in the command or in its comment (`# http://HOST:PORT/…`).
+                addr = ADDR.search(cmd)
                 if addr is None:
                     failures.append(f"{where}: background command names no HOST:PORT: {bare}")
                     break
@@ -241,7 +242,7 @@ def main(argv):
     for path in files:
         path = path if path.is_absolute() else (Path.cwd() / path)
         found = blocks(doc_markdown(path))
-        rel = path.relative_to(ROOT)
+        rel = path.relative_to(ROOT) if path.is_relative_to(ROOT) else path
         for i, block in enumerate(found):
             if block["lang"] != "sh":
                 continue

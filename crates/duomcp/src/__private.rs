@@ -167,7 +167,8 @@ impl<T: DeserializeOwned + Send + 'static> ArgsDeserialize for T {}
 #[diagnostic::on_unimplemented(
     message = "`{Self}` has no JSON Schema",
     label = "`Args<{Self}>` publishes `{Self}`'s JSON Schema as the input schema",
-    note = "add `#[derive(schemars::JsonSchema)]` to `{Self}`"
+    note = "add `#[derive(schemars::JsonSchema)]` to `{Self}`, from schemars 1 (duomcp's version)",
+    note = "if `{Self}` derives `JsonSchema` already, it is from another schemars version (0.8?) than duomcp's 1.x: depend on `schemars = \"1\"`, or derive duomcp's own: `#[derive(duomcp::schemars::JsonSchema)]` with `#[schemars(crate = \"duomcp::schemars\")]`"
 )]
 pub trait ArgsSchema {
     /// Named by the check.
@@ -195,7 +196,8 @@ impl<T: Serialize + Send + 'static> JsonSerialize for T {}
 #[diagnostic::on_unimplemented(
     message = "`{Self}` has no JSON Schema",
     label = "`Json<{Self}>` publishes `{Self}`'s JSON Schema as the tool's `outputSchema`",
-    note = "add `#[derive(schemars::JsonSchema)]` to `{Self}`"
+    note = "add `#[derive(schemars::JsonSchema)]` to `{Self}`, from schemars 1 (duomcp's version)",
+    note = "if `{Self}` derives `JsonSchema` already, it is from another schemars version (0.8?) than duomcp's 1.x: depend on `schemars = \"1\"`, or derive duomcp's own: `#[derive(duomcp::schemars::JsonSchema)]` with `#[schemars(crate = \"duomcp::schemars\")]`"
 )]
 pub trait JsonOutputSchema {
     /// Named by the check.

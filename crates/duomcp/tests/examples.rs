@@ -552,3 +552,131 @@ async fn skill_example_serves_skills_from_memory_and_directories() {
     assert!(stderr.contains("other"), "{stderr}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// What the weather server answers, over any transport and in either era: the structured
+/// `forecast`, the `anyhow` failure of `alerts` (its context and cause), the resource and the
+/// prompt.
+async fn check_weather(client: &Client, what: &str) {
+    let tools = client.list_all_tools().await.unwrap();
+    let mut names: Vec<&str> = tools.iter().map(|t| t.name.as_str()).collect();
+    names.sort();
+    assert_eq!(names, ["alerts", "forecast"], "{what}");
+    let forecast = tools.iter().find(|t| t.name == "forecast").unwrap();
+    let output = forecast
+        .output_schema
+        .as_ref()
+        .expect("Json<Forecast> gives an outputSchema");
+    assert_eq!(
+        output["properties"]["high_c"]["description"], "Degrees Celsius.",
+        "{what}"
+    );
+    assert_eq!(forecast.input_schema["required"], json!(["city"]), "{what}");
+
+    let result = client
+        .call_tool("forecast", json!({ "city": "Lisbon" }))
+        .await
+        .unwrap();
+    assert_eq!(
+        result.structured_content,
+        Some(json!({ "city": "Lisbon", "high_c": 18, "sky": "sunny" })),
+        "{what}"
+    );
+    assert_ne!(result.is_error, Some(true), "{what}");
+
+    let failed = client
+        .call_tool("alerts", json!({ "city": "Lisbon" }))
+        .await
+        .unwrap();
+    assert_eq!(failed.is_error, Some(true), "{what}: {failed:?}");
+    assert_eq!(
+        text(&failed),
+        "no alert feed for Lisbon: environment variable not found",
+        "{what}"
+    );
+
+    let read = client.read_resource("weather://stations").await.unwrap();
+    let contents = serde_json::to_value(&read.contents).unwrap();
+    assert_eq!(contents[0]["text"], "Lisbon, Porto, Faro", "{what}");
+
+    let prompt = client
+        .get_prompt("plan_day", json!({ "city": "Faro" }))
+        .await
+        .unwrap();
+    let messages = serde_json::to_value(&prompt.messages).unwrap();
+    assert!(
+        messages[0]["content"]["text"]
+            .as_str()
+            .unwrap_or("")
+            .contains("Faro"),
+        "{what}: {messages}"
+    );
+}
+
+#[tokio::test]
+async fn weather_stdio_example_serves_tools_resource_and_prompt() {
+    for (era, _) in ERAS {
+        let client = Client::builder()
+            .name("examples-test")
+            .era(era)
+            .request_timeout(Duration::from_secs(20))
+            .connect_stdio({
+                let mut command = Command::new(example("weather_stdio"));
+                command.env_remove("WEATHER_ALERTS_URL");
+                command
+            })
+            .await
+            .unwrap();
+        check_weather(&client, &format!("stdio {era:?}")).await;
+        client.close().await.unwrap();
+    }
+}
+
+#[tokio::test]
+async fn weather_axum_example_serves_the_same_server_over_http() {
+    use tokio::io::{AsyncBufReadExt, BufReader};
+    let mut child = Command::new(example("weather_axum"))
+        .arg("127.0.0.1:0")
+        .env_remove("WEATHER_ALERTS_URL")
+        .stderr(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+    let first = tokio::time::timeout(Duration::from_secs(20), lines.next_line())
+        .await
+        .expect("the example prints its address")
+        .unwrap()
+        .unwrap();
+    let addr = first
+        .strip_prefix("listening on http://")
+        .and_then(|rest| rest.split(' ').next())
+        .unwrap_or_else(|| panic!("unexpected first line: {first}"))
+        .to_owned();
+    for (era, _) in ERAS {
+        let client = Client::builder()
+            .name("examples-test")
+            .era(era)
+            .request_timeout(Duration::from_secs(20))
+            .connect_http(&format!("http://{addr}/mcp"))
+            .await
+            .unwrap();
+        check_weather(&client, &format!("http {era:?}")).await;
+        client.close().await.unwrap();
+    }
+}
+
+#[tokio::test]
+async fn weather_host_example_calls_both_tools() {
+    let output = Command::new(example("weather_host"))
+        .env_remove("WEATHER_ALERTS_URL")
+        .output()
+        .await
+        .unwrap();
+    assert!(output.status.success(), "{output:?}");
+    assert_eq!(
+        String::from_utf8_lossy(&output.stdout),
+        "tools: alerts, forecast\n\
+         forecast: Faro, 16 °C, sunny\n\
+         alerts failed: no alert feed for Faro: environment variable not found\n"
+    );
+}

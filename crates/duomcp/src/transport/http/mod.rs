@@ -174,6 +174,10 @@ impl StreamableHttp {
     /// An axum router answering on [`HttpConfig::path`]. Merge or nest it into an application
     /// and wrap it in layers; it needs no state.
     ///
+    /// It is an **axum 0.8** `Router` (feature `http-server`): the application must use axum
+    /// 0.8 too (`axum = "0.8"`; another major version's `Router` is another type and will not
+    /// merge).
+    ///
     /// ```
     /// use duomcp::server::Server;
     /// use duomcp::transport::http::StreamableHttp;
