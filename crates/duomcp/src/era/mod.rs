@@ -4,8 +4,11 @@
 //! errors become JSON-RPC error objects, and what every result must carry. Handlers and
 //! transports ask this module instead of comparing version strings.
 
+mod detect;
 pub mod legacy;
 pub mod modern;
+
+pub(crate) use detect::{detect, Signals, Undecided};
 
 use std::fmt;
 
@@ -26,6 +29,22 @@ pub enum Era {
 }
 
 impl Era {
+    /// The JSON-RPC error object `err` becomes in this era (see [`legacy::error_object`] and
+    /// [`modern::error_object`]).
+    ///
+    /// ```
+    /// use duomcp::era::{Era, ProtocolError};
+    /// let missing = ProtocolError::ResourceNotFound("file:///x".into());
+    /// assert_eq!(Era::Legacy.error_object(&missing).code, -32002);
+    /// assert_eq!(Era::Modern.error_object(&missing).code, -32602);
+    /// ```
+    pub fn error_object(self, err: &ProtocolError) -> duomcp_schema::ErrorObject {
+        match self {
+            Era::Legacy => legacy::error_object(err),
+            Era::Modern => modern::error_object(err),
+        }
+    }
+
     /// The era a protocol version string belongs to, if we support it.
     pub fn of_version(version: &str) -> Option<Era> {
         if duomcp_schema::version::is_modern(version) {

@@ -20,6 +20,7 @@ mod cursor;
 mod dispatch;
 mod error;
 mod handler;
+mod invoke;
 pub mod middleware;
 mod oneshot;
 mod params;

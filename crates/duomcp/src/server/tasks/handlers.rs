@@ -7,7 +7,7 @@ use crate::era::ProtocolError;
 use crate::jsonrpc;
 use crate::server::context::Context;
 use crate::server::cursor;
-use crate::server::dispatch::call_tool;
+use crate::server::invoke::call_tool;
 use crate::server::registry::ToolEntry;
 use crate::server::session::Sink;
 use crate::server::HandlerError;
@@ -137,7 +137,7 @@ async fn drive(
     let outcome = tokio::select! {
         biased;
         _ = cancel.cancelled() => Err(HandlerError::Cancelled),
-        r = catch_unwind(call_tool(&ctx, name, args)) => r.unwrap_or_else(|panic| {
+        r = catch_unwind(call_tool(&ctx, &name, args)) => r.unwrap_or_else(|panic| {
             tracing::error!("a tool handler panicked: {panic}");
             Err(ProtocolError::Internal("Internal error: the tool handler panicked".into()).into())
         }),

@@ -57,7 +57,7 @@ pub(crate) use handlers::{
     modern_plan, CallPlan, ModernCall, ModernMethod,
 };
 pub(crate) use runtime::{DetachHook, LiveTask, TaskRuntime};
-pub(crate) use wire::{iso8601, legacy_status_notification, modern_task_value};
+pub(crate) use wire::{iso8601, status_notification};
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;

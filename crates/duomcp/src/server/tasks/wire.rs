@@ -1,6 +1,6 @@
 //! Task records as each revision writes them.
 
-use super::store::{TaskOutcome, TaskRecord};
+use super::store::{TaskEra, TaskOutcome, TaskRecord};
 use duomcp_schema::methods::{self, NotificationMethod};
 use serde_json::{json, Map, Value};
 
@@ -81,6 +81,26 @@ pub(crate) fn legacy_status_notification(record: &TaskRecord) -> Vec<u8> {
         &legacy_task_value(record),
     )
     .unwrap_or_default()
+}
+
+/// The status notification of a task, as the era it was created in sends it: 2025-11-25
+/// `notifications/tasks/status`, or the 2026-07-28 `notifications/tasks` with the
+/// `DetailedTask` and the listen stream's `tag` as `_meta`.
+pub(crate) fn status_notification(record: &TaskRecord, tag: Option<&Value>) -> Vec<u8> {
+    match record.era {
+        TaskEra::Legacy => legacy_status_notification(record),
+        TaskEra::Modern => {
+            let mut params = modern_task_value(record, true);
+            if let Some(tag) = tag {
+                params["_meta"] = tag.clone();
+            }
+            crate::jsonrpc::encode_notification(
+                <methods::Tasks as NotificationMethod>::NAME,
+                &params,
+            )
+            .unwrap_or_default()
+        }
+    }
 }
 
 #[cfg(test)]
