@@ -8,7 +8,9 @@ mod detect;
 pub mod legacy;
 pub mod modern;
 
-pub(crate) use detect::{detect, Signals, Undecided};
+#[cfg_attr(not(feature = "http-server"), allow(unused_imports))]
+pub(crate) use detect::Undecided;
+pub(crate) use detect::{detect, Signals};
 
 use std::fmt;
 
@@ -43,6 +45,24 @@ impl Era {
             Era::Legacy => legacy::error_object(err),
             Era::Modern => modern::error_object(err),
         }
+    }
+
+    /// What a message that says nothing of its era speaks: 2025-11-25 (and the 2025-03-26
+    /// clients that send no version header), the era of `initialize`.
+    pub(crate) const UNMARKED: Era = Era::Legacy;
+
+    /// The short name of the era, as the `mcp.request` span's `era` field shows it.
+    pub(crate) fn tag(self) -> &'static str {
+        match self {
+            Era::Legacy => "legacy",
+            Era::Modern => "modern",
+        }
+    }
+
+    /// Whether requests of this era carry their caller in `_meta` (2026-07-28), which the
+    /// dispatcher then reads and validates.
+    pub(crate) fn carries_meta(self) -> bool {
+        self == Era::Modern
     }
 
     /// The era a protocol version string belongs to, if we support it.

@@ -29,7 +29,7 @@ pub(crate) async fn call_tool(
             "Unknown tool: {name}"
         )));
     };
-    crate::auth::require_scopes(ctx.principal(), &entry.scopes)?;
+    crate::server::principal::require_scopes(ctx.principal(), &entry.scopes)?;
     let args = match arguments {
         None | Some(Value::Null) => Value::Object(Map::new()),
         Some(v @ Value::Object(_)) => v,
@@ -101,7 +101,7 @@ pub(crate) async fn get_prompt(
             "Unknown prompt: {name}"
         )));
     };
-    crate::auth::require_scopes(ctx.principal(), &entry.scopes)?;
+    crate::server::principal::require_scopes(ctx.principal(), &entry.scopes)?;
     let args = arguments.unwrap_or_default();
     for arg in entry.prompt.arguments.iter().flatten() {
         if arg.required == Some(true) && !args.contains_key(&arg.name) {
@@ -148,7 +148,7 @@ pub(crate) async fn read_resource(
             }
         }
     };
-    crate::auth::require_scopes(ctx.principal(), &scopes)?;
+    crate::server::principal::require_scopes(ctx.principal(), &scopes)?;
     read(CallParts {
         ctx: ctx.clone(),
         args: Value::Object(vars),

@@ -21,76 +21,22 @@ mod modern;
 mod table;
 
 use super::context::{Context, Inner};
+pub(crate) use super::envelope::{error_reply, result_reply, Reply, RequestEnv};
 use super::middleware::{self, McpRequest, McpResponse};
 use super::params::ParamsIndex;
 use super::session::{Session, Sink};
 use super::Shared;
-use crate::era::modern::{names_version, MetaFields, ValidMeta};
+use crate::era::modern::{names_version, MetaFields};
 use crate::era::{self, Era, ProtocolError};
 use crate::jsonrpc::{self, IncomingNotification, IncomingRequest, IncomingResponse};
 use crate::util::catch_unwind;
 use duomcp_schema::methods::{self, NotificationMethod};
 use duomcp_schema::{ClientCapabilities, Implementation, LoggingLevel, ProgressToken, RequestId};
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 use serde_json::value::RawValue;
 use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument as _;
-
-/// What a transport hands the dispatcher along with a request.
-pub(crate) struct RequestEnv {
-    /// The legacy session (stdio: the connection's; HTTP: the `Mcp-Session-Id`'s).
-    pub session: Option<Arc<Session>>,
-    /// The era the transport already knows (HTTP headers); `None` lets the body decide.
-    pub era_hint: Option<Era>,
-    /// A 2026-07-28 request's `_meta`, when the transport validated it already (HTTP, where
-    /// the headers are checked against it).
-    pub validated_meta: Option<ValidMeta>,
-    /// Where progress, logs and server→client requests for this request go.
-    pub sink: Sink,
-    /// Fires when the client cancels this request.
-    pub cancel: CancellationToken,
-    /// Fires when the connection or server is shutting down (ends listen streams gracefully).
-    pub closing: CancellationToken,
-    /// The authenticated caller (HTTP: from the auth layer; stdio: the local user).
-    pub principal: Option<Arc<crate::auth::Principal>>,
-}
-
-/// The encoded answer to one request.
-pub(crate) struct Reply {
-    /// The JSON-RPC response (no framing).
-    pub frame: Vec<u8>,
-    /// The protocol error, when the answer is one (transports map it to a status code).
-    #[cfg_attr(not(feature = "http-server"), allow(dead_code))]
-    pub error: Option<ProtocolError>,
-    /// The answer is a tool result with `isError: true`.
-    pub is_error: bool,
-}
-
-/// The reply carrying `err`, as the era words it.
-pub(super) fn error_reply(era: Era, id: &RequestId, err: ProtocolError) -> Reply {
-    Reply {
-        frame: jsonrpc::encode_error(Some(id), &era.error_object(&err)),
-        error: Some(err),
-        is_error: false,
-    }
-}
-
-/// The reply carrying `result` as it is.
-fn result_reply<T: Serialize>(era: Era, id: &RequestId, result: &T) -> Reply {
-    match jsonrpc::encode_result(id, result) {
-        Ok(frame) => Reply {
-            frame,
-            error: None,
-            is_error: false,
-        },
-        Err(e) => error_reply(
-            era,
-            id,
-            ProtocolError::Internal(format!("result could not be encoded: {e}")),
-        ),
-    }
-}
 
 /// A request's `_meta`, read once by [`handle_request`] for whoever needs it next.
 pub(super) type ReadMeta<'a> = Option<Result<MetaFields<'a>, serde_json::Error>>;
@@ -112,7 +58,7 @@ fn detect_era(method: &str, meta_raw: Option<&RawValue>, fields: &ReadMeta<'_>) 
         names_session: false,
     };
     // Without a header no era is undecided; legacy is what a body without `_meta` speaks.
-    era::detect(signals).unwrap_or(Era::Legacy)
+    era::detect(signals).unwrap_or(Era::UNMARKED)
 }
 
 /// Handles one request; `None` when it was cancelled (no response may be sent then).
@@ -153,11 +99,12 @@ pub(crate) async fn answer_request(
         // from the others.
         let params = match ParamsIndex::read(req.params.as_deref()) {
             Ok(params) => params,
-            Err(e) => return invalid_params_reply(hint.unwrap_or(Era::Legacy), &req.id, &e),
+            Err(e) => return invalid_params_reply(hint.unwrap_or(Era::UNMARKED), &req.id, &e),
         };
         // A `_meta` the transport validated already needs no reading here.
         let fields: ReadMeta<'_> = match (hint, &env.validated_meta) {
-            (Some(Era::Legacy), _) | (_, Some(_)) => None,
+            (Some(era), _) if !era.carries_meta() => None,
+            (_, Some(_)) => None,
             _ => params.meta().map(|m| MetaFields::parse(m.get())),
         };
         let era = hint.unwrap_or_else(|| detect_era(&req.method, params.meta(), &fields));
@@ -186,7 +133,7 @@ pub(crate) async fn answer_request(
         Err(panic) => {
             tracing::error!(request = %id, "handler panicked: {panic}");
             error_reply(
-                hint.unwrap_or(Era::Legacy),
+                hint.unwrap_or(Era::UNMARKED),
                 &id,
                 ProtocolError::Internal("Internal error: the handler panicked".into()),
             )
@@ -219,7 +166,7 @@ async fn route(
 }
 
 /// [`route`] for a request that went through middleware (which owns it).
-pub(super) async fn route_owned(
+async fn route_owned(
     shared: Arc<Shared>,
     req: IncomingRequest,
     env: RequestEnv,
@@ -231,7 +178,7 @@ pub(super) async fn route_owned(
         Err(e) => return invalid_params_reply(era, &req.id, &e),
     };
     let fields = match (era, &env.validated_meta) {
-        (Era::Modern, None) => params.meta().map(|m| MetaFields::parse(m.get())),
+        (era, None) if era.carries_meta() => params.meta().map(|m| MetaFields::parse(m.get())),
         _ => None,
     };
     route(shared.clone(), &req, era, &params, fields, env).await
@@ -243,7 +190,7 @@ fn request_span(req: &IncomingRequest, era: Era) -> tracing::Span {
     let span = tracing::info_span!(
         "mcp.request",
         method = %req.method,
-        era = era_tag(era),
+        era = era.tag(),
         request_id = %req.id,
         target = tracing::field::Empty,
         outcome = tracing::field::Empty,
@@ -255,13 +202,6 @@ fn request_span(req: &IncomingRequest, era: Era) -> tracing::Span {
         }
     }
     span
-}
-
-fn era_tag(era: Era) -> &'static str {
-    match era {
-        Era::Legacy => "legacy",
-        Era::Modern => "modern",
-    }
 }
 
 /// Records how the request ended: `ok`, `isError` (a tool result reporting failure), or
@@ -346,7 +286,7 @@ pub(super) fn context(
     caller: Caller,
     cancel: CancellationToken,
     sink: Sink,
-    principal: Option<Arc<crate::auth::Principal>>,
+    principal: Option<Arc<crate::server::Principal>>,
 ) -> Context {
     Context::new(Inner {
         era: caller.era,
@@ -372,6 +312,38 @@ pub(super) fn parse<T: serde::de::DeserializeOwned>(
 ) -> Result<T, ProtocolError> {
     jsonrpc::parse_params(req.params.as_deref())
         .map_err(|e| ProtocolError::InvalidParams(e.message))
+}
+
+/// The innermost service of a middleware stack: the request runs through the method table.
+#[derive(Clone, Copy)]
+pub(crate) struct Dispatcher;
+
+impl middleware::Service<McpRequest> for Dispatcher {
+    type Response = McpResponse;
+    type Error = std::convert::Infallible;
+    type Future = std::pin::Pin<
+        Box<dyn std::future::Future<Output = Result<McpResponse, Self::Error>> + Send>,
+    >;
+
+    fn poll_ready(
+        &mut self,
+        _: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Result<(), Self::Error>> {
+        std::task::Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, req: McpRequest) -> Self::Future {
+        Box::pin(async move {
+            let McpRequest {
+                shared,
+                req,
+                env,
+                era,
+                ..
+            } = req;
+            Ok(McpResponse::reply(route_owned(shared, req, env, era).await))
+        })
+    }
 }
 
 #[allow(dead_code)]

@@ -329,7 +329,7 @@ fn restore_input(
         let sealed = request_state::unseal(
             &shared.sealing_key,
             token,
-            request_state::now_ms(),
+            shared.tasks.now(),
             method,
             target,
             ctx.principal().map(|p| p.key()).as_deref(),
@@ -361,7 +361,8 @@ fn input_required(
         ));
     }
     let shared = ctx.shared();
-    let expiry = request_state::now_ms() + shared.config.request_state_ttl.as_millis() as u64;
+    // The server's one clock (`TaskConfig::clock`) times sealed state as it times tasks.
+    let expiry = shared.tasks.now() + shared.config.request_state_ttl.as_millis() as u64;
     let sealed = SealedState {
         m: method.into(),
         t: target.into(),

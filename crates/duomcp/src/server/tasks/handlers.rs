@@ -51,7 +51,7 @@ fn support_of(ctx: &Context, name: &str) -> Option<(TaskSupport, Arc<ToolEntry>)
 
 /// A caller without the tool's scopes gets no task (the refusal a plain call would get).
 fn check_scopes(ctx: &Context, scopes: &[String]) -> Result<(), ProtocolError> {
-    match crate::auth::require_scopes(ctx.principal(), scopes) {
+    match crate::server::principal::require_scopes(ctx.principal(), scopes) {
         Ok(()) => Ok(()),
         Err(HandlerError::Protocol(p)) => Err(p),
         Err(e) => Err(ProtocolError::Internal(e.to_string())),
