@@ -6,7 +6,8 @@
 #![cfg(feature = "http-server")]
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-use duomcp::server::{Server, ServerConfig};
+use duomcp::schema::{ElicitRequestFormParams, ElicitRequestParams, Resource, ResourceTemplate};
+use duomcp::server::{Args, Context, HandlerError, Server, ServerConfig, ToolSpec};
 use duomcp::transport::http::{HttpConfig, MemoryEventStore, ServeOptions, StreamableHttp};
 use serde_json::{json, Value};
 use std::net::SocketAddr;
@@ -26,6 +27,37 @@ async fn within<T>(f: impl std::future::Future<Output = T>) -> T {
 fn server() -> Server {
     Server::builder()
         .name("hardening")
+        .config({
+            let mut c = ServerConfig::default();
+            c.max_subscriptions = 3;
+            c
+        })
+        .resource(Resource::new("test://watched", "watched"), || async {
+            "watched".to_owned()
+        })
+        .resource_template(
+            ResourceTemplate::new("test://item/{id}", "item"),
+            || async { "item".to_owned() },
+        )
+        .tool(
+            ToolSpec::new("delete").input_schema(json!({
+                "type": "object",
+                "properties": { "target": { "type": "string" } },
+                "required": ["target"]
+            })),
+            |ctx: Context, Args(a): Args<Value>| async move {
+                let schema = serde_json::from_value(json!({
+                    "type": "object", "properties": { "ok": { "type": "boolean" } }
+                }))
+                .unwrap_or_default();
+                let params = ElicitRequestParams::Form(ElicitRequestFormParams::new(
+                    "Delete it?",
+                    schema,
+                ));
+                ctx.elicit("confirm", params).await?;
+                Ok::<_, HandlerError>(format!("deleted {}", a["target"].as_str().unwrap_or("")))
+            },
+        )
         .tool("plain", || async { "plain" })
         .tool("wait", || async {
             tokio::time::sleep(Duration::from_secs(3600)).await;
@@ -667,4 +699,98 @@ async fn defect_13_the_serve_helper_closes_connections_that_do_not_finish_their_
     let mut buf = Vec::new();
     within(idle.read_to_end(&mut buf)).await.unwrap();
     assert!(started.elapsed() < Duration::from_secs(5));
+}
+
+// ---------------------------------------------------------------------------------------------
+// 6: resource subscriptions.
+
+#[tokio::test]
+async fn defect_6_subscriptions_are_validated_and_bounded_per_session() {
+    let (addr, _http) = start(HttpConfig::default()).await;
+    let sid = initialize(addr).await;
+    let sub = |uri: String| {
+        let sid = sid.clone();
+        async move { legacy_call(addr, &sid, "resources/subscribe", json!({ "uri": uri })).await }
+    };
+    // A registered resource and template matches are accepted.
+    let res = sub("test://watched".into()).await;
+    assert_eq!(res.status, 200, "{res:?}");
+    assert_eq!(res.json()["result"], json!({}));
+    assert!(sub("test://item/1".into()).await.json()["result"].is_object());
+    // Not served: -32002; not a URI, or too long: -32602.
+    assert_eq!(sub("test://nothing-here".into()).await.code(), -32002);
+    assert_eq!(sub("no scheme at all".into()).await.code(), -32602);
+    let long = format!("test://item/{}", "x".repeat(1024 * 1024));
+    let res = sub(long).await;
+    assert_eq!(res.code(), -32602);
+    assert!(res.body.contains("8192"), "{}", res.body);
+    // The third is the last one a session may hold (max_subscriptions = 3)...
+    assert!(sub("test://item/2".into()).await.json()["result"].is_object());
+    let res = sub("test://item/3".into()).await;
+    assert_eq!(res.code(), -32602, "{res:?}");
+    assert!(res.body.contains("unsubscribe"), "{}", res.body);
+    // ...subscribing again to one it holds is fine, and unsubscribing makes room.
+    assert!(sub("test://item/2".into()).await.json()["result"].is_object());
+    let res = legacy_call(addr, &sid, "resources/unsubscribe", json!({"uri":"test://item/2"})).await;
+    assert_eq!(res.status, 200);
+    assert!(sub("test://item/3".into()).await.json()["result"].is_object());
+}
+
+#[tokio::test]
+async fn limit_listen_resource_subscriptions_are_bounded() {
+    let (addr, _http) = start(HttpConfig::default()).await;
+    let uris: Vec<String> = (0..4).map(|i| format!("test://item/{i}")).collect();
+    let res = modern_call(
+        addr,
+        "subscriptions/listen",
+        json!({"notifications": {"resourceSubscriptions": uris}}),
+    )
+    .await;
+    assert_eq!(res.code(), -32602, "{res:?}");
+}
+
+// ---------------------------------------------------------------------------------------------
+// 10: requestState is bound to the tool's arguments.
+
+#[tokio::test]
+async fn defect_10_request_state_is_refused_for_other_arguments() {
+    let (addr, _http) = start(HttpConfig::default()).await;
+    let caps = json!({"elicitation": {"form": {}}});
+    let call = |arguments: Value, extra: Value| {
+        let caps = caps.clone();
+        async move {
+            let mut params = json!({"name": "delete", "arguments": arguments});
+            if let (Value::Object(p), Value::Object(e)) = (&mut params, extra) {
+                p.extend(e);
+            }
+            params["_meta"] = json!({"io.modelcontextprotocol/protocolVersion": MODERN,
+                "io.modelcontextprotocol/clientCapabilities": caps});
+            post(
+                addr,
+                &["MCP-Protocol-Version: 2026-07-28", "Mcp-Method: tools/call", "Mcp-Name: delete"],
+                &json!({"jsonrpc":"2.0","id":1,"method":"tools/call","params":params}),
+            )
+            .await
+        }
+    };
+    let first = call(json!({"target": "a.txt"}), json!({})).await;
+    let result = first.json()["result"].clone();
+    assert_eq!(result["resultType"], "input_required", "{}", first.body);
+    let state = result["requestState"].as_str().unwrap().to_owned();
+    let answer = json!({"confirm": {"action": "accept", "content": {"ok": true}}});
+    // The same arguments (in another key order of `_meta`-free arguments) complete.
+    let ok = call(
+        json!({"target": "a.txt"}),
+        json!({"requestState": state, "inputResponses": answer}),
+    )
+    .await;
+    assert_eq!(ok.json()["result"]["content"][0]["text"], "deleted a.txt", "{}", ok.body);
+    // Other arguments with the same state are refused.
+    let swapped = call(
+        json!({"target": "/etc/important"}),
+        json!({"requestState": state, "inputResponses": answer}),
+    )
+    .await;
+    assert_eq!(swapped.code(), -32602, "{}", swapped.body);
+    assert!(swapped.body.contains("issued for another request"), "{}", swapped.body);
 }
