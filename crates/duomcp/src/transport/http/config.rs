@@ -78,7 +78,7 @@ pub struct HttpConfig {
     /// Where legacy SSE events are kept for `Last-Event-ID` replay (default [`MemoryEventStore`]).
     pub event_store: Arc<dyn EventStore>,
     /// How long a client may take to send request headers (default 30 s; `serve` and
-    /// [`serve`](super::serve) only: an application serving the router itself sets its own).
+    /// [`serve`](fn@super::serve) only: an application serving the router itself sets its own).
     pub header_read_timeout: Duration,
     /// How long a client may take to send a request body once its headers are in (default
     /// 60 s, as nginx's `client_body_timeout`); a body still unfinished then is answered `408`

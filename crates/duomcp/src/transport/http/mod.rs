@@ -42,6 +42,11 @@
 //!     .merge(StreamableHttp::with_config(server, config).router())
 //!     .route("/health", axum::routing::get(|| async { "ok" }));
 //! ```
+//!
+//! Serve such an application with [`serve`](fn@serve) (or [`serve_with`](fn@serve_with))
+//! rather than `axum::serve`, which sets no header read timeout: idle and slowloris
+//! connections would stay open. Every limit of the transport, its default and the error a
+//! client gets are listed in LIMITS.md at the repository root.
 
 mod body;
 mod client_data;
