@@ -7,4 +7,5 @@
 
 pub mod bench;
 pub mod commands;
+pub mod limits;
 pub mod reference;

@@ -29,6 +29,11 @@ enum Command {
         /// server from starting, with every problem listed.
         #[arg(long = "skills", value_name = "DIR")]
         skills: Vec<std::path::PathBuf>,
+        /// With `--http`: change a limit, `KEY=VALUE` (repeatable), e.g. `body-timeout=10s`,
+        /// `max-sessions=500`, `event-log-bytes=16M`. Every limit, its default and the error
+        /// a client gets: LIMITS.md.
+        #[arg(long = "limit", value_name = "KEY=VALUE")]
+        limits: Vec<String>,
     },
     /// Load any MCP server (stdio or HTTP, either era) and report throughput and latency.
     Bench(duomcp_cli::bench::BenchArgs),
@@ -67,7 +72,11 @@ fn main() -> std::process::ExitCode {
     };
     let result = runtime.block_on(async {
         match command {
-            Command::Serve { http, skills } => {
+            Command::Serve {
+                http,
+                skills,
+                limits,
+            } => {
                 let server = match duomcp_cli::reference::server_with_skill_dirs(&skills) {
                     Ok(server) => server,
                     Err(e) => {
@@ -82,7 +91,7 @@ fn main() -> std::process::ExitCode {
                         .serve_stdio_with_shutdown(duomcp::server::shutdown_signal())
                         .await
                         .map_err(Some),
-                    Some(addr) => serve_http(&addr, server).await.map_err(Some),
+                    Some(addr) => serve_http(&addr, server, &limits).await.map_err(Some),
                 }
             }
             Command::Client(_) | Command::Bench(_) | Command::Login(_) => Ok(()),
@@ -103,11 +112,18 @@ fn main() -> std::process::ExitCode {
 
 /// Serves the reference server over Streamable HTTP until Ctrl-C (or SIGTERM), then shuts down
 /// gracefully: listen streams get their final response before the connections close.
-async fn serve_http(addr: &str, server: duomcp::server::Server) -> std::io::Result<()> {
+async fn serve_http(
+    addr: &str,
+    server: duomcp::server::Server,
+    limits: &[String],
+) -> std::io::Result<()> {
+    let mut config = duomcp::transport::http::HttpConfig::default();
+    duomcp_cli::limits::apply(&mut config, limits)
+        .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidInput, e))?;
     let listener = tokio::net::TcpListener::bind(addr).await?;
     let local = listener.local_addr()?;
     eprintln!("duomcp: serving the reference server at http://{local}/mcp (2025-11-25 and 2026-07-28; Ctrl-C stops)");
-    let http = duomcp::transport::http::StreamableHttp::new(server);
+    let http = duomcp::transport::http::StreamableHttp::with_config(server, config);
     http.serve_with_shutdown(listener, stop_signal()).await
 }
 

@@ -15,7 +15,7 @@ use crate::server::context::Context;
 use crate::server::params::ParamsIndex;
 use crate::server::session::{Negotiated, Session, Sink};
 use crate::server::tasks::{self, TaskEra, TaskRecord};
-use crate::server::{invoke, CachePolicy, HandlerError, Shared};
+use crate::server::{invoke, subscriptions, CachePolicy, HandlerError, Shared};
 use duomcp_schema::methods::{self, RequestMethod};
 use duomcp_schema::{InitializeRequestParams, LoggingLevel, RequestId, Tool};
 use serde::{Deserialize, Serialize};
@@ -106,10 +106,12 @@ impl Adapter for Legacy {
         let done = || result_reply(Self::ERA, id, &json!({}));
         Some(match req.method.as_str() {
             m if m == <methods::Subscribe as RequestMethod>::NAME => {
-                params.parse::<UriParams>().map(|p| {
-                    session.subscribe(p.uri);
-                    done()
-                })
+                match params.parse::<UriParams>() {
+                    Ok(p) => subscriptions::subscribe(ctx.shared(), session, p.uri)
+                        .await
+                        .map(|()| done()),
+                    Err(e) => Err(e),
+                }
             }
             m if m == <methods::Unsubscribe as RequestMethod>::NAME => {
                 params.parse::<UriParams>().map(|p| {
@@ -141,6 +143,11 @@ impl Adapter for Legacy {
     ) -> Result<(), ProtocolError> {
         // No multi-round-trip requests in this revision: `Context` asks the client directly.
         Ok(())
+    }
+
+    fn call_target<'t>(&self, name: &'t str, _: Option<&Value>) -> Cow<'t, str> {
+        // Nothing is sealed in this revision.
+        Cow::Borrowed(name)
     }
 
     async fn call_tool(

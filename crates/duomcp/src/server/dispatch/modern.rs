@@ -16,7 +16,7 @@ use crate::server::params::ParamsIndex;
 use crate::server::request_state::{self, SealedState};
 use crate::server::session::Sink;
 use crate::server::tasks::{self, TaskEra, TaskRecord};
-use crate::server::{invoke, CachePolicy, HandlerError, Shared};
+use crate::server::{invoke, subscriptions, CachePolicy, HandlerError, Shared};
 use duomcp_schema::methods::{self, NotificationMethod, RequestMethod};
 use duomcp_schema::{meta, version, RequestId, SubscriptionFilter, Tool};
 use serde::{Deserialize, Serialize};
@@ -126,6 +126,10 @@ impl Adapter for Modern {
         restore_input(ctx, method, target, state, responses)
     }
 
+    fn call_target<'t>(&self, name: &'t str, arguments: Option<&Value>) -> Cow<'t, str> {
+        Cow::Owned(request_state::bind_arguments(name, arguments))
+    }
+
     async fn call_tool(
         &self,
         ctx: Context,
@@ -209,6 +213,7 @@ async fn listen_request(
     let shared = ctx.shared();
     let id = &req.id;
     let p: ListenParams = parse(req)?;
+    subscriptions::check_listen(shared, p.notifications.resource_subscriptions.as_deref())?;
     let task_ids = match &p.notifications.task_ids {
         None => None,
         Some(_) if !ctx.client_capabilities().has_extension(tasks::EXTENSION_ID) => {

@@ -49,14 +49,15 @@ pub(super) async fn run<A: Adapter>(
             }
             m if m == <methods::CallTool as RequestMethod>::NAME => {
                 let p: CallParams = params.parse()?;
-                let (name, state) = (&p.name, p.request_state.as_deref());
-                a.restore_input(&ctx, method, name, state, p.input_responses)?;
-                let (ctx, r) = match a.call_tool(ctx, name, p.arguments, p.task).await? {
+                let target = a.call_target(&p.name, p.arguments.as_ref());
+                let state = p.request_state.as_deref();
+                a.restore_input(&ctx, method, &target, state, p.input_responses)?;
+                let (ctx, r) = match a.call_tool(ctx, &p.name, p.arguments, p.task).await? {
                     ToolCall::Task(created) => return Ok(created),
                     ToolCall::Ran(ctx, r) => (ctx, r),
                 };
                 let is_error = matches!(&r, Ok(r) if r.is_error == Some(true));
-                let reply = a.finish(&ctx, id, method, name, r, None)?;
+                let reply = a.finish(&ctx, id, method, &target, r, None)?;
                 Reply { is_error, ..reply }
             }
             m if m == <methods::GetPrompt as RequestMethod>::NAME => {
