@@ -8,3 +8,4 @@
 pub mod bench;
 pub mod commands;
 pub mod reference;
+pub mod serve_addr;
