@@ -183,10 +183,12 @@ fn timeout_bounds_a_call_in_both_eras_task_or_not() {
         ]);
         let took = started.elapsed();
         assert_eq!(o.status.code(), Some(1), "{era}: {}", err(&o));
+        // The request's own timeout (legacy) or the bound of the whole call (a task polled).
+        let e = err(&o);
         assert!(
-            err(&o).contains("the call of `slow_compute` did not finish within 1 s (--timeout)"),
-            "{era}: {}",
-            err(&o)
+            e.contains("no answer to tools/call within 1 s (--timeout)")
+                || e.contains("the call of `slow_compute` did not finish within 1 s (--timeout)"),
+            "{era}: {e}"
         );
         assert!(
             took < Duration::from_millis(3000),
@@ -360,7 +362,14 @@ fn completions_name_the_subcommands_and_bash_parses_them() {
         let o = run(&["completions", shell]);
         assert!(o.status.success(), "{shell}: {}", err(&o));
         let script = out(&o);
-        for word in ["tools", "call", "serve", "completions", "--config"] {
+        for word in [
+            "tools",
+            "call",
+            "serve",
+            "completions",
+            "config",
+            "allow-host",
+        ] {
             assert!(script.contains(word), "{shell}: `{word}` missing");
         }
     }
@@ -486,4 +495,42 @@ fn serve_http_takes_allow_host_and_allow_origin() {
     let _ = child.wait();
     let mut rest = String::new();
     let _ = stderr.read_to_string(&mut rest);
+}
+
+// ---------------------------------------------------------------------------------------------
+// A spinner on a terminal (util-linux `script` gives the command one).
+
+#[test]
+fn a_task_shows_a_spinner_with_elapsed_time_on_a_terminal() {
+    let command = format!("'{BIN}' call slow_compute seconds=2 --era modern -- '{BIN}' serve");
+    let o = Command::new("script")
+        .args(["-q", "-e", "-c", &command, "/dev/null"])
+        .stdin(Stdio::null())
+        .output()
+        .expect("util-linux `script` (Debian: bsdutils, essential)");
+    let screen = String::from_utf8_lossy(&o.stdout);
+    assert!(o.status.success(), "{screen}\n{}", err(&o));
+    assert!(screen.contains("Computed job in 2s"), "{screen}");
+    // The spinner line: status and elapsed time, redrawn in place.
+    assert!(screen.contains(": working"), "{screen}");
+    assert!(screen.contains("s]"), "elapsed time shown: {screen}");
+    assert!(
+        screen.contains('\r') || screen.contains("\u{1b}["),
+        "drawn in place: {screen:?}"
+    );
+    assert!(screen.contains(": completed after "), "{screen}");
+    // Off a terminal: plain lines, no control sequences.
+    let o = run(&[
+        "call",
+        "slow_compute",
+        "seconds=1",
+        "--era",
+        "modern",
+        "--",
+        BIN,
+        "serve",
+    ]);
+    assert!(o.status.success(), "{}", err(&o));
+    assert!(err(&o).contains(": working"), "{}", err(&o));
+    assert!(!err(&o).contains('\u{1b}'), "{:?}", err(&o));
 }

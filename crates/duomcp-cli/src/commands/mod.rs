@@ -79,7 +79,8 @@ pub struct Target {
     /// Which era to speak: auto (probe, then fall back), legacy (2025-11-25), modern (2026-07-28).
     #[arg(long, default_value = "auto", value_parser = parse_era)]
     pub era: EraChoice,
-    /// Print JSON (the protocol's own shapes) instead of readable text.
+    /// Print JSON (the protocol's own shapes) instead of readable text; errors too, as
+    /// `{"error":{"message":..., "code":..., "data":...}}` on stdout.
     #[arg(long)]
     pub json: bool,
     /// Seconds to wait for the server: to connect (era detection included), and for each
