@@ -13,7 +13,8 @@
 //! ```
 //!
 //! so that `duomcp tools everything` works. The file is `--config PATH`, else
-//! `$DUOMCP_CONFIG`, else the first of [`default_locations`] that names the server.
+//! `$DUOMCP_CONFIG`, else the first of the usual locations (`default_locations`) that names
+//! the server.
 
 use super::Failure;
 use serde_json::{Map, Value};

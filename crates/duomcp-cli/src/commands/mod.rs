@@ -109,7 +109,7 @@ pub struct Target {
     /// The server command and its arguments, after `--` (or an `http(s)://` URL).
     #[arg(last = true, value_name = "SERVER")]
     pub server: Vec<String>,
-    /// A server named in the config file (resolved by [`Target::resolve`]).
+    /// A server named in the config file (replaced by what the file says before connecting).
     #[arg(skip)]
     pub name: Option<String>,
     /// Environment variables for the server command (from the config file).
