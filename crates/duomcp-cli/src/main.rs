@@ -52,6 +52,17 @@ enum Command {
         #[arg(value_enum)]
         shell: clap_complete::Shell,
     },
+    /// List the servers named in config files (`mcpServers` JSON), which client commands
+    /// accept by name: `duomcp tools NAME`.
+    Servers {
+        /// Read only this file (default: `$DUOMCP_CONFIG`, else the usual locations: see
+        /// `duomcp tools --help`, `--config`).
+        #[arg(long, value_name = "PATH")]
+        config: Option<std::path::PathBuf>,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
     #[command(flatten)]
     Client(duomcp_cli::commands::ClientCommand),
 }
@@ -104,6 +115,9 @@ fn main() -> std::process::ExitCode {
         Ok(cli) => cli,
         Err(code) => return code,
     };
+    if let Command::Servers { config, json } = &cli.command {
+        return duomcp_cli::commands::config::list(config.as_deref(), *json);
+    }
     if let Command::Completions { shell } = cli.command {
         let mut command = Cli::command();
         clap_complete::generate(shell, &mut command, "duomcp", &mut std::io::stdout());
@@ -162,7 +176,8 @@ fn main() -> std::process::ExitCode {
             Command::Client(_)
             | Command::Bench(_)
             | Command::Login(_)
-            | Command::Completions { .. } => Ok(()),
+            | Command::Completions { .. }
+            | Command::Servers { .. } => Ok(()),
         }
     });
     // The stdin reader thread cannot be interrupted: do not wait for it after a signal.

@@ -320,6 +320,20 @@ fn servers_named_in_a_config_file_are_reached_by_name() {
     let o = run(&["call", "test_simple_text", "ref", "--config", f]);
     assert!(o.status.success(), "{}", err(&o));
     assert!(!out(&o).trim().is_empty());
+    // `duomcp servers` lists them.
+    let o = run(&["servers", "--config", f]);
+    assert!(o.status.success(), "{}", err(&o));
+    let listing = out(&o);
+    assert!(listing.starts_with("NAME"), "{listing}");
+    assert!(
+        listing.contains("ref") && listing.contains(&format!("http://{addr}/mcp")),
+        "{listing}"
+    );
+    let o = run_with(&["servers", "--json"], &[("DUOMCP_CONFIG", f)], None);
+    let v: Value = serde_json::from_str(out(&o).trim()).unwrap();
+    assert_eq!(v[0]["name"], "ref", "{v}");
+    assert_eq!(v[0]["command"], "sh", "{v}");
+    assert_eq!(v[1]["url"], format!("http://{addr}/mcp"), "{v}");
     // An unknown name lists the names there are.
     let o = run(&["tools", "nope", "--config", f]);
     assert_eq!(o.status.code(), Some(2));

@@ -146,6 +146,89 @@ pub(crate) fn lookup(name: &str, explicit: Option<&Path>) -> Result<(Entry, Path
     Err(not_found(name, &searched, known.iter()))
 }
 
+/// Every configured server, first definition of a name winning: `(name, entry, file)`. With
+/// `explicit` (or `$DUOMCP_CONFIG`) only that file is read, else every usual location there is.
+pub(crate) fn all(explicit: Option<&Path>) -> Result<Vec<(String, Entry, PathBuf)>, Failure> {
+    let files = match chosen_file(explicit) {
+        Some(file) => vec![file],
+        None => default_locations()
+            .into_iter()
+            .filter(|f| f.is_file())
+            .collect(),
+    };
+    let mut out: Vec<(String, Entry, PathBuf)> = Vec::new();
+    for file in files {
+        for (name, value) in read_file(&file)? {
+            if out.iter().any(|(n, _, _)| *n == name) {
+                continue;
+            }
+            let entry = parse_entry(&name, &value, &file)?;
+            out.push((name, entry, file.clone()));
+        }
+    }
+    Ok(out)
+}
+
+/// `duomcp servers`: the configured servers, as a table or JSON.
+pub fn list(explicit: Option<&Path>, json: bool) -> std::process::ExitCode {
+    let servers = match all(explicit) {
+        Ok(s) => s,
+        Err(failure) => {
+            failure.report(json);
+            return std::process::ExitCode::FAILURE;
+        }
+    };
+    if json {
+        let items: Vec<Value> = servers
+            .iter()
+            .map(|(name, entry, file)| {
+                let mut v = match entry {
+                    Entry::Stdio { command, args, .. } => {
+                        serde_json::json!({ "name": name, "command": command, "args": args })
+                    }
+                    Entry::Http { url, .. } => serde_json::json!({ "name": name, "url": url }),
+                };
+                v["file"] = Value::String(file.display().to_string());
+                v
+            })
+            .collect();
+        println!("{}", Value::Array(items));
+        return std::process::ExitCode::SUCCESS;
+    }
+    if servers.is_empty() {
+        eprintln!(
+            "(no configured servers: looked in {})",
+            match chosen_file(explicit) {
+                Some(f) => f.display().to_string(),
+                None => default_locations()
+                    .iter()
+                    .map(|p| p.display().to_string())
+                    .collect::<Vec<_>>()
+                    .join(", "),
+            }
+        );
+        return std::process::ExitCode::SUCCESS;
+    }
+    let rows: Vec<Vec<String>> = servers
+        .iter()
+        .map(|(name, entry, file)| {
+            let what = match entry {
+                Entry::Stdio { command, args, .. } => std::iter::once(command.as_str())
+                    .chain(args.iter().map(String::as_str))
+                    .collect::<Vec<_>>()
+                    .join(" "),
+                Entry::Http { url, .. } => url.clone(),
+            };
+            vec![name.clone(), file.display().to_string(), what]
+        })
+        .collect();
+    print!(
+        "{}",
+        super::output::table(&["NAME", "FILE", "SERVER"], &rows)
+    );
+    std::process::ExitCode::SUCCESS
+}
+
 fn not_found<'a>(
     name: &str,
     searched: &[PathBuf],
