@@ -39,6 +39,11 @@ enum Command {
         /// server from starting, with every problem listed.
         #[arg(long = "skills", value_name = "DIR")]
         skills: Vec<std::path::PathBuf>,
+        /// With `--http`: change a limit, `KEY=VALUE` (repeatable), e.g. `body-timeout=10s`,
+        /// `max-sessions=500`, `event-log-bytes=16M`. Every limit, its default and the error
+        /// a client gets: LIMITS.md.
+        #[arg(long = "limit", value_name = "KEY=VALUE")]
+        limits: Vec<String>,
     },
     /// Load any MCP server (stdio or HTTP, either era) and report throughput and latency.
     Bench(duomcp_cli::bench::BenchArgs),
@@ -146,6 +151,7 @@ fn main() -> std::process::ExitCode {
                 skills,
                 allow_hosts,
                 allow_origins,
+                limits,
             } => {
                 let server = match duomcp_cli::reference::server_with_skill_dirs(&skills) {
                     Ok(server) => server,
@@ -169,7 +175,7 @@ fn main() -> std::process::ExitCode {
                         for origin in allow_origins {
                             config = config.allow_origin(origin);
                         }
-                        serve_http(&addr, server, config).await
+                        serve_http(&addr, server, config, &limits).await
                     }
                 }
             }
@@ -198,8 +204,10 @@ fn main() -> std::process::ExitCode {
 async fn serve_http(
     addr: &str,
     server: duomcp::server::Server,
-    config: duomcp::transport::http::HttpConfig,
+    mut config: duomcp::transport::http::HttpConfig,
+    limits: &[String],
 ) -> Result<(), Option<String>> {
+    duomcp_cli::limits::apply(&mut config, limits).map_err(Some)?;
     let listener = duomcp_cli::serve_addr::bind(addr).await.map_err(Some)?;
     let local = listener.local_addr().map_err(|e| Some(e.to_string()))?;
     eprintln!("duomcp: serving the reference server at http://{local}/mcp (2025-11-25 and 2026-07-28; Ctrl-C stops)");

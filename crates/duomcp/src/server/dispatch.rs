@@ -489,7 +489,7 @@ async fn legacy_request(
             }
             m if m == <methods::Subscribe as RequestMethod>::NAME => {
                 let p: UriParams = params.parse()?;
-                session.subscribe(p.uri);
+                super::subscriptions::subscribe(&shared, &session, p.uri).await?;
                 result_reply(ERA, id, &json!({}))
             }
             m if m == <methods::Unsubscribe as RequestMethod>::NAME => {
@@ -786,7 +786,7 @@ async fn modern_request(
             )?,
             m if m == <methods::CallTool as RequestMethod>::NAME => {
                 let p: CallParams = params.parse()?;
-                let target = p.name.clone();
+                let target = request_state::bind_arguments(&p.name, p.arguments.as_ref());
                 restore_input(
                     &ctx,
                     method,
@@ -906,6 +906,7 @@ async fn listen_request(
     let shared = ctx.shared();
     let id = &req.id;
     let p: ListenParams = parse(req)?;
+    super::subscriptions::check_listen(shared, p.notifications.resource_subscriptions.as_deref())?;
     let task_ids = match &p.notifications.task_ids {
         None => None,
         Some(_) if !ctx.client_capabilities().has_extension(tasks::EXTENSION_ID) => {

@@ -219,7 +219,7 @@ struct Target<'a> {
 
 /// The tool/prompt name or resource URI in `params`, if any.
 pub(crate) fn target_of(params: Option<&RawValue>) -> Option<Cow<'_, str>> {
-    let t: Target<'_> = serde_json::from_str(params?.get()).ok()?;
+    let t: Target<'_> = duomcp_schema::strict::from_str(params?.get()).ok()?;
     t.name.or(t.uri)
 }
 

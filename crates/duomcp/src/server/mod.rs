@@ -28,6 +28,7 @@ mod request_state;
 pub(crate) mod session;
 mod shutdown;
 pub mod skills;
+mod subscriptions;
 pub mod tasks;
 mod uri_template;
 
@@ -104,6 +105,11 @@ pub struct ServerConfig {
     pub resources_cache: CachePolicy,
     /// Cache policy of `resources/read`.
     pub read_cache: CachePolicy,
+    /// Resource subscriptions one 2025-11-25 session may hold, and URIs one 2026-07-28
+    /// `subscriptions/listen` stream may name (default 1,000); more are `-32602`.
+    pub max_subscriptions: usize,
+    /// Longest resource URI a subscription may name, in bytes (default 8 KiB; `-32602`).
+    pub max_subscription_uri_bytes: usize,
 }
 
 impl Default for ServerConfig {
@@ -120,6 +126,8 @@ impl Default for ServerConfig {
             prompts_cache: CachePolicy::default(),
             resources_cache: CachePolicy::default(),
             read_cache: CachePolicy::default(),
+            max_subscriptions: 1_000,
+            max_subscription_uri_bytes: 8 * 1024,
         }
     }
 }

@@ -78,8 +78,15 @@ impl Session {
         lock(&self.state).log_level = Some(level);
     }
 
-    pub(crate) fn subscribe(&self, uri: String) {
-        lock(&self.state).subscriptions.insert(uri);
+    /// Subscribes to `uri` unless the session holds `max` subscriptions already (subscribing
+    /// again to one it holds is fine); `false` when refused.
+    pub(crate) fn subscribe_bounded(&self, uri: String, max: usize) -> bool {
+        let mut state = lock(&self.state);
+        if state.subscriptions.len() >= max && !state.subscriptions.contains(&uri) {
+            return false;
+        }
+        state.subscriptions.insert(uri);
+        true
     }
 
     pub(crate) fn unsubscribe(&self, uri: &str) {

@@ -822,6 +822,11 @@ impl Snapshot {
         out
     }
 
+    /// Whether some skill serves the file `uri`.
+    pub(crate) fn serves(&self, uri: &str) -> bool {
+        self.files().contains_key(uri)
+    }
+
     /// Every skill file as a resource (for `resources/list`), keyed by URI.
     pub(crate) fn resources(&self) -> Vec<(String, Resource)> {
         self.files()

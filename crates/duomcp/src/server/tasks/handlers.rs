@@ -368,11 +368,13 @@ pub(crate) async fn legacy_method(
         match method {
             m if m == <methods::GetTask as RequestMethod>::NAME => {
                 let p: TaskIdParams = parse(params)?;
+                tasks.check_session(&p.task_id, ctx.session()).await?;
                 let record = tasks.lookup(&p.task_id, TaskEra::Legacy, principal).await?;
                 Ok(wire::legacy_task_value(&record))
             }
             m if m == <methods::GetTaskPayload as RequestMethod>::NAME => {
                 let p: TaskIdParams = parse(params)?;
+                tasks.check_session(&p.task_id, ctx.session()).await?;
                 let Some(record) = tasks.await_terminal(&p.task_id, principal, sink).await? else {
                     // Nobody reads the answer any more.
                     return Err(ProtocolError::Internal("the client went away".into()));
@@ -419,6 +421,7 @@ pub(crate) async fn legacy_method(
             }
             m if m == <methods::CancelTask as RequestMethod>::NAME => {
                 let p: TaskIdParams = parse(params)?;
+                tasks.check_session(&p.task_id, ctx.session()).await?;
                 match tasks.cancel(&p.task_id, TaskEra::Legacy, principal).await? {
                     Cancelled::Now(record) => Ok(wire::legacy_task_value(&record)),
                     Cancelled::AlreadyTerminal(record) => {

@@ -256,6 +256,32 @@ impl TaskRuntime {
         }
     }
 
+    /// A 2025-11-25 task created without a principal belongs to the session that created it:
+    /// any other session is told it does not exist (`-32602`, as for an unknown id). Tasks with
+    /// a principal are checked by [`lookup`](Self::lookup).
+    pub(crate) async fn check_session(
+        &self,
+        id: &str,
+        session: Option<&Arc<Session>>,
+    ) -> Result<(), ProtocolError> {
+        let Some(record) = self.config.store.get(id, self.now()).await else {
+            // Unknown: `lookup` says so.
+            return Ok(());
+        };
+        let (TaskEra::Legacy, None, Some(owner)) = (record.era, &record.principal, &record.scope)
+        else {
+            return Ok(());
+        };
+        let caller = match session {
+            Some(s) => Some(self.session_scope(s)?),
+            None => None,
+        };
+        if caller.as_deref() != Some(owner.as_str()) {
+            return Err(not_found(id));
+        }
+        Ok(())
+    }
+
     /// The task `id` as `principal` (a [`Principal::key`](crate::auth::Principal::key)) may see
     /// it on a request of `era`; `-32602` otherwise.
     pub(crate) async fn lookup(

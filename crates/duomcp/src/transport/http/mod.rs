@@ -42,17 +42,26 @@
 //!     .merge(StreamableHttp::with_config(server, config).router())
 //!     .route("/health", axum::routing::get(|| async { "ok" }));
 //! ```
+//!
+//! Serve such an application with [`serve`](fn@serve) (or [`serve_with`](fn@serve_with))
+//! rather than `axum::serve`, which sets no header read timeout: idle and slowloris
+//! connections would stay open. Every limit of the transport, its default and the error a
+//! client gets are listed in LIMITS.md at the repository root.
 
+mod body;
+mod client_data;
 mod config;
 mod guard;
 mod headers;
 mod legacy;
 mod modern;
+mod serve;
 mod session;
 pub(crate) mod sse;
 mod store;
 
 pub use config::{HttpConfig, ResponseMode};
+pub use serve::{serve, serve_with, ServeOptions};
 pub use store::{EventStore, MemoryEventStore, StoreError, StoreFuture, StoredEvent};
 
 use crate::era::{legacy as legacy_era, modern as modern_era, Era, ProtocolError};
@@ -68,7 +77,6 @@ use guard::HostGuard;
 use http::header::ALLOW;
 use http::request::Parts;
 use http::{HeaderValue, Method, StatusCode};
-use http_body_util::{BodyExt, LengthLimitError, Limited};
 use session::Sessions;
 use std::future::Future;
 use std::net::SocketAddr;
@@ -77,7 +85,6 @@ use std::task::Poll;
 use std::time::Duration;
 use tokio::net::{TcpListener, ToSocketAddrs};
 use tokio::sync::Semaphore;
-use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
 /// How many messages a request may queue before its handler waits for the client to read.
@@ -115,6 +122,10 @@ pub(crate) struct Inner {
     sessions: Arc<Sessions>,
     requests: Arc<Semaphore>,
     get_streams: Arc<Semaphore>,
+    /// `subscriptions/listen` streams (their own cap: they would hold request permits for long).
+    listen_streams: Arc<Semaphore>,
+    /// Bytes of request bodies still being received (see `body`).
+    body_budget: Arc<Semaphore>,
 }
 
 impl std::fmt::Debug for StreamableHttp {
@@ -156,6 +167,8 @@ impl StreamableHttp {
                 sessions: Arc::new(Sessions::new()),
                 requests: Arc::new(Semaphore::new(config.max_concurrent_requests.max(1))),
                 get_streams: Arc::new(Semaphore::new(config.max_streams.max(1))),
+                listen_streams: Arc::new(Semaphore::new(config.max_listen_streams.max(1))),
+                body_budget: body::budget(config.max_body_bytes_in_flight),
                 config,
             }),
         }
@@ -229,36 +242,8 @@ impl StreamableHttp {
         let service = hyper_util::service::TowerToHyperService::new(self.router());
         let closing = self.inner.closing.clone();
         let header_timeout = self.inner.config.header_read_timeout;
-        let mut connections = JoinSet::new();
-        let mut signal = std::pin::pin!(signal);
-        loop {
-            let accepted = tokio::select! {
-                _ = &mut signal => break,
-                _ = closing.cancelled() => break,
-                a = listener.accept() => a,
-            };
-            while connections.try_join_next().is_some() {}
-            let (tcp, peer) = match accepted {
-                Ok(a) => a,
-                Err(e) => {
-                    // Out of file descriptors and the like: wait and go on, never stop serving.
-                    tracing::warn!("accept failed: {e}");
-                    tokio::time::sleep(Duration::from_millis(50)).await;
-                    continue;
-                }
-            };
-            if let Err(e) = tcp.set_nodelay(true) {
-                tracing::debug!(%peer, "TCP_NODELAY not set: {e}");
-            }
-            let (service, closing) = (service.clone(), closing.clone());
-            connections.spawn(serve_connection(
-                tcp,
-                peer,
-                service,
-                closing,
-                header_timeout,
-            ));
-        }
+        let mut connections =
+            serve::accept(&listener, &service, &closing, header_timeout, signal).await;
         drop(listener);
         self.inner.closing.cancel();
         let grace = self.inner.shared.config.shutdown_grace;
@@ -280,7 +265,7 @@ impl StreamableHttp {
     }
 }
 
-async fn serve_connection(
+pub(super) async fn serve_connection(
     tcp: tokio::net::TcpStream,
     peer: SocketAddr,
     service: hyper_util::service::TowerToHyperService<Router>,
@@ -339,13 +324,8 @@ impl Server {
 
 async fn endpoint(State(t): State<Arc<Inner>>, req: Request) -> Response {
     let (parts, body) = req.into_parts();
-    if let Err(why) = t.guard.check(&parts.headers, &parts.uri) {
-        return rpc_error(
-            StatusCode::FORBIDDEN,
-            None,
-            error_code::INVALID_REQUEST,
-            why,
-        );
+    if let Err((status, why)) = t.guard.check(&parts.headers, &parts.uri) {
+        return rpc_error(status, None, error_code::INVALID_REQUEST, why);
     }
     match parts.method {
         Method::POST => post(&t, parts, body).await,
@@ -375,24 +355,9 @@ async fn post(t: &Arc<Inner>, parts: Parts, body: Body) -> Response {
         }
     }
     let limit = t.shared.config.max_message_size;
-    let bytes = match Limited::new(body, limit).collect().await {
-        Ok(collected) => collected.to_bytes(),
-        Err(e) if e.downcast_ref::<LengthLimitError>().is_some() => {
-            return rpc_error(
-                StatusCode::PAYLOAD_TOO_LARGE,
-                None,
-                error_code::INVALID_REQUEST,
-                format!("Invalid Request: the message exceeds the limit of {limit} bytes"),
-            );
-        }
-        Err(e) => {
-            return rpc_error(
-                StatusCode::BAD_REQUEST,
-                None,
-                error_code::INVALID_REQUEST,
-                format!("Bad Request: unreadable body: {e}"),
-            );
-        }
+    let bytes = match body::read(&parts, body, limit, &t.body_budget, t.config.body_timeout).await {
+        Ok(bytes) => bytes,
+        Err(response) => return response,
     };
     let message = match jsonrpc::decode(&bytes) {
         Ok(m) => m,
