@@ -99,9 +99,10 @@ fn expand(kind: Kind, attr: TokenStream, mut func: ItemFn) -> TokenStream {
     let mut errors = Vec::new();
     let attrs = Attrs::parse(attr, kind.known(), &mut errors);
     check_signature(kind, &func, &mut errors);
-    if is_sync(&func) {
+    if is_sync(&func) && !matches!(func.sig.output, ReturnType::Default) {
         // Reported once, above; emitted as the `async fn` it should be, so neither the checks
-        // below nor the registration add errors of their own for the same mistake.
+        // below nor the registration add errors of their own for the same mistake. (A plain
+        // `fn f()` has no checks to silence; as `async fn f()` a prompt's `()` would add one.)
         func.sig.asyncness = Some(syn::Token![async](func.sig.fn_token.span));
     }
     if func
