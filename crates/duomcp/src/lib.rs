@@ -25,6 +25,10 @@
 //! }
 //! ```
 //!
+//! ## Features
+//! The defaults are `macros` and `server` (a stdio server). `client`, `http-server`,
+//! `http-client` and `auth` are opt-in; the README's feature table says what each brings.
+//!
 //! ## Tour
 //! * [`client`]: a client for servers of either era: era detection, typed calls, input
 //!   handlers (elicitation, sampling, roots), caching, subscriptions.

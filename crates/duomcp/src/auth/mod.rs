@@ -76,16 +76,16 @@ pub use crate::common::scope::{split_scopes, ScopeHierarchy};
 /// needs it whether or not this module's OAuth parts are built).
 pub use crate::server::Principal;
 
-// Shared by the two halves; `auth` without `http-server` or `client` uses none of it.
+// Shared by the two halves; with only one of `http-server` and `client`, some goes unused.
 #[cfg(feature = "auth")]
 #[cfg_attr(
-    not(any(feature = "http-server", feature = "client")),
+    not(all(feature = "http-server", feature = "client")),
     allow(dead_code)
 )]
 mod challenge;
 #[cfg(feature = "auth")]
 #[cfg_attr(
-    not(any(feature = "http-server", feature = "client")),
+    not(all(feature = "http-server", feature = "client")),
     allow(dead_code)
 )]
 pub(crate) mod http;

@@ -2,10 +2,12 @@
 //!
 //! * [`stdio`]: newline-delimited JSON over a child process's stdin/stdout, or any byte stream.
 //! * [`http`]: Streamable HTTP (server side), both revisions on one endpoint (feature
-//!   `http-server`, on by default).
-//! * [`memory`]: a client and a server in one process, joined in memory (for tests).
+//!   `http-server`, off by default: `features = ["http-server"]`).
+//! * [`memory`]: a client and a server in one process, joined in memory (for tests; feature
+//!   `client`).
 
 #[cfg(feature = "http-server")]
 pub mod http;
+#[cfg(feature = "client")]
 pub mod memory;
 pub mod stdio;
