@@ -84,7 +84,7 @@ pub(crate) use scope::join_scopes;
 pub use scope::{split_scopes, ScopeHierarchy};
 
 #[cfg(feature = "auth")]
-mod challenge;
+pub(crate) mod challenge;
 #[cfg(feature = "auth")]
 pub(crate) mod http;
 #[cfg(feature = "auth")]

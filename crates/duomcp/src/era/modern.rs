@@ -122,6 +122,10 @@ pub(crate) struct MetaFields<'a> {
 impl<'a> MetaFields<'a> {
     /// Reads the fields of the raw `_meta` object.
     pub(crate) fn parse(raw: &'a str) -> Result<Self, serde_json::Error> {
+        // The derived visitor would also read an array by position (`["2026-07-28",{}]`).
+        if !raw.trim_start().starts_with('{') {
+            return Err(serde::de::Error::custom("`_meta` must be a JSON object"));
+        }
         serde_json::from_str(raw)
     }
 
@@ -151,7 +155,8 @@ pub(crate) fn names_version(meta: &str) -> bool {
         #[serde(rename = "io.modelcontextprotocol/protocolVersion", borrow, default)]
         version: Option<&'a RawValue>,
     }
-    serde_json::from_str::<Keys<'_>>(meta).is_ok_and(|k| k.version.is_some())
+    meta.trim_start().starts_with('{')
+        && serde_json::from_str::<Keys<'_>>(meta).is_ok_and(|k| k.version.is_some())
 }
 
 /// Parses and checks the `_meta` of a modern request (the raw `_meta` JSON, if present).
@@ -361,6 +366,12 @@ mod tests {
                 "{caps} {info}: {err:?}"
             );
         }
+        // An array is not read by position (found by fuzzing).
+        assert!(matches!(
+            memo.validate(Some(r#"["2026-07-28",{}]"#)),
+            Err(ProtocolError::InvalidMeta(_))
+        ));
+        assert!(!names_version(r#"["2026-07-28"]"#));
         let err = memo
             .validate(Some(
                 r#"{"io.modelcontextprotocol/protocolVersion":"2099-01-01",

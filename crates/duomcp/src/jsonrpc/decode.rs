@@ -128,6 +128,11 @@ pub fn decode(bytes: &[u8]) -> Result<Incoming, DecodeError> {
             );
         }
     };
+    // serde's derived visitor also reads a sequence, by position (`["2.0",1,"ping"]`); a
+    // JSON-RPC message is an object (an array is a batch, which neither revision has).
+    if !text.trim_start().starts_with('{') {
+        return Err(invalid(None, "expected a JSON-RPC 2.0 message object"));
+    }
     let id = match env.id {
         Member::Absent => None,
         Member::Present(raw) => match serde_json::from_str::<RequestId>(raw.get()) {
@@ -230,6 +235,9 @@ mod tests {
             -32700
         );
         assert_eq!(code(b"[1,2]"), -32600);
+        // Not read by position, as serde's derived visitor would (found by fuzzing).
+        assert_eq!(code(br#"["2.0",1,"ping"]"#), -32600);
+        assert_eq!(code(br#" ["2.0",1,"tools/call",{}]"#), -32600);
         assert_eq!(code(b"42"), -32600);
         assert_eq!(code(br#"{"jsonrpc":"1.0","id":1,"method":"x"}"#), -32600);
         assert_eq!(code(br#"{"jsonrpc":"2.0","id":null,"method":"x"}"#), -32600);

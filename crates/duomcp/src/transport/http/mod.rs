@@ -45,7 +45,7 @@
 
 mod config;
 mod guard;
-mod headers;
+pub(crate) mod headers;
 mod legacy;
 mod modern;
 mod session;

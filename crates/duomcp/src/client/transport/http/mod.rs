@@ -45,7 +45,7 @@
 //! ([`HttpOptions::client`]); [`default_client`] is that shared pool.
 
 mod legacy_sse;
-mod sse;
+pub(crate) mod sse;
 mod wire;
 
 pub use wire::encode_header_value;
