@@ -240,7 +240,8 @@ def stream_and_hang_up(port, stats, method, body, headers, check):
         conn.request(method, "/mcp", body, headers)
         resp = conn.getresponse()
         stats.add(requests=1)
-        expect(resp.status == 200, f"{method} stream: {resp.status} {resp.read()[:200]!r}")
+        if resp.status != 200:
+            raise Failure(f"{method} stream: {resp.status} {resp.read()[:200]!r}")
         if check is not None:
             msg = first_json(resp)
             expect(check(msg), f"{method} stream: {msg}")
@@ -377,8 +378,8 @@ def main():
     ap.add_argument("--threads", type=int, default=6)
     ap.add_argument("--abandon", type=float, default=0.02,
                     help="fraction of churned sessions abandoned after initialize")
-    ap.add_argument("--rss-margin-mib", type=float, default=12)
-    ap.add_argument("--rss-margin-pct", type=float, default=25)
+    ap.add_argument("--rss-margin-mib", type=float, default=8)
+    ap.add_argument("--rss-margin-pct", type=float, default=10)
     ap.add_argument("--fd-margin", type=int, default=3)
     ap.add_argument("--settle", type=float, default=20)
     ap.add_argument("--seed", type=int, default=1)
