@@ -4,6 +4,8 @@
 //! (`duomcp::fuzzing`, feature `fuzzing`, enabled for this crate's tests by its
 //! dev-dependency on itself). An entry panics when one of its oracles fails.
 
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::{Path, PathBuf};
 

@@ -43,8 +43,11 @@ pub use sse::sse_client;
 pub use stdio_server::stdio_server;
 pub use uri_template::uri_template;
 
+/// A target's entry point.
+pub type Entry = fn(&[u8]);
+
 /// Every target by name, as `fuzz/fuzz_targets/<name>.rs` and `fuzz/corpus/<name>/` call it.
-pub const TARGETS: &[(&str, fn(&[u8]))] = &[
+pub const TARGETS: &[(&str, Entry)] = &[
     ("stdio_framing", stdio_framing),
     ("jsonrpc_decode", jsonrpc_decode),
     ("meta", meta),
