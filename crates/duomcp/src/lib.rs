@@ -99,6 +99,10 @@ pub use duomcp_macros::{prompt, resource, tool};
 #[doc(hidden)]
 pub mod __private;
 
+#[cfg(feature = "fuzzing")]
+#[doc(hidden)]
+pub mod fuzzing;
+
 /// Internals the crate's own criterion benches (`benches/hot_path.rs`) measure directly. Not a
 /// public API: hidden, and free to change in any release.
 #[doc(hidden)]

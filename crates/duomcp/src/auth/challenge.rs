@@ -206,6 +206,22 @@ impl Parser<'_> {
     }
 }
 
+#[cfg(feature = "fuzzing")]
+impl WwwAuthenticate {
+    /// This challenge as [`to_header_value`](Self::to_header_value) sends it: control
+    /// characters dropped from the values (the fuzz oracle's expectation).
+    pub(crate) fn as_sent(&self) -> Self {
+        WwwAuthenticate {
+            scheme: self.scheme.clone(),
+            params: self
+                .params
+                .iter()
+                .map(|(k, v)| (k.clone(), v.chars().filter(|c| !c.is_control()).collect()))
+                .collect(),
+        }
+    }
+}
+
 /// The parameters a client acts on, gathered from all `WWW-Authenticate` values of a response.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub(crate) struct ChallengeInfo {

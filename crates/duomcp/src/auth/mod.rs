@@ -82,7 +82,7 @@ pub use crate::server::Principal;
     not(all(feature = "http-server", feature = "client")),
     allow(dead_code)
 )]
-mod challenge;
+pub(crate) mod challenge;
 #[cfg(feature = "auth")]
 #[cfg_attr(
     not(all(feature = "http-server", feature = "client")),

@@ -50,7 +50,7 @@ mod cache;
 mod engine;
 mod error;
 mod handlers;
-mod mirror;
+pub(crate) mod mirror;
 mod negotiate;
 mod notify;
 mod options;

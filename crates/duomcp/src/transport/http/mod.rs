@@ -52,7 +52,7 @@ mod body;
 mod client_data;
 mod config;
 mod guard;
-mod headers;
+pub(crate) mod headers;
 mod legacy;
 mod modern;
 mod serve;

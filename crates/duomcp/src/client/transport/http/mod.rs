@@ -49,7 +49,7 @@
 //! files.)
 
 mod legacy_sse;
-mod sse;
+pub(crate) mod sse;
 mod wire;
 
 pub use wire::encode_header_value;
