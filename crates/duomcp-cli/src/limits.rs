@@ -20,18 +20,33 @@ use std::time::Duration;
 pub const KEYS: &[(&str, &str)] = &[
     ("header-timeout", "HttpConfig::header_read_timeout"),
     ("body-timeout", "HttpConfig::body_timeout (0: none)"),
-    ("body-bytes-in-flight", "HttpConfig::max_body_bytes_in_flight"),
+    (
+        "body-bytes-in-flight",
+        "HttpConfig::max_body_bytes_in_flight",
+    ),
     ("max-sessions", "HttpConfig::max_sessions"),
     ("session-idle-timeout", "HttpConfig::session_idle_timeout"),
-    ("session-handshake-timeout", "HttpConfig::session_handshake_timeout"),
+    (
+        "session-handshake-timeout",
+        "HttpConfig::session_handshake_timeout",
+    ),
     ("max-requests", "HttpConfig::max_concurrent_requests"),
     ("max-listen-streams", "HttpConfig::max_listen_streams"),
     ("max-streams", "HttpConfig::max_streams"),
-    ("max-streams-per-session", "HttpConfig::max_streams_per_session"),
+    (
+        "max-streams-per-session",
+        "HttpConfig::max_streams_per_session",
+    ),
     ("max-client-data", "HttpConfig::max_client_data"),
     ("request-timeout", "HttpConfig::request_timeout (0: none)"),
-    ("events-per-stream", "MemoryEventStore, events kept per stream"),
-    ("events-per-session", "MemoryEventStore, events kept per session"),
+    (
+        "events-per-stream",
+        "MemoryEventStore, events kept per stream",
+    ),
+    (
+        "events-per-session",
+        "MemoryEventStore, events kept per session",
+    ),
     ("event-log-bytes", "MemoryEventStore::max_bytes"),
 ];
 
@@ -89,7 +104,9 @@ pub fn apply(config: &mut HttpConfig, settings: &[String]) -> Result<(), String>
             "max-requests" => config.max_concurrent_requests = size(value).map_err(bad)?,
             "max-listen-streams" => config.max_listen_streams = size(value).map_err(bad)?,
             "max-streams" => config.max_streams = size(value).map_err(bad)?,
-            "max-streams-per-session" => config.max_streams_per_session = size(value).map_err(bad)?,
+            "max-streams-per-session" => {
+                config.max_streams_per_session = size(value).map_err(bad)?
+            }
             "max-client-data" => config.max_client_data = size(value).map_err(bad)?,
             "request-timeout" => config.request_timeout = optional(duration(value).map_err(bad)?),
             "events-per-stream" => {

@@ -45,7 +45,11 @@ impl Served {
         let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
         let addr = within(async {
             loop {
-                let line = lines.next_line().await.unwrap().expect("duomcp serve exited");
+                let line = lines
+                    .next_line()
+                    .await
+                    .unwrap()
+                    .expect("duomcp serve exited");
                 if let Some(rest) = line.split("http://").nth(1) {
                     break rest.split('/').next().unwrap().parse().unwrap();
                 }
@@ -183,7 +187,11 @@ async fn defect_1_unfinished_bodies_are_bounded_and_time_out() {
     }
     tokio::time::sleep(Duration::from_millis(500)).await;
     let held = served.rss().saturating_sub(baseline);
-    eprintln!("RSS {} MiB → +{} MiB while 20 bodies of 4 MB stop short", baseline / MIB, held / MIB);
+    eprintln!(
+        "RSS {} MiB → +{} MiB while 20 bodies of 4 MB stop short",
+        baseline / MIB,
+        held / MIB
+    );
     assert!(
         held < 40 * MIB,
         "unfinished bodies hold {} MiB (the budget is 16 MiB)",
@@ -318,7 +326,12 @@ async fn defect_7_task_results_stay_within_the_byte_budget() {
     );
     // The newest is kept; the oldest made room.
     let last = call(addr, &sid, 500, "tasks/get", json!({"taskId": ids[39]})).await;
-    assert_eq!(last.json()["result"]["status"], "completed", "{}", last.body);
+    assert_eq!(
+        last.json()["result"]["status"],
+        "completed",
+        "{}",
+        last.body
+    );
     let first = call(addr, &sid, 501, "tasks/get", json!({"taskId": ids[0]})).await;
     assert_eq!(first.json()["error"]["code"], -32602, "{}", first.body);
     // Another session cannot see this session's task, even with its id.

@@ -50,10 +50,8 @@ fn server() -> Server {
                     "type": "object", "properties": { "ok": { "type": "boolean" } }
                 }))
                 .unwrap_or_default();
-                let params = ElicitRequestParams::Form(ElicitRequestFormParams::new(
-                    "Delete it?",
-                    schema,
-                ));
+                let params =
+                    ElicitRequestParams::Form(ElicitRequestFormParams::new("Delete it?", schema));
                 ctx.elicit("confirm", params).await?;
                 Ok::<_, HandlerError>(format!("deleted {}", a["target"].as_str().unwrap_or("")))
             },
@@ -116,7 +114,10 @@ fn parse(bytes: &[u8]) -> Raw {
         .nth(1)
         .and_then(|s| s.parse().ok())
         .unwrap_or_else(|| panic!("no status line: {text:?}"));
-    let body = if head.to_ascii_lowercase().contains("transfer-encoding: chunked") {
+    let body = if head
+        .to_ascii_lowercase()
+        .contains("transfer-encoding: chunked")
+    {
         dechunk(body)
     } else {
         body.to_owned()
@@ -317,7 +318,8 @@ async fn defect_9_2025_03_26_is_not_offered_and_batches_are_refused() {
     // A batch (what 2025-03-26 would allow) is an invalid request, not a partial execution.
     let sid = res.header("mcp-session-id").unwrap();
     let session = format!("Mcp-Session-Id: {sid}");
-    let batch = json!([{"jsonrpc":"2.0","id":1,"method":"ping"},{"jsonrpc":"2.0","id":2,"method":"ping"}]);
+    let batch =
+        json!([{"jsonrpc":"2.0","id":1,"method":"ping"},{"jsonrpc":"2.0","id":2,"method":"ping"}]);
     let res = post(addr, &[&session], &batch).await;
     assert_eq!(res.status, 400);
     assert_eq!(res.code(), -32600);
@@ -599,7 +601,11 @@ async fn defect_4_no_events_are_stored_for_sessions_without_a_get_stream() {
         server.add_tool(format!("t{i}"), || async { "x" });
     }
     tokio::time::sleep(Duration::from_millis(300)).await;
-    assert_eq!(store.bytes(), 0, "events were stored for sessions nobody can resume");
+    assert_eq!(
+        store.bytes(),
+        0,
+        "events were stored for sessions nobody can resume"
+    );
     // A session with a GET stream has its events stored (they can be replayed).
     let mut get = TcpStream::connect(addr).await.unwrap();
     let req = format!(
@@ -731,7 +737,13 @@ async fn defect_6_subscriptions_are_validated_and_bounded_per_session() {
     assert!(res.body.contains("unsubscribe"), "{}", res.body);
     // ...subscribing again to one it holds is fine, and unsubscribing makes room.
     assert!(sub("test://item/2".into()).await.json()["result"].is_object());
-    let res = legacy_call(addr, &sid, "resources/unsubscribe", json!({"uri":"test://item/2"})).await;
+    let res = legacy_call(
+        addr,
+        &sid,
+        "resources/unsubscribe",
+        json!({"uri":"test://item/2"}),
+    )
+    .await;
     assert_eq!(res.status, 200);
     assert!(sub("test://item/3".into()).await.json()["result"].is_object());
 }
@@ -767,7 +779,11 @@ async fn defect_10_request_state_is_refused_for_other_arguments() {
                 "io.modelcontextprotocol/clientCapabilities": caps});
             post(
                 addr,
-                &["MCP-Protocol-Version: 2026-07-28", "Mcp-Method: tools/call", "Mcp-Name: delete"],
+                &[
+                    "MCP-Protocol-Version: 2026-07-28",
+                    "Mcp-Method: tools/call",
+                    "Mcp-Name: delete",
+                ],
                 &json!({"jsonrpc":"2.0","id":1,"method":"tools/call","params":params}),
             )
             .await
@@ -784,7 +800,12 @@ async fn defect_10_request_state_is_refused_for_other_arguments() {
         json!({"requestState": state, "inputResponses": answer}),
     )
     .await;
-    assert_eq!(ok.json()["result"]["content"][0]["text"], "deleted a.txt", "{}", ok.body);
+    assert_eq!(
+        ok.json()["result"]["content"][0]["text"],
+        "deleted a.txt",
+        "{}",
+        ok.body
+    );
     // Other arguments with the same state are refused.
     let swapped = call(
         json!({"target": "/etc/important"}),
@@ -792,5 +813,9 @@ async fn defect_10_request_state_is_refused_for_other_arguments() {
     )
     .await;
     assert_eq!(swapped.code(), -32602, "{}", swapped.body);
-    assert!(swapped.body.contains("issued for another request"), "{}", swapped.body);
+    assert!(
+        swapped.body.contains("issued for another request"),
+        "{}",
+        swapped.body
+    );
 }

@@ -27,8 +27,8 @@ mod registry;
 mod request_state;
 pub(crate) mod session;
 mod shutdown;
-mod subscriptions;
 pub mod skills;
+mod subscriptions;
 pub mod tasks;
 mod uri_template;
 

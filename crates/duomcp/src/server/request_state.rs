@@ -249,8 +249,14 @@ mod tests {
         let a = serde_json::json!({"target": "a.txt", "opts": {"x": 1, "y": [1, 2]}});
         let reordered = serde_json::json!({"opts": {"y": [1, 2], "x": 1}, "target": "a.txt", "_meta": {"k": 1}});
         let other = serde_json::json!({"target": "/etc/important", "opts": {"x": 1, "y": [1, 2]}});
-        assert_eq!(bind_arguments("t", Some(&a)), bind_arguments("t", Some(&reordered)));
-        assert_ne!(bind_arguments("t", Some(&a)), bind_arguments("t", Some(&other)));
+        assert_eq!(
+            bind_arguments("t", Some(&a)),
+            bind_arguments("t", Some(&reordered))
+        );
+        assert_ne!(
+            bind_arguments("t", Some(&a)),
+            bind_arguments("t", Some(&other))
+        );
         assert_ne!(bind_arguments("t", Some(&a)), bind_arguments("u", Some(&a)));
         assert_eq!(
             bind_arguments("t", None),

@@ -646,9 +646,14 @@ mod tests {
             .await
             .unwrap();
         assert_eq!(edited.status, TaskStatus::Failed);
-        assert!(matches!(edited.outcome, Some(TaskOutcome::Error(ref e)) if e.message.contains("budget")));
+        assert!(
+            matches!(edited.outcome, Some(TaskOutcome::Error(ref e)) if e.message.contains("budget"))
+        );
         assert!(store.bytes() <= 10_000, "{}", store.bytes());
-        assert!(store.get("d", 6).await.is_some(), "nothing was evicted in vain");
+        assert!(
+            store.get("d", 6).await.is_some(),
+            "nothing was evicted in vain"
+        );
         // Removing a record gives its bytes back.
         let before = store.bytes();
         store.remove("o").await.unwrap();

@@ -44,7 +44,9 @@ mod tests {
 
     #[test]
     fn counts_capabilities_and_client_info() {
-        let p = raw(r#"{"protocolVersion":"2025-11-25","capabilities":{"x":1},"clientInfo":{"name":"n","version":"1"},"other":"ignored........"}"#);
+        let p = raw(
+            r#"{"protocolVersion":"2025-11-25","capabilities":{"x":1},"clientInfo":{"name":"n","version":"1"},"other":"ignored........"}"#,
+        );
         assert!(check(Some(&p), 100).is_ok());
         let err = check(Some(&p), 20).unwrap_err();
         assert!(err.contains("more than the 20"), "{err}");

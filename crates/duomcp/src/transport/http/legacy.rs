@@ -8,8 +8,8 @@ use super::session::{
 };
 use super::sse::{self, LegacyConn};
 use super::{
-    accepted, busy, client_data, guard, method_not_allowed, modern_header, owner_key, principal, reply_json,
-    rpc_error, with_timeout, Inner, CONN_CAPACITY, SINK_CAPACITY,
+    accepted, busy, client_data, guard, method_not_allowed, modern_header, owner_key, principal,
+    reply_json, rpc_error, with_timeout, Inner, CONN_CAPACITY, SINK_CAPACITY,
 };
 use crate::era::Era;
 use crate::jsonrpc::{error_code, Incoming, IncomingRequest, RequestId};

@@ -242,14 +242,8 @@ impl StreamableHttp {
         let service = hyper_util::service::TowerToHyperService::new(self.router());
         let closing = self.inner.closing.clone();
         let header_timeout = self.inner.config.header_read_timeout;
-        let mut connections = serve::accept(
-            &listener,
-            &service,
-            &closing,
-            header_timeout,
-            signal,
-        )
-        .await;
+        let mut connections =
+            serve::accept(&listener, &service, &closing, header_timeout, signal).await;
         drop(listener);
         self.inner.closing.cancel();
         let grace = self.inner.shared.config.shutdown_grace;

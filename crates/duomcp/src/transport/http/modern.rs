@@ -60,7 +60,10 @@ pub(super) async fn post(t: &Arc<Inner>, parts: &Parts, message: Incoming) -> Re
     let listen = req.method == <methods::SubscriptionsListen as RequestMethod>::NAME;
     // Long-lived listen streams have their own cap: they never take a request permit.
     let (permits, what) = if listen {
-        (&t.listen_streams, "too many subscriptions/listen streams open")
+        (
+            &t.listen_streams,
+            "too many subscriptions/listen streams open",
+        )
     } else {
         (&t.requests, "too many requests in flight")
     };

@@ -64,7 +64,13 @@ impl Default for ServeOptions {
 /// merged in) on `listener` with the default [`ServeOptions`], until the process ends. Use it
 /// in place of `axum::serve`, which has no header read timeout.
 pub async fn serve(listener: TcpListener, app: Router) -> std::io::Result<()> {
-    serve_with(listener, app, ServeOptions::default(), std::future::pending()).await
+    serve_with(
+        listener,
+        app,
+        ServeOptions::default(),
+        std::future::pending(),
+    )
+    .await
 }
 
 /// Like [`serve`], with `options`, and stopping when `signal` completes: no new connections

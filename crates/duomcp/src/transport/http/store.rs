@@ -175,7 +175,8 @@ impl MemoryEventStore {
         log.total += 1;
         logs.bytes += size;
         logs.events += 1;
-        logs.order.push_back((stamp, std::sync::Arc::from(session), stream));
+        logs.order
+            .push_back((stamp, std::sync::Arc::from(session), stream));
         let mut freed = (0usize, 0usize);
         if events.len() > self.max_per_stream {
             if let Some((_, e)) = events.pop_front() {
