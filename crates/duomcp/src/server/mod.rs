@@ -18,11 +18,14 @@
 mod context;
 mod cursor;
 mod dispatch;
+mod envelope;
 mod error;
 mod handler;
+mod invoke;
 pub mod middleware;
 mod oneshot;
 mod params;
+pub(crate) mod principal;
 mod registry;
 mod request_state;
 pub(crate) mod session;
@@ -38,17 +41,18 @@ pub use handler::{
     Args, CallParts, FromCallParts, Handler, IntoPromptResult, IntoReadResult, IntoToolResult,
     Json, Rejection, State, Uri,
 };
+pub use principal::Principal;
 pub use registry::{PromptSpec, ResourceSpec, Scoped, TemplateSpec, ToolSpec};
 pub use request_state::SealingKey;
 pub use shutdown::shutdown_signal;
 pub use uri_template::UriTemplate;
 
-#[cfg(feature = "http-server")]
-pub(crate) use dispatch::Reply;
 pub(crate) use dispatch::{
     answer_request, handle_notification, handle_request, handle_response, NotificationAction,
-    RequestEnv,
 };
+#[cfg(feature = "http-server")]
+pub(crate) use envelope::Reply;
+pub(crate) use envelope::RequestEnv;
 
 use duomcp_schema::{CacheScope, CompleteRequestParams, CompleteResult, Implementation};
 use registry::Registry;
@@ -567,7 +571,7 @@ impl ServerBuilder {
         let inner = self
             .middleware
             .take()
-            .unwrap_or_else(middleware::McpService::dispatcher);
+            .unwrap_or_else(|| middleware::McpService::new(dispatch::Dispatcher));
         self.middleware = Some(middleware::McpService::new(layer.layer(inner)));
         self
     }

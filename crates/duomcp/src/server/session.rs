@@ -3,11 +3,12 @@
 //!
 //! A stdio process has one session; on Streamable HTTP every `Mcp-Session-Id` has one.
 
+use crate::util::lock;
 use duomcp_schema::{ClientCapabilities, ErrorObject, Implementation, LoggingLevel, RequestId};
 use serde_json::value::RawValue;
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicI64, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex};
 use tokio::sync::{mpsc, oneshot};
 
 /// Bytes of one encoded message (no newline, no SSE framing).
@@ -40,12 +41,6 @@ pub(crate) struct Session {
     next_id: AtomicI64,
     /// Messages not tied to a request (list_changed, resources/updated).
     pub(crate) unrelated: Sink,
-}
-
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    // A panic while holding these locks cannot leave them inconsistent (single assignments),
-    // so a poisoned lock is still usable.
-    m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 impl Session {

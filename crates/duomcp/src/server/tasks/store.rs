@@ -10,12 +10,9 @@ use duomcp_schema::{ErrorObject, InputRequest, TaskStatus};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use std::collections::{BTreeMap, HashMap};
-use std::future::Future;
-use std::pin::Pin;
 use std::sync::{Mutex, MutexGuard};
 
-/// The future a [`TaskStore`] method returns.
-pub type StoreFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+pub use crate::common::StoreFuture;
 
 /// An edit applied atomically to one record by [`TaskStore::update`].
 pub type TaskEdit<'a> = Box<dyn FnOnce(&mut TaskRecord) + Send + 'a>;
@@ -61,7 +58,7 @@ pub struct TaskRecord {
     pub id: String,
     /// The revision the task was created on.
     pub era: TaskEra,
-    /// The authenticated caller that created it (its [`Principal::key`](crate::auth::Principal::key));
+    /// The authenticated caller that created it (its [`Principal::key`](crate::server::Principal::key));
     /// only the same caller may see it. `None`: anyone holding the id.
     pub principal: Option<String>,
     /// 2025-11-25 without a principal: the session that created it (scopes `tasks/list`).

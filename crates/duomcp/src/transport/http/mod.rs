@@ -64,14 +64,13 @@ pub use config::{HttpConfig, ResponseMode};
 pub use serve::{serve, serve_with, ServeOptions};
 pub use store::{EventStore, MemoryEventStore, StoreError, StoreFuture, StoredEvent};
 
-use crate::era::{legacy as legacy_era, modern as modern_era, Era, ProtocolError};
+use crate::era::{self, Era, ProtocolError, Undecided};
 use crate::jsonrpc::{self, error_code, Incoming, RequestId};
 use crate::server::{Reply, Server, Shared};
 use axum::body::Body;
 use axum::extract::{Request, State};
 use axum::response::Response;
 use axum::Router;
-use duomcp_schema::methods::{self, RequestMethod};
 use duomcp_schema::version;
 use guard::HostGuard;
 use http::header::ALLOW;
@@ -370,45 +369,33 @@ async fn post(t: &Arc<Inner>, parts: Parts, body: Body) -> Response {
     }
 }
 
-/// Decides the era of a POST (see the module docs).
+/// Decides the era of a POST (see the module docs) with [`era::detect`](crate::era::detect).
 fn route(parts: &Parts, message: &Incoming) -> Result<Era, Response> {
     let (params, request_id, method) = match message {
         Incoming::Request(r) => (r.params.as_deref(), Some(&r.id), Some(r.method.as_str())),
         Incoming::Notification(n) => (n.params.as_deref(), None, Some(n.method.as_str())),
         Incoming::Response(_) => (None, None, None),
     };
-    let header = parts
+    let version_header = parts
         .headers
         .get(&headers::PROTOCOL_VERSION)
-        .map(|v| v.to_str().map(str::trim));
-    // A 2026-07-28 header makes it a 2026-07-28 request whatever the body says (a body
-    // without a `_meta` version is then refused as such), so the body need not be read here.
-    if matches!(header, Some(Ok(v)) if version::is_modern(v)) {
-        return Ok(Era::Modern);
-    }
-    if headers::has_meta_version(params) {
-        return Ok(Era::Modern);
-    }
-    let header = match parts
-        .headers
-        .get(&headers::PROTOCOL_VERSION)
-        .map(|v| v.to_str().map(str::trim))
-    {
-        None => None,
-        Some(Ok(v)) => Some(v),
-        Some(Err(_)) => {
-            return Err(rpc_error(
-                StatusCode::BAD_REQUEST,
-                request_id,
-                error_code::INVALID_REQUEST,
-                "Bad Request: malformed MCP-Protocol-Version header",
-            ))
-        }
+        .map(|v| v.to_str().map(str::trim).map_err(|_| ()));
+    let signals = era::Signals {
+        method,
+        version_header,
+        // Read only when the header does not decide already.
+        meta_names_version: || headers::has_meta_version(params),
+        names_session: parts.headers.contains_key(&headers::SESSION_ID),
     };
-    match header {
-        Some(v) if version::is_modern(v) => Ok(Era::Modern),
-        Some(v) if version::is_legacy(v) => Ok(Era::Legacy),
-        Some(v) => {
+    match era::detect(signals) {
+        Ok(era) => Ok(era),
+        Err(Undecided::MalformedHeader) => Err(rpc_error(
+            StatusCode::BAD_REQUEST,
+            request_id,
+            error_code::INVALID_REQUEST,
+            "Bad Request: malformed MCP-Protocol-Version header",
+        )),
+        Err(Undecided::UnsupportedVersion(v)) => {
             let supported: Vec<&str> = version::MODERN_VERSIONS
                 .iter()
                 .chain(version::LEGACY_VERSIONS)
@@ -421,13 +408,6 @@ fn route(parts: &Parts, message: &Incoming) -> Result<Era, Response> {
             );
             Err(error_response(StatusCode::BAD_REQUEST, request_id, &error))
         }
-        None if method == Some(<methods::Discover as RequestMethod>::NAME)
-            && !parts.headers.contains_key(&headers::SESSION_ID) =>
-        {
-            Ok(Era::Modern)
-        }
-        // No header: 2025-03-26 or a session's negotiated version.
-        None => Ok(Era::Legacy),
     }
 }
 
@@ -462,10 +442,10 @@ fn rpc_error(
 }
 
 /// The caller the auth layer authenticated ([`crate::auth::AuthLayer`]), if any.
-fn principal(parts: &Parts) -> Option<Arc<crate::auth::Principal>> {
+fn principal(parts: &Parts) -> Option<Arc<crate::server::Principal>> {
     parts
         .extensions
-        .get::<Arc<crate::auth::Principal>>()
+        .get::<Arc<crate::server::Principal>>()
         .cloned()
 }
 
@@ -473,7 +453,7 @@ fn principal(parts: &Parts) -> Option<Arc<crate::auth::Principal>> {
 fn owner_key(parts: &Parts) -> Option<String> {
     parts
         .extensions
-        .get::<Arc<crate::auth::Principal>>()
+        .get::<Arc<crate::server::Principal>>()
         .map(|p| p.key())
 }
 
@@ -483,7 +463,7 @@ fn reply_json(status: StatusCode, reply: Reply) -> Response {
     if let Some(ProtocolError::InsufficientScope { required }) = &reply.error {
         let mut res = sse::json(StatusCode::FORBIDDEN, reply.frame);
         res.extensions_mut()
-            .insert(crate::auth::ScopeChallenge(required.clone()));
+            .insert(crate::server::principal::ScopeChallenge(required.clone()));
         return res;
     }
     sse::json(status, reply.frame)
@@ -543,10 +523,7 @@ where
             _ = tokio::time::sleep_until(deadline) => {
                 cancel.cancel();
                 let err = ProtocolError::Internal(format!("Request timed out after {} ms", limit.as_millis()));
-                let object = match era {
-                    Era::Legacy => legacy_era::error_object(&err),
-                    Era::Modern => modern_era::error_object(&err),
-                };
+                let object = era.error_object(&err);
                 Some(Reply { frame: jsonrpc::encode_error(Some(&id), &object), error: Some(err), is_error: false })
             }
         }

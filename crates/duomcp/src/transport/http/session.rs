@@ -12,17 +12,14 @@ use super::store::EventStore;
 use crate::jsonrpc::RequestId;
 use crate::server::session::{Frame, Session};
 use crate::server::Reply;
+use crate::util::lock;
 use bytes::Bytes;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, Weak};
+use std::sync::{Arc, Mutex, Weak};
 use std::time::{Duration, Instant};
 use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
-
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|p| p.into_inner())
-}
 
 /// The stream number of a session's standalone `GET` stream.
 pub(crate) const STANDALONE: u64 = 0;
@@ -198,7 +195,7 @@ pub(crate) struct HttpSession {
     activity: Mutex<Activity>,
     /// `GET` connections open on this session.
     pub get_streams: AtomicUsize,
-    /// The principal that created the session ([`crate::auth::Principal::key`]), if any.
+    /// The principal that created the session ([`crate::server::Principal::key`]), if any.
     owner: Mutex<Option<String>>,
 }
 

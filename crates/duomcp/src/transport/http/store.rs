@@ -6,12 +6,9 @@
 
 use bytes::Bytes;
 use std::collections::{HashMap, VecDeque};
-use std::future::Future;
-use std::pin::Pin;
 use std::sync::{Mutex, MutexGuard};
 
-/// A boxed future, as [`EventStore`] methods return them (the trait stays object-safe).
-pub type StoreFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+pub use crate::common::StoreFuture;
 
 /// Why an [`EventStore`] operation failed.
 ///
