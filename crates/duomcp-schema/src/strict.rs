@@ -416,6 +416,28 @@ mod tests {
     }
 
     #[test]
+    fn wire_objects_of_the_schema_are_never_read_from_arrays() {
+        fn refused<T: serde::de::DeserializeOwned>(array: &str) {
+            assert!(
+                from_str::<T>(array).is_err(),
+                "{} read from {array}",
+                std::any::type_name::<T>()
+            );
+        }
+        refused::<crate::JsonRpcRequest>(r#"["2.0",1,"ping"]"#);
+        refused::<crate::JsonRpcNotification>(r#"["2.0","notifications/initialized"]"#);
+        refused::<crate::JsonRpcMessage>(r#"["2.0",1,"ping"]"#);
+        refused::<crate::ErrorObject>(r#"[-32600,"no"]"#);
+        refused::<crate::meta::RequestMeta>(r#"["2026-07-28",{}]"#);
+        refused::<crate::ClientCapabilities>(r#"[{},{}]"#);
+        refused::<crate::Implementation>(r#"["n","1"]"#);
+        refused::<crate::CallToolRequestParams>(r#"["plain",{}]"#);
+        refused::<crate::InitializeRequestParams>(
+            r#"["2025-11-25",{},{"name":"n","version":"1"}]"#,
+        );
+    }
+
+    #[test]
     fn objects_pass_and_keep_borrowing() {
         let text = r#"{"raw":{"x":[1,2]},"name":"n","inner":{"a":1},"list":[{"a":2}]}"#;
         let o: Outer<'_> = from_str(text).unwrap();
