@@ -6,7 +6,7 @@ use super::middleware::{self, McpRequest, McpResponse};
 use super::params::ParamsIndex;
 use super::request_state::{self, SealedState};
 use super::session::{Negotiated, Session, Sink};
-use super::{skills, tasks, CachePolicy, HandlerError, ServerEvent, Shared};
+use super::{apps, registry, skills, tasks, CachePolicy, HandlerError, ServerEvent, Shared};
 use crate::era::modern::MetaFields;
 use crate::era::{legacy, modern, Era, ProtocolError};
 use crate::jsonrpc::{self, IncomingNotification, IncomingRequest, IncomingResponse};
@@ -446,7 +446,7 @@ async fn legacy_request(
     let outcome: Result<Reply, ProtocolError> = async {
         Ok(match method {
             m if m == <methods::ListTools as RequestMethod>::NAME => {
-                list_tools(&shared, req, ListEncoding::Legacy)?
+                list_tools(&shared, req, ListEncoding::Legacy, &ctx)?
             }
             m if m == <methods::CallTool as RequestMethod>::NAME => {
                 let p: CallParams = params.parse()?;
@@ -692,6 +692,7 @@ fn capabilities(shared: &Shared, era: Era) -> ServerCapabilities {
             json!({ "directoryRead": true }),
         );
     }
+    apps::declare(&reg, &mut extensions);
     if !extensions.is_empty() {
         caps["extensions"] = Value::Object(extensions);
     }
@@ -765,6 +766,7 @@ async fn modern_request(
                 &shared,
                 req,
                 ListEncoding::Modern(server_info, shared.config.tools_cache),
+                &ctx,
             )?,
             m if m == <methods::ListPrompts as RequestMethod>::NAME => list_prompts(
                 &shared,
@@ -1283,10 +1285,13 @@ fn list_tools(
     shared: &Shared,
     req: &IncomingRequest,
     enc: ListEncoding<'_>,
+    ctx: &Context,
 ) -> Result<Reply, ProtocolError> {
     let modern = matches!(enc, ListEncoding::Modern(..));
     let reg = shared.registry();
-    let tools = reg.tools.iter().map(|(k, e)| {
+    let listed =
+        |e: &&Arc<registry::ToolEntry>| apps::listed_for(&e.tool, ctx.client_capabilities());
+    let tools = reg.tools.iter().filter(|(_, e)| listed(e)).map(|(k, e)| {
         // `execution.taskSupport` is 2025-11-25 only: in 2026-07-28 the server decides.
         let tool = if modern && e.tool.execution.is_some() {
             let mut owned = e.tool.clone();
