@@ -18,6 +18,7 @@
 //! and JSON with `--json`. The exit code is 0 on success, 1 on any failure (including a tool
 //! result with `isError: true`), 2 on a usage error.
 
+mod apps;
 mod complete;
 mod discover;
 mod elicit;
