@@ -289,3 +289,42 @@ async fn a_server_without_views_does_not_declare_the_extension() {
         json!({"resourceUri": "ui://late/v.html", "visibility": ["model"]})
     );
 }
+
+/// The README's "MCP Apps" section shows the example and its view as they are.
+#[test]
+fn readme_shows_the_mcp_app_example_and_its_view() {
+    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../..");
+    let readme = std::fs::read_to_string(format!("{root}/README.md")).unwrap();
+    let section = readme
+        .split("## MCP Apps\n")
+        .nth(1)
+        .and_then(|s| s.split("\n## ").next())
+        .expect("the README's \"MCP Apps\" section");
+    let block = |lang: &str| -> String {
+        let rest = section
+            .split(&format!("```{lang}\n"))
+            .nth(1)
+            .unwrap_or_else(|| panic!("a ```{lang} block in the MCP Apps section"));
+        rest.split("```").next().unwrap().trim().to_owned()
+    };
+    let example =
+        std::fs::read_to_string(format!("{root}/crates/duomcp/examples/mcp_app.rs")).unwrap();
+    let code: String = example
+        .lines()
+        .skip_while(|l| l.starts_with("//!") || l.is_empty())
+        .map(|l| format!("{l}\n"))
+        .collect();
+    assert_eq!(
+        block("rust"),
+        code.trim(),
+        "README.md and examples/mcp_app.rs differ"
+    );
+    let view =
+        std::fs::read_to_string(format!("{root}/crates/duomcp/examples/mcp_app/view.src.js"))
+            .unwrap();
+    assert_eq!(
+        block("js"),
+        view.trim(),
+        "README.md and examples/mcp_app/view.src.js differ"
+    );
+}

@@ -176,12 +176,29 @@ fn escape_close(code: &str, close: &str) -> String {
     out
 }
 
-/// The byte after `close…>` at or after `from` (case-insensitive).
+/// The byte after `close…>` at or after `from` (`close` lowercase ASCII, matched
+/// case-insensitively, without copying the document).
 fn close_of(html: &str, from: usize, close: &str) -> Option<usize> {
-    let lower = html.get(from..)?.to_ascii_lowercase();
-    let at = lower.find(close)?;
-    let gt = lower[at..].find('>')?;
-    Some(from + at + gt + 1)
+    let at = find_ci(html, from, close)?;
+    let gt = html.get(at..)?.find('>')?;
+    Some(at + gt + 1)
+}
+
+/// Where `needle` (lowercase ASCII, starting with `<`) first occurs at or after `from`,
+/// ignoring ASCII case.
+fn find_ci(html: &str, mut from: usize, needle: &str) -> Option<usize> {
+    let (bytes, n) = (html.as_bytes(), needle.as_bytes());
+    while let Some(off) = html.get(from..)?.find('<') {
+        let at = from + off;
+        if bytes
+            .get(at..at + n.len())
+            .is_some_and(|b| b.eq_ignore_ascii_case(n))
+        {
+            return Some(at);
+        }
+        from = at + 1;
+    }
+    None
 }
 
 /// A relative URL naming a file: no scheme, no leading `/`, no query or fragment.
@@ -237,8 +254,9 @@ fn next_tag(html: &str, mut from: usize) -> Option<Tag> {
         ]
         .into_iter()
         .find(|(p, _)| {
-            rest.len() >= p.len()
-                && rest[..p.len()].eq_ignore_ascii_case(p)
+            rest.as_bytes()
+                .get(..p.len())
+                .is_some_and(|b| b.eq_ignore_ascii_case(p.as_bytes()))
                 && bytes
                     .get(start + p.len())
                     .is_some_and(|b| b.is_ascii_whitespace() || *b == b'>' || *b == b'/')
@@ -393,6 +411,22 @@ mod tests {
             "{html}"
         );
         assert!(!html.contains("app.js"), "{html}");
+    }
+
+    #[tokio::test]
+    async fn non_ascii_and_odd_markup_do_not_break_it() {
+        let d = dir_with(&[]);
+        for html in [
+            "<scrip€",
+            "<€",
+            "<script src=\"x",
+            "<img",
+            "<SCRIPT>x</SCRIPT>",
+            "é<link rel=icon href=a.png>",
+        ] {
+            let out = inline(html, d.path()).await.unwrap();
+            assert_eq!(out, html);
+        }
     }
 
     #[tokio::test]
