@@ -41,15 +41,15 @@ pub(crate) fn save(result: &ReadResourceResult, path: &Path) -> Result<(), Failu
     let contents = result
         .contents
         .first()
-        .ok_or_else(|| Failure("the resource has no contents to save".to_owned()))?;
+        .ok_or_else(|| Failure::new("the resource has no contents to save".to_owned()))?;
     let bytes = match contents {
         ResourceContents::Text(t) => t.text.clone().into_bytes(),
         ResourceContents::Blob(b) => STANDARD
             .decode(&b.blob)
-            .map_err(|e| Failure(format!("the blob is not base64: {e}")))?,
+            .map_err(|e| Failure::new(format!("the blob is not base64: {e}")))?,
     };
     std::fs::write(path, &bytes)
-        .map_err(|e| Failure(format!("cannot write {}: {e}", path.display())))?;
+        .map_err(|e| Failure::new(format!("cannot write {}: {e}", path.display())))?;
     println!(
         "saved {} ({} bytes, {}) to {}",
         contents.uri(),

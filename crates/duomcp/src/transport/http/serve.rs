@@ -1,0 +1,164 @@
+//! Serving an axum application that embeds the endpoint, with the protections
+//! [`StreamableHttp::serve`](super::StreamableHttp::serve) has: a deadline for request headers
+//! (slowloris and idle connections are closed), `TCP_NODELAY`, keep-alive, accept errors
+//! survived, and a graceful shutdown.
+//!
+//! `axum::serve` sets no header read timeout: a connection that never finishes its headers, or
+//! an idle keep-alive connection, stays open for as long as the client likes. Serve the
+//! application with [`serve`] (or [`serve_with`]) instead:
+//!
+//! ```no_run
+//! # async fn run() -> std::io::Result<()> {
+//! use duomcp::server::Server;
+//! use duomcp::transport::http::StreamableHttp;
+//!
+//! let mcp = StreamableHttp::new(Server::builder().build());
+//! let app = axum::Router::new()
+//!     .route("/health", axum::routing::get(|| async { "ok" }))
+//!     .merge(mcp.router());
+//! let listener = tokio::net::TcpListener::bind("127.0.0.1:3000").await?;
+//! duomcp::transport::http::serve(listener, app).await
+//! # }
+//! ```
+
+use axum::Router;
+use hyper_util::service::TowerToHyperService;
+use std::future::Future;
+use std::time::Duration;
+use tokio::net::TcpListener;
+use tokio::task::JoinSet;
+use tokio_util::sync::CancellationToken;
+
+/// Settings of [`serve_with`].
+///
+/// ```
+/// use duomcp::transport::http::ServeOptions;
+/// use std::time::Duration;
+/// let mut options = ServeOptions::default();
+/// options.header_read_timeout = Duration::from_secs(10);
+/// assert_eq!(options.shutdown_grace, Duration::from_secs(5));
+/// ```
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct ServeOptions {
+    /// How long a client may take to send request headers, and how long an idle keep-alive
+    /// connection stays open (default 30 s, as [`HttpConfig::header_read_timeout`]).
+    ///
+    /// [`HttpConfig::header_read_timeout`]: super::HttpConfig::header_read_timeout
+    pub header_read_timeout: Duration,
+    /// After the shutdown signal, how long open connections may finish (default 5 s); those
+    /// still open are then closed.
+    pub shutdown_grace: Duration,
+}
+
+impl Default for ServeOptions {
+    fn default() -> Self {
+        ServeOptions {
+            header_read_timeout: Duration::from_secs(30),
+            shutdown_grace: Duration::from_secs(5),
+        }
+    }
+}
+
+/// Serves `app` (an application with [`StreamableHttp::router`](super::StreamableHttp::router)
+/// merged in) on `listener` with the default [`ServeOptions`], until the process ends. Use it
+/// in place of `axum::serve`, which has no header read timeout.
+pub async fn serve(listener: TcpListener, app: Router) -> std::io::Result<()> {
+    serve_with(
+        listener,
+        app,
+        ServeOptions::default(),
+        std::future::pending(),
+    )
+    .await
+}
+
+/// Like [`serve`], with `options`, and stopping when `signal` completes: no new connections
+/// are accepted, open ones finish their requests within [`ServeOptions::shutdown_grace`].
+///
+/// ```no_run
+/// # async fn run() -> std::io::Result<()> {
+/// use duomcp::transport::http::{serve_with, ServeOptions};
+/// let app = axum::Router::new().route("/", axum::routing::get(|| async { "hi" }));
+/// let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+/// serve_with(listener, app, ServeOptions::default(), async {
+///     let _ = tokio::signal::ctrl_c().await;
+/// })
+/// .await
+/// # }
+/// ```
+pub async fn serve_with<F>(
+    listener: TcpListener,
+    app: Router,
+    options: ServeOptions,
+    signal: F,
+) -> std::io::Result<()>
+where
+    F: Future<Output = ()> + Send,
+{
+    let service = TowerToHyperService::new(app);
+    let closing = CancellationToken::new();
+    let mut connections = accept(
+        &listener,
+        &service,
+        &closing,
+        options.header_read_timeout,
+        signal,
+    )
+    .await;
+    drop(listener);
+    closing.cancel();
+    let drain = async { while connections.join_next().await.is_some() {} };
+    if tokio::time::timeout(options.shutdown_grace, drain)
+        .await
+        .is_err()
+    {
+        connections.abort_all();
+        while connections.join_next().await.is_some() {}
+    }
+    Ok(())
+}
+
+/// Accepts connections on `listener` and serves each with `service` until `signal` completes
+/// or `closing` fires; returns the connections still open.
+pub(super) async fn accept<F>(
+    listener: &TcpListener,
+    service: &TowerToHyperService<Router>,
+    closing: &CancellationToken,
+    header_timeout: Duration,
+    signal: F,
+) -> JoinSet<()>
+where
+    F: Future<Output = ()> + Send,
+{
+    let mut connections = JoinSet::new();
+    let mut signal = std::pin::pin!(signal);
+    loop {
+        let accepted = tokio::select! {
+            _ = &mut signal => break,
+            _ = closing.cancelled() => break,
+            a = listener.accept() => a,
+        };
+        while connections.try_join_next().is_some() {}
+        let (tcp, peer) = match accepted {
+            Ok(a) => a,
+            Err(e) => {
+                // Out of file descriptors and the like: wait and go on, never stop serving.
+                tracing::warn!("accept failed: {e}");
+                tokio::time::sleep(Duration::from_millis(50)).await;
+                continue;
+            }
+        };
+        if let Err(e) = tcp.set_nodelay(true) {
+            tracing::debug!(%peer, "TCP_NODELAY not set: {e}");
+        }
+        connections.spawn(super::serve_connection(
+            tcp,
+            peer,
+            service.clone(),
+            closing.clone(),
+            header_timeout,
+        ));
+    }
+    connections
+}
