@@ -1,15 +1,18 @@
 #!/usr/bin/env bash
 # Interoperability tests against MCP implementations no one here wrote (crates/duomcp-cli/tests/
 # interop.rs): the official TypeScript SDK's server-everything, SDK servers and clients (the
-# current one and the last one that only speaks 2025-06-18) and the MCP Inspector CLI.
+# current one and the last one that only speaks 2025-06-18), the MCP Inspector CLI, and MCP Apps
+# (the counter example in headless Chromium through the App SDK's host bridge; the official
+# server-basic-vanillajs read by our client).
 #
 #   scripts/interop.sh [CARGO TEST ARGS...]     # e.g. scripts/interop.sh -- inspector
 #
 # Installs (once) Node 22 from the npm registry (the same way as scripts/conformance-kit.sh) and
 # the packages pinned in interop/package.json + interop/package-lock.json into
 # target/interop-kit/ (DUOMCP_INTEROP_KIT overrides), builds the quickstart example, and runs the
-# `interop` test target with the paths in DUOMCP_INTEROP_NODE, DUOMCP_INTEROP_DIR and
-# DUOMCP_QUICKSTART_BIN. Needs npm. A failed install fails the script: the tests never skip.
+# `interop` test target with the paths in DUOMCP_INTEROP_NODE, DUOMCP_INTEROP_DIR,
+# DUOMCP_QUICKSTART_BIN, DUOMCP_MCP_APP_BIN and DUOMCP_APPS_KIT. Needs npm, and Chromium at
+# /usr/bin/chromium (Debian `chromium`, installed by .ci/run) for the browser test. A failed install fails the script: the tests never skip.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -39,11 +42,18 @@ if ! cmp -s interop/package-lock.json "$PKGS/package-lock.json" || [ ! -d "$PKGS
 fi
 echo "interop: node $("$NODE_BIN/node" --version), packages in $PKGS" >&2
 
+# MCP Apps: the counter example's view and the browser test's host page, bundled with the
+# pinned App SDK and esbuild (interop/build-apps.mjs) into $KIT/apps-view and $KIT/apps-host.
+cp interop/build-apps.mjs "$PKGS/"
+"$NODE_BIN/node" "$PKGS/build-apps.mjs" "$ROOT" "$KIT"
+
 # --workspace: the same feature set as `cargo test --workspace` (scripts/test.sh), so what that
 # built is reused; only duomcp-cli is built again, with its `interop` feature.
 FLAGS=(--locked --workspace --features duomcp-cli/interop)
-cargo build "${FLAGS[@]}" --example quickstart
+cargo build "${FLAGS[@]}" --example quickstart --example mcp_app
 export DUOMCP_INTEROP_NODE="$NODE_BIN/node"
 export DUOMCP_INTEROP_DIR="$PKGS"
 export DUOMCP_QUICKSTART_BIN="$TARGET/debug/examples/quickstart"
+export DUOMCP_MCP_APP_BIN="$TARGET/debug/examples/mcp_app"
+export DUOMCP_APPS_KIT="$KIT"
 exec cargo test "${FLAGS[@]}" --test interop "$@"

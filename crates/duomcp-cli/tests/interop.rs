@@ -16,6 +16,10 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+/// MCP Apps: the counter example in headless Chromium, the official vanilla-JS app server.
+#[path = "apps_fixtures/apps.rs"]
+mod apps;
+
 use duomcp::client::{Client, EraChoice, HandlerError, Notification, RequestOptions};
 use duomcp::schema::{CreateMessageResult, ElicitRequestParams, ElicitResult, Root};
 use duomcp::Era;

@@ -35,6 +35,8 @@ impl Kind {
                 ("idempotent", Shape::Flag),
                 ("open_world", Shape::Flag),
                 ("scopes", Shape::StrList),
+                ("ui", Shape::Str),
+                ("visibility", Shape::StrList),
                 ("crate", Shape::Path),
             ],
             Kind::Prompt => &[
@@ -134,7 +136,11 @@ fn expand(kind: Kind, attr: TokenStream, mut func: ItemFn) -> TokenStream {
         .or_else(|| doc_text(&func).map(|d| LitStr::new(&d, Span::call_site())));
 
     let spec = match kind {
-        Kind::Tool => tool_spec(&krate, &name, &description, &attrs),
+        Kind::Tool => {
+            let mut spec = tool_spec(&krate, &name, &description, &attrs);
+            spec.extend(crate::apps::tool_ui(&krate, &attrs, &mut errors));
+            wrap_spec(&krate, &name, spec)
+        }
         Kind::Prompt => prompt_spec(&krate, &name, &description, &attrs),
         Kind::Resource => resource_spec(&krate, &name, &description, &attrs, &func, &mut errors),
     };
@@ -298,6 +304,11 @@ fn tool_spec(
             let spec = spec.annotations(#krate::__private::annotations(#(#values),*));
         });
     }
+    body
+}
+
+/// `pub fn spec() -> ToolSpec { <body> spec }`.
+fn wrap_spec(krate: &syn::Path, name: &LitStr, body: TokenStream) -> TokenStream {
     let doc = format!("The definition of the tool `{}`.", name.value());
     quote! {
         #[doc = #doc]

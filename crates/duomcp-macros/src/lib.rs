@@ -39,6 +39,7 @@
 
 #![warn(missing_docs)]
 
+mod apps;
 mod args;
 mod checks;
 mod expand;
@@ -86,6 +87,8 @@ use proc_macro::TokenStream;
 /// | `description = "…"` | overrides the doc comment |
 /// | `read_only`, `destructive`, `idempotent`, `open_world` | annotation hints; `= false` to state the opposite |
 /// | `scopes = ["a", "b"]` | OAuth scopes a caller must hold to call it (`ToolSpec::scopes`) |
+/// | `ui = "ui://…"` | MCP Apps: the view that renders its results (`ToolSpec::ui`) |
+/// | `visibility = ["app"]` | MCP Apps: who may call it, `"model"` and/or `"app"` (`ToolSpec::visibility`) |
 /// | `crate = path` | where duomcp is, if not `::duomcp` |
 ///
 /// The input schema comes from the handler's `Args<T>`, the output schema from a `Json<T>`

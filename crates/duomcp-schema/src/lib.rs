@@ -8,7 +8,8 @@
 //!
 //! Type names follow the schema definitions (`CallToolResult`, `ListToolsResult`, ...).
 //! The ext-tasks definitions whose names clash with the 2025-11-25 core tasks live in
-//! [`tasks::ext`]. Method names and their params/result types are in [`methods`].
+//! [`tasks::ext`]. Method names and their params/result types are in [`methods`]; the MCP Apps
+//! extension's types in [`apps`].
 //!
 //! ```
 //! use duomcp_schema::{CallToolResult, ResultType};
@@ -28,6 +29,7 @@
 //! ```
 #![warn(missing_docs)]
 
+pub mod apps;
 pub mod capabilities;
 pub mod common;
 pub mod completion;

@@ -1,6 +1,6 @@
 //! Test helpers for duomcp: validate JSON-RPC wire messages against the official MCP JSON
 //! schemas of revisions 2025-11-25 and 2026-07-28 (plus the ext-tasks schema, used with
-//! 2026-07-28).
+//! 2026-07-28), and the MCP Apps extension's messages against its published schema ([`apps`]).
 //!
 //! ```
 //! use duomcp_testkit::WireValidator;
@@ -16,6 +16,7 @@
 //! Compiled validators are cached process-wide per schema document and definition.
 #![warn(missing_docs)]
 
+pub mod apps;
 pub mod tap;
 
 use std::collections::HashMap;
@@ -29,6 +30,9 @@ const LEGACY_SCHEMA: &str = include_str!("../../duomcp-schema/schemas/schema-202
 const MODERN_SCHEMA: &str = include_str!("../../duomcp-schema/schemas/schema-2026-07-28.json");
 const EXT_TASKS_SCHEMA: &str =
     include_str!("../../duomcp-schema/schemas/ext-tasks-draft-schema.json");
+/// The MCP Apps schema, as `@modelcontextprotocol/ext-apps` 2.0.4 publishes it
+/// (`dist/src/generated/schema.json`).
+const EXT_APPS_SCHEMA: &str = include_str!("../schemas/ext-apps-2.0.4-schema.json");
 
 /// How many schema errors an error string reports at most.
 const MAX_ERRORS: usize = 5;
@@ -39,6 +43,7 @@ enum Doc {
     Legacy,
     Modern,
     ExtTasks,
+    ExtApps,
 }
 
 impl Doc {
@@ -47,19 +52,26 @@ impl Doc {
             Doc::Legacy => "2025-11-25",
             Doc::Modern => "2026-07-28",
             Doc::ExtTasks => "ext-tasks",
+            Doc::ExtApps => "ext-apps",
         }
     }
 
     fn document(self) -> Result<&'static Value, String> {
-        static DOCS: OnceLock<[Result<Value, String>; 3]> = OnceLock::new();
+        static DOCS: OnceLock<[Result<Value, String>; 4]> = OnceLock::new();
         let docs = DOCS.get_or_init(|| {
-            [LEGACY_SCHEMA, MODERN_SCHEMA, EXT_TASKS_SCHEMA]
-                .map(|src| serde_json::from_str(src).map_err(|e| format!("bad schema JSON: {e}")))
+            [
+                LEGACY_SCHEMA,
+                MODERN_SCHEMA,
+                EXT_TASKS_SCHEMA,
+                EXT_APPS_SCHEMA,
+            ]
+            .map(|src| serde_json::from_str(src).map_err(|e| format!("bad schema JSON: {e}")))
         });
         let i = match self {
             Doc::Legacy => 0,
             Doc::Modern => 1,
             Doc::ExtTasks => 2,
+            Doc::ExtApps => 3,
         };
         docs[i].as_ref().map_err(Clone::clone)
     }

@@ -9,6 +9,7 @@ pub use crate::server::{
     FromCallParts, IntoPromptResult, IntoReadResult, IntoToolResult, PromptSpec, ToolSpec,
 };
 pub use core::option::Option::{self, None, Some};
+pub use duomcp_schema::apps::UiVisibility;
 pub use duomcp_schema::{Resource, ResourceTemplate, ToolAnnotations};
 
 use crate::server::HandlerError;

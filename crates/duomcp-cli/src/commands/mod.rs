@@ -20,6 +20,7 @@
 //! and JSON with `--json` (errors included: `{"error":{"message":...}}` on stdout). The exit code is 0 on success, 1 on any failure (including a tool
 //! result with `isError: true`), 2 on a usage error.
 
+mod apps;
 mod complete;
 pub mod config;
 mod discover;

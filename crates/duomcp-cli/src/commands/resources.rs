@@ -8,6 +8,10 @@ use clap::Args;
 pub struct ReadArgs {
     /// The resource to read.
     pub uri: String,
+    /// Saves the contents (text as is, a blob decoded) to FILE instead of printing them; for an
+    /// MCP Apps view (`ui://…`), the HTML document. Its `_meta.ui` is printed.
+    #[arg(long, short = 'o', value_name = "FILE")]
+    pub output: Option<std::path::PathBuf>,
     /// The server's Streamable HTTP URL (or give a command after `--`).
     #[arg(value_name = "URL")]
     pub target_url: Option<String>,
@@ -79,6 +83,13 @@ pub(crate) async fn read(args: &ReadArgs) -> Result<Outcome, Failure> {
     let (client, logs) = target.connect().await?;
     let result = client.read_resource(&args.uri).await?;
     logs.flush().await;
+    if let Some(path) = &args.output {
+        if let Err(e) = super::apps::save(&result, path) {
+            let _ = finish(client, Outcome::Failed).await;
+            return Err(e);
+        }
+        return finish(client, Outcome::Ok).await;
+    }
     if target.json {
         target.print_json(&result)?;
         return finish(client, Outcome::Ok).await;

@@ -66,10 +66,10 @@ pub(crate) async fn list(target: &Target) -> Result<Outcome, Failure> {
             ]
         })
         .collect();
-    print!(
-        "{}",
-        output::table(&["NAME", "ARGUMENTS", "DESCRIPTION"], &rows)
-    );
+    // MCP Apps: a VIEW column when a tool has a view (or is only for views).
+    let (headers, rows) =
+        super::apps::with_view_column(&["NAME", "ARGUMENTS", "DESCRIPTION"], &tools, rows);
+    print!("{}", output::table(&headers, &rows));
     finish(client, Outcome::Ok).await
 }
 

@@ -1,6 +1,7 @@
 //! A scripted client for transcript tests: talks newline-delimited JSON to a server (in-process
 //! over a duplex pipe, or a spawned `duomcp serve`) and validates every message the server sends
-//! against the official JSON schema of the revision under test.
+//! against the official JSON schema of the revision under test (and its MCP Apps parts against
+//! the extension's published schema).
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 #![allow(dead_code)]
@@ -90,6 +91,9 @@ impl Wire {
         {
             self.methods.insert(id.to_string(), method.to_owned());
         }
+        if let Err(e) = duomcp_testkit::apps::validate_client_message(&msg) {
+            panic!("the test sends a message the MCP Apps schema refuses: {e}\n{msg}");
+        }
         let mut line = serde_json::to_vec(&msg).unwrap();
         line.push(b'\n');
         self.send_raw(&line).await;
@@ -125,6 +129,9 @@ impl Wire {
             .validate_server_message(&msg, method.as_deref())
         {
             panic!("server message violates the schema: {e}\n{msg}");
+        }
+        if let Err(e) = duomcp_testkit::apps::validate_server_message(&msg, method.as_deref()) {
+            panic!("server message violates the MCP Apps schema: {e}\n{msg}");
         }
         Some(msg)
     }

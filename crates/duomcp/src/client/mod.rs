@@ -44,6 +44,7 @@
 //! left out of [`Client::list_tools`] (with a warning), and calls mirror the annotated arguments
 //! into `Mcp-Param-*` headers.
 
+pub mod apps;
 pub mod auth;
 mod builder;
 mod cache;

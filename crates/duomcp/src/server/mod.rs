@@ -15,6 +15,7 @@
 //! # }
 //! ```
 
+pub mod apps;
 mod context;
 mod cursor;
 mod dispatch;

@@ -2,7 +2,7 @@
 //! what is registered; the one difference between the eras, where tasks are declared, is the
 //! adapter's to say.
 
-use crate::server::{skills, tasks, Shared};
+use crate::server::{apps, skills, tasks, Shared};
 use duomcp_schema::ServerCapabilities;
 use serde_json::{json, Map, Value};
 
@@ -54,6 +54,7 @@ pub(super) fn capabilities(shared: &Shared, tasks_declared: TasksDeclared) -> Se
             json!({ "directoryRead": true }),
         );
     }
+    apps::declare(&reg, &mut extensions);
     if !extensions.is_empty() {
         caps["extensions"] = Value::Object(extensions);
     }

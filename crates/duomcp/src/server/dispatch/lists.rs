@@ -87,9 +87,15 @@ pub(super) fn tools(
     req: &IncomingRequest,
     a: &impl Adapter,
     cache: CachePolicy,
+    ctx: &crate::server::Context,
 ) -> Result<Reply, ProtocolError> {
     let reg = shared.registry();
-    let tools = reg.tools.iter().map(|(k, e)| (k, a.listed_tool(&e.tool)));
+    let caps = ctx.client_capabilities();
+    let tools = reg
+        .tools
+        .iter()
+        .filter(|(_, e)| crate::server::apps::listed_for(&e.tool, caps))
+        .map(|(k, e)| (k, a.listed_tool(&e.tool)));
     list_page(shared, req, a, cache, "tools", tools)
 }
 

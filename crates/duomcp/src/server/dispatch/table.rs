@@ -36,7 +36,7 @@ pub(super) async fn run<A: Adapter>(
     let outcome: Result<Reply, ProtocolError> = async {
         Ok(match method {
             m if m == <methods::ListTools as RequestMethod>::NAME => {
-                lists::tools(shared, req, &a, config.tools_cache)?
+                lists::tools(shared, req, &a, config.tools_cache, &ctx)?
             }
             m if m == <methods::ListPrompts as RequestMethod>::NAME => {
                 lists::prompts(shared, req, &a, config.prompts_cache)?

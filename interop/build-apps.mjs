@@ -1,0 +1,51 @@
+// Builds the MCP Apps pieces of the interop tests with the pinned esbuild (run by
+// scripts/interop.sh from the installed kit):
+//
+//   node build-apps.mjs REPO_ROOT OUT_DIR
+//
+// * OUT_DIR/apps-view/: the counter example's view (crates/duomcp/examples/mcp_app/):
+//   index.html and style.css copied, view.src.js bundled with the App SDK's browser build
+//   (@modelcontextprotocol/ext-apps/app-with-deps) into one ES module, view.js. The example
+//   serves the directory with `View::dir`, which inlines both into one HTML document.
+// * OUT_DIR/apps-host/: the minimal web host of the browser test
+//   (crates/duomcp-cli/tests/apps_fixtures/): host.html, sandbox.html, and host.js, bundled
+//   from host.src.js with the SDK's host bridge (@modelcontextprotocol/ext-apps/app-bridge)
+//   and the MCP client SDK.
+import { build } from "esbuild";
+import { copyFileSync, mkdirSync } from "node:fs";
+import { join } from "node:path";
+
+const [root, out] = process.argv.slice(2);
+if (!root || !out) {
+  console.error("usage: node build-apps.mjs REPO_ROOT OUT_DIR");
+  process.exit(2);
+}
+const here = new URL(".", import.meta.url).pathname;
+
+async function bundle(entry, outfile) {
+  await build({
+    entryPoints: [entry],
+    outfile,
+    bundle: true,
+    format: "esm",
+    platform: "browser",
+    target: "es2022",
+    minify: true,
+    logLevel: "warning",
+    // Resolve the SDK from the kit this script was installed with.
+    nodePaths: [join(here, "node_modules")],
+  });
+}
+
+const view = join(root, "crates/duomcp/examples/mcp_app");
+const viewOut = join(out, "apps-view");
+mkdirSync(viewOut, { recursive: true });
+for (const f of ["index.html", "style.css"]) copyFileSync(join(view, f), join(viewOut, f));
+await bundle(join(view, "view.src.js"), join(viewOut, "view.js"));
+
+const host = join(root, "crates/duomcp-cli/tests/apps_fixtures");
+const hostOut = join(out, "apps-host");
+mkdirSync(hostOut, { recursive: true });
+for (const f of ["host.html", "sandbox.html"]) copyFileSync(join(host, f), join(hostOut, f));
+await bundle(join(host, "host.src.js"), join(hostOut, "host.js"));
+console.error(`build-apps: ${viewOut} and ${hostOut}`);
