@@ -9,3 +9,4 @@ pub mod bench;
 pub mod commands;
 pub mod limits;
 pub mod reference;
+pub mod serve_addr;

@@ -1,6 +1,6 @@
 //! `duomcp`: serve the reference server, or talk to any MCP server.
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, Parser, Subcommand};
 
 #[derive(Parser)]
 #[command(
@@ -18,9 +18,19 @@ enum Command {
     /// Run the bundled reference server (every conformance fixture) over stdio, or over
     /// Streamable HTTP with `--http`.
     Serve {
-        /// Serve over Streamable HTTP at `http://ADDR/mcp` instead of stdio (e.g. `127.0.0.1:3000`).
-        #[arg(long, value_name = "ADDR")]
+        /// Serve over Streamable HTTP at `http://HOST:PORT/mcp` instead of stdio (e.g.
+        /// `127.0.0.1:3000`; port 0 picks a free one).
+        #[arg(long, value_name = "HOST:PORT")]
         http: Option<String>,
+        /// With --http: also accept this `Host` header (repeatable), e.g. `mcp.example.com` or
+        /// `mcp.example.com:443`, for a server reached by a real host name (behind a reverse
+        /// proxy). Loopback names and the bound address are always accepted; others get 403.
+        #[arg(long = "allow-host", value_name = "HOST", requires = "http")]
+        allow_hosts: Vec<String>,
+        /// With --http: also accept this `Origin` (repeatable), e.g. `https://app.example.com`,
+        /// for browser clients served from elsewhere. Requests without `Origin` are not affected.
+        #[arg(long = "allow-origin", value_name = "ORIGIN", requires = "http")]
+        allow_origins: Vec<String>,
         /// Also serve the skills under DIR (repeatable): every folder below it holding a
         /// `SKILL.md` is a skill named after the folder, its path the skill's URI path
         /// (`DIR/acme/notes/SKILL.md` is `skill://acme/notes/SKILL.md`). They are served in
@@ -40,8 +50,61 @@ enum Command {
     /// Authorize against an MCP server (OAuth in the browser) and store the tokens: later
     /// client commands against that URL use them.
     Login(duomcp_cli::commands::login::LoginArgs),
+    /// Print a shell completion script: `duomcp completions bash > ~/.local/share/bash-completion/completions/duomcp`
+    /// (zsh: into a directory of `$fpath` as `_duomcp`; fish: `~/.config/fish/completions/duomcp.fish`).
+    Completions {
+        /// The shell.
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+    /// List the servers named in config files (`mcpServers` JSON), which client commands
+    /// accept by name: `duomcp tools NAME`.
+    Servers {
+        /// Read only this file (default: `$DUOMCP_CONFIG`, else the usual locations: see
+        /// `duomcp tools --help`, `--config`).
+        #[arg(long, value_name = "PATH")]
+        config: Option<std::path::PathBuf>,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
     #[command(flatten)]
     Client(duomcp_cli::commands::ClientCommand),
+}
+
+/// Whether the command line asks for JSON output (`--json` before any `--`).
+fn wants_json() -> bool {
+    std::env::args()
+        .skip(1)
+        .take_while(|a| a != "--")
+        .any(|a| a == "--json")
+}
+
+/// Parses the command line; with `--json`, a usage error is printed as JSON too.
+fn parse() -> Result<Cli, std::process::ExitCode> {
+    match Cli::try_parse() {
+        Ok(cli) => Ok(cli),
+        Err(e) if wants_json() && e.use_stderr() => {
+            let message = e
+                .render()
+                .to_string()
+                .lines()
+                .next()
+                .unwrap_or_default()
+                .trim_start_matches("error: ")
+                .to_owned();
+            duomcp_cli::commands::Failure::new(message).report(true);
+            Err(std::process::ExitCode::from(2))
+        }
+        Err(e) => {
+            let _ = e.print();
+            Err(std::process::ExitCode::from(if e.use_stderr() {
+                2
+            } else {
+                0
+            }))
+        }
+    }
 }
 
 fn main() -> std::process::ExitCode {
@@ -53,7 +116,18 @@ fn main() -> std::process::ExitCode {
                 .unwrap_or_else(|_| "warn".into()),
         )
         .init();
-    let cli = Cli::parse();
+    let cli = match parse() {
+        Ok(cli) => cli,
+        Err(code) => return code,
+    };
+    if let Command::Servers { config, json } = &cli.command {
+        return duomcp_cli::commands::config::list(config.as_deref(), *json);
+    }
+    if let Command::Completions { shell } = cli.command {
+        let mut command = Cli::command();
+        clap_complete::generate(shell, &mut command, "duomcp", &mut std::io::stdout());
+        return std::process::ExitCode::SUCCESS;
+    }
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -75,6 +149,8 @@ fn main() -> std::process::ExitCode {
             Command::Serve {
                 http,
                 skills,
+                allow_hosts,
+                allow_origins,
                 limits,
             } => {
                 let server = match duomcp_cli::reference::server_with_skill_dirs(&skills) {
@@ -90,11 +166,24 @@ fn main() -> std::process::ExitCode {
                     None => server
                         .serve_stdio_with_shutdown(duomcp::server::shutdown_signal())
                         .await
-                        .map_err(Some),
-                    Some(addr) => serve_http(&addr, server, &limits).await.map_err(Some),
+                        .map_err(|e| Some(e.to_string())),
+                    Some(addr) => {
+                        let mut config = duomcp::transport::http::HttpConfig::default();
+                        for host in allow_hosts {
+                            config = config.allow_host(host);
+                        }
+                        for origin in allow_origins {
+                            config = config.allow_origin(origin);
+                        }
+                        serve_http(&addr, server, config, &limits).await
+                    }
                 }
             }
-            Command::Client(_) | Command::Bench(_) | Command::Login(_) => Ok(()),
+            Command::Client(_)
+            | Command::Bench(_)
+            | Command::Login(_)
+            | Command::Completions { .. }
+            | Command::Servers { .. } => Ok(()),
         }
     });
     // The stdin reader thread cannot be interrupted: do not wait for it after a signal.
@@ -115,16 +204,17 @@ fn main() -> std::process::ExitCode {
 async fn serve_http(
     addr: &str,
     server: duomcp::server::Server,
+    mut config: duomcp::transport::http::HttpConfig,
     limits: &[String],
-) -> std::io::Result<()> {
-    let mut config = duomcp::transport::http::HttpConfig::default();
-    duomcp_cli::limits::apply(&mut config, limits)
-        .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidInput, e))?;
-    let listener = tokio::net::TcpListener::bind(addr).await?;
-    let local = listener.local_addr()?;
+) -> Result<(), Option<String>> {
+    duomcp_cli::limits::apply(&mut config, limits).map_err(Some)?;
+    let listener = duomcp_cli::serve_addr::bind(addr).await.map_err(Some)?;
+    let local = listener.local_addr().map_err(|e| Some(e.to_string()))?;
     eprintln!("duomcp: serving the reference server at http://{local}/mcp (2025-11-25 and 2026-07-28; Ctrl-C stops)");
     let http = duomcp::transport::http::StreamableHttp::with_config(server, config);
-    http.serve_with_shutdown(listener, stop_signal()).await
+    http.serve_with_shutdown(listener, stop_signal())
+        .await
+        .map_err(|e| Some(e.to_string()))
 }
 
 async fn stop_signal() {

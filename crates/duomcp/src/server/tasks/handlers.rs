@@ -5,6 +5,7 @@ use super::store::{TaskEra, TaskOutcome};
 use super::{wire, EXTENSION_ID};
 use crate::era::ProtocolError;
 use crate::jsonrpc;
+use crate::schema_check::SchemaViolation;
 use crate::server::context::Context;
 use crate::server::cursor;
 use crate::server::invoke::call_tool;
@@ -47,6 +48,32 @@ fn support_of(ctx: &Context, name: &str) -> Option<(TaskSupport, Arc<ToolEntry>)
         .and_then(|e| e.task_support)
         .unwrap_or_default();
     Some((support, entry))
+}
+
+/// Why `args` do not fit the tool's `inputSchema` (the message a plain call's `isError` result
+/// carries): checked before a task is created, so that a bad call is refused at once instead
+/// of becoming a task that fails. `None` when they fit, or the tool is unknown (the call
+/// reports that as usual).
+fn argument_problem(ctx: &Context, name: &str, args: Option<&Value>) -> Option<String> {
+    let entry = ctx.shared().registry().tools.get(name)?.clone();
+    let empty = Value::Object(Map::new());
+    let args = match args {
+        None | Some(Value::Null) => &empty,
+        Some(v @ Value::Object(_)) => v,
+        Some(_) => {
+            return Some(format!(
+                "Invalid arguments for tool `{name}`: `arguments` must be an object"
+            ))
+        }
+    };
+    match entry.input.check(args) {
+        Ok(()) => None,
+        Err(SchemaViolation::Mismatch(problems)) => {
+            Some(format!("Invalid arguments for tool `{name}`: {problems}"))
+        }
+        // Reported by the call itself.
+        Err(SchemaViolation::BadSchema(_)) => None,
+    }
 }
 
 /// A caller without the tool's scopes gets no task (the refusal a plain call would get).
@@ -159,6 +186,11 @@ pub(crate) async fn legacy_call(
     args: Option<Value>,
     ttl: Option<u64>,
 ) -> Result<Value, ProtocolError> {
+    // The client asked for a task, so the answer is a task or a JSON-RPC error: arguments
+    // that cannot work are the latter, before any task exists.
+    if let Some(problem) = argument_problem(ctx, &name, args.as_ref()) {
+        return Err(ProtocolError::InvalidParams(problem));
+    }
     let task_ctx = ctx.fork_for_task();
     let record = ctx.shared().tasks.start(&task_ctx, &name, ttl).await?;
     tokio::spawn(drive(task_ctx, name, args));
@@ -187,6 +219,16 @@ pub(crate) async fn modern_call(
     args: Option<Value>,
     plan: CallPlan,
 ) -> Result<ModernCall, ProtocolError> {
+    if plan != CallPlan::Deferred {
+        // The server decides what becomes a task: a call whose arguments cannot work is
+        // answered at once, as a plain call would be (an `isError` result), not as a task.
+        if let Some(problem) = argument_problem(ctx, &name, args.as_ref()) {
+            return Ok(ModernCall::Inline(
+                ctx.clone(),
+                Ok(CallToolResult::error_text(problem)),
+            ));
+        }
+    }
     let task_ctx = ctx.fork_for_task();
     if plan != CallPlan::Deferred {
         let record = ctx.shared().tasks.start(&task_ctx, &name, None).await?;

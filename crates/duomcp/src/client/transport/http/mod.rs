@@ -204,10 +204,29 @@ fn chain(e: &(dyn std::error::Error + 'static)) -> String {
 }
 
 fn request_failed(url: &Url, e: &reqwest::Error) -> TransportError {
-    TransportError::Io(std::io::Error::other(format!(
-        "HTTP request to {url} failed: {}",
-        chain(e)
-    )))
+    // The kind of the I/O error underneath (connection refused, reset…) is kept, so that
+    // callers can tell "nothing is listening" from other failures without reading the text.
+    let kind = if e.is_timeout() {
+        std::io::ErrorKind::TimedOut
+    } else {
+        io_kind(e).unwrap_or(std::io::ErrorKind::Other)
+    };
+    TransportError::Io(std::io::Error::new(
+        kind,
+        format!("HTTP request to {url} failed: {}", chain(e)),
+    ))
+}
+
+/// The kind of the first `std::io::Error` among `e`'s sources.
+fn io_kind(e: &(dyn std::error::Error + 'static)) -> Option<std::io::ErrorKind> {
+    let mut next = Some(e);
+    while let Some(err) = next {
+        if let Some(io) = err.downcast_ref::<std::io::Error>() {
+            return Some(io.kind());
+        }
+        next = err.source();
+    }
+    None
 }
 
 /// Where a request's answer goes.
