@@ -19,8 +19,16 @@ enum Command {
     /// Streamable HTTP with `--http`.
     Serve {
         /// Serve over Streamable HTTP at `http://ADDR/mcp` instead of stdio (e.g. `127.0.0.1:3000`).
+        /// HTTP/1.1 and HTTP/2 (h2c, prior knowledge) on the same port.
         #[arg(long, value_name = "ADDR")]
         http: Option<String>,
+        /// With `--http`: serve HTTPS with this certificate chain (PEM, leaf first); HTTP/2 or
+        /// HTTP/1.1 as the client's ALPN picks. Needs `--tls-key`.
+        #[arg(long, value_name = "PEM", requires_all = ["http", "tls_key"])]
+        tls_cert: Option<std::path::PathBuf>,
+        /// With `--tls-cert`: the certificate's private key (PEM: PKCS#8, PKCS#1 or SEC1).
+        #[arg(long, value_name = "PEM", requires = "tls_cert")]
+        tls_key: Option<std::path::PathBuf>,
         /// Also serve the skills under DIR (repeatable): every folder below it holding a
         /// `SKILL.md` is a skill named after the folder, its path the skill's URI path
         /// (`DIR/acme/notes/SKILL.md` is `skill://acme/notes/SKILL.md`). They are served in
@@ -67,7 +75,12 @@ fn main() -> std::process::ExitCode {
     };
     let result = runtime.block_on(async {
         match command {
-            Command::Serve { http, skills } => {
+            Command::Serve {
+                http,
+                tls_cert,
+                tls_key,
+                skills,
+            } => {
                 let server = match duomcp_cli::reference::server_with_skill_dirs(&skills) {
                     Ok(server) => server,
                     Err(e) => {
@@ -82,7 +95,9 @@ fn main() -> std::process::ExitCode {
                         .serve_stdio_with_shutdown(duomcp::server::shutdown_signal())
                         .await
                         .map_err(Some),
-                    Some(addr) => serve_http(&addr, server).await.map_err(Some),
+                    Some(addr) => serve_http(&addr, tls_cert.zip(tls_key), server)
+                        .await
+                        .map_err(Some),
                 }
             }
             Command::Client(_) | Command::Bench(_) | Command::Login(_) => Ok(()),
@@ -101,14 +116,34 @@ fn main() -> std::process::ExitCode {
     }
 }
 
-/// Serves the reference server over Streamable HTTP until Ctrl-C (or SIGTERM), then shuts down
-/// gracefully: listen streams get their final response before the connections close.
-async fn serve_http(addr: &str, server: duomcp::server::Server) -> std::io::Result<()> {
+/// Serves the reference server over Streamable HTTP (HTTPS with `tls`: certificate and key
+/// files) until Ctrl-C (or SIGTERM), then shuts down gracefully: listen streams get their final
+/// response before the connections close.
+async fn serve_http(
+    addr: &str,
+    tls: Option<(std::path::PathBuf, std::path::PathBuf)>,
+    server: duomcp::server::Server,
+) -> std::io::Result<()> {
+    use duomcp::transport::http::{tls as http_tls, StreamableHttp};
+    // Read the certificate before binding: a bad file is reported before anything listens.
+    let tls = match tls {
+        Some((cert, key)) => Some(
+            http_tls::server_config_from_pem_files(&cert, &key).map_err(std::io::Error::other)?,
+        ),
+        None => None,
+    };
     let listener = tokio::net::TcpListener::bind(addr).await?;
     let local = listener.local_addr()?;
-    eprintln!("duomcp: serving the reference server at http://{local}/mcp (2025-11-25 and 2026-07-28; Ctrl-C stops)");
-    let http = duomcp::transport::http::StreamableHttp::new(server);
-    http.serve_with_shutdown(listener, stop_signal()).await
+    let scheme = if tls.is_some() { "https" } else { "http" };
+    eprintln!("duomcp: serving the reference server at {scheme}://{local}/mcp (2025-11-25 and 2026-07-28, HTTP/1.1 and HTTP/2; Ctrl-C stops)");
+    let http = StreamableHttp::new(server);
+    match tls {
+        Some(config) => {
+            http.serve_tls_with_shutdown(listener, config, stop_signal())
+                .await
+        }
+        None => http.serve_with_shutdown(listener, stop_signal()).await,
+    }
 }
 
 async fn stop_signal() {

@@ -48,11 +48,16 @@ mod guard;
 mod headers;
 mod legacy;
 mod modern;
+mod serve;
 mod session;
 pub(crate) mod sse;
 mod store;
+#[cfg(feature = "tls")]
+pub mod tls;
 
 pub use config::{HttpConfig, ResponseMode};
+#[cfg(feature = "http2")]
+pub use serve::MAX_CONCURRENT_STREAMS;
 pub use store::{EventStore, MemoryEventStore, StoreError, StoreFuture, StoredEvent};
 
 use crate::era::{legacy as legacy_era, modern as modern_era, Era, ProtocolError};
@@ -71,7 +76,6 @@ use http::{HeaderValue, Method, StatusCode};
 use http_body_util::{BodyExt, LengthLimitError, Limited};
 use session::Sessions;
 use std::future::Future;
-use std::net::SocketAddr;
 use std::sync::Arc;
 use std::task::Poll;
 use std::time::Duration;
@@ -223,10 +227,24 @@ impl StreamableHttp {
     where
         F: Future<Output = ()> + Send,
     {
+        self.accept_loop(listener, signal, serve::Transport::Plain)
+            .await
+    }
+
+    /// Accepts connections on `listener` and serves each with `transport` until shutdown.
+    async fn accept_loop<F>(
+        self,
+        listener: TcpListener,
+        signal: F,
+        transport: serve::Transport,
+    ) -> std::io::Result<()>
+    where
+        F: Future<Output = ()> + Send,
+    {
         if let Ok(addr) = listener.local_addr() {
             self.inner.guard.add_bound(addr);
         }
-        let service = hyper_util::service::TowerToHyperService::new(self.router());
+        let service = serve::Service::new(self.router());
         let closing = self.inner.closing.clone();
         let header_timeout = self.inner.config.header_read_timeout;
         let mut connections = JoinSet::new();
@@ -251,7 +269,8 @@ impl StreamableHttp {
                 tracing::debug!(%peer, "TCP_NODELAY not set: {e}");
             }
             let (service, closing) = (service.clone(), closing.clone());
-            connections.spawn(serve_connection(
+            connections.spawn(serve::accepted(
+                transport.clone(),
                 tcp,
                 peer,
                 service,
@@ -277,32 +296,6 @@ impl StreamableHttp {
         }
         self.inner.sessions.remove_all();
         Ok(())
-    }
-}
-
-async fn serve_connection(
-    tcp: tokio::net::TcpStream,
-    peer: SocketAddr,
-    service: hyper_util::service::TowerToHyperService<Router>,
-    closing: CancellationToken,
-    header_timeout: Duration,
-) {
-    let mut builder = hyper::server::conn::http1::Builder::new();
-    builder
-        .timer(hyper_util::rt::TokioTimer::new())
-        .header_read_timeout(header_timeout)
-        .keep_alive(true);
-    let conn = builder.serve_connection(hyper_util::rt::TokioIo::new(tcp), service);
-    let mut conn = std::pin::pin!(conn);
-    let result = tokio::select! {
-        r = conn.as_mut() => r,
-        _ = closing.cancelled() => {
-            conn.as_mut().graceful_shutdown();
-            conn.await
-        }
-    };
-    if let Err(e) = result {
-        tracing::debug!(%peer, "connection ended: {e}");
     }
 }
 
