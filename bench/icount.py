@@ -33,7 +33,7 @@ COUNTED = "*duomcp_icount_counted*"
 
 def build() -> Path:
     if os.environ.get("ICOUNT_BIN"):
-        return Path(os.environ["ICOUNT_BIN"])
+        return Path(os.environ["ICOUNT_BIN"]).resolve()
     subprocess.run(
         ["cargo", "build", "--release", "--locked", "-p", "duomcp-cli", "--bin", "duomcp-icount"],
         cwd=ROOT,

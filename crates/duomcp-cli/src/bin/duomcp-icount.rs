@@ -209,10 +209,12 @@ fn stdio(rt: &tokio::runtime::Runtime, count: u64, modern: bool) -> Result<(), S
             sent.and(received).map_err(|e| e.to_string())
         }),
     )?;
-    drop(to_server);
-    rt.block_on(serving)
-        .map_err(|e| e.to_string())?
-        .map_err(|e| e.to_string())?;
+    // End of input (a split half's drop does not close the pipe; its shutdown does).
+    rt.block_on(async {
+        to_server.shutdown().await?;
+        serving.await.map_err(std::io::Error::other)?
+    })
+    .map_err(|e| format!("shutdown: {e}"))?;
     let mut ids = 0;
     for (line, id) in output.split(|b| *b == b'\n').zip(1..=count) {
         check_echo(line, id)?;

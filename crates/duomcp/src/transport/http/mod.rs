@@ -201,7 +201,9 @@ impl StreamableHttp {
 
     /// Serves the endpoint on `listener` until [`shutdown`](Self::shutdown) (or
     /// [`Server::shutdown`]). The listener's address is added to the allowed `Host` values;
-    /// connections get `TCP_NODELAY` and HTTP/1.1 keep-alive.
+    /// connections get `TCP_NODELAY` and HTTP/1.1 keep-alive, and with feature `http2` HTTP/2
+    /// with prior knowledge (h2c) on the same port. Over TLS: `serve_tls`
+    /// (feature `tls`).
     pub async fn serve(self, listener: TcpListener) -> std::io::Result<()> {
         self.serve_with_shutdown(listener, std::future::pending())
             .await
