@@ -7,4 +7,6 @@
 
 pub mod bench;
 pub mod commands;
+pub mod limits;
 pub mod reference;
+pub mod serve_addr;

@@ -1,6 +1,6 @@
 //! `duomcp`: serve the reference server, or talk to any MCP server.
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, Parser, Subcommand};
 
 #[derive(Parser)]
 #[command(
@@ -18,17 +18,27 @@ enum Command {
     /// Run the bundled reference server (every conformance fixture) over stdio, or over
     /// Streamable HTTP with `--http`.
     Serve {
-        /// Serve over Streamable HTTP at `http://ADDR/mcp` instead of stdio (e.g. `127.0.0.1:3000`).
-        /// HTTP/1.1 and HTTP/2 (h2c, prior knowledge) on the same port.
-        #[arg(long, value_name = "ADDR")]
+        /// Serve over Streamable HTTP at `http://HOST:PORT/mcp` instead of stdio (e.g.
+        /// `127.0.0.1:3000`; port 0 picks a free one). HTTP/1.1 and HTTP/2 (h2c, prior
+        /// knowledge) on the same port.
+        #[arg(long, value_name = "HOST:PORT")]
         http: Option<String>,
-        /// With `--http`: serve HTTPS with this certificate chain (PEM, leaf first); HTTP/2 or
-        /// HTTP/1.1 as the client's ALPN picks. Needs `--tls-key`.
+        /// With --http: serve HTTPS with this certificate chain (PEM, leaf first); HTTP/2 or
+        /// HTTP/1.1 as the client's ALPN picks. Needs --tls-key.
         #[arg(long, value_name = "PEM", requires_all = ["http", "tls_key"])]
         tls_cert: Option<std::path::PathBuf>,
-        /// With `--tls-cert`: the certificate's private key (PEM: PKCS#8, PKCS#1 or SEC1).
+        /// With --tls-cert: the certificate's private key (PEM: PKCS#8, PKCS#1 or SEC1).
         #[arg(long, value_name = "PEM", requires = "tls_cert")]
         tls_key: Option<std::path::PathBuf>,
+        /// With --http: also accept this `Host` header (repeatable), e.g. `mcp.example.com` or
+        /// `mcp.example.com:443`, for a server reached by a real host name (behind a reverse
+        /// proxy). Loopback names and the bound address are always accepted; others get 403.
+        #[arg(long = "allow-host", value_name = "HOST", requires = "http")]
+        allow_hosts: Vec<String>,
+        /// With --http: also accept this `Origin` (repeatable), e.g. `https://app.example.com`,
+        /// for browser clients served from elsewhere. Requests without `Origin` are not affected.
+        #[arg(long = "allow-origin", value_name = "ORIGIN", requires = "http")]
+        allow_origins: Vec<String>,
         /// Also serve the skills under DIR (repeatable): every folder below it holding a
         /// `SKILL.md` is a skill named after the folder, its path the skill's URI path
         /// (`DIR/acme/notes/SKILL.md` is `skill://acme/notes/SKILL.md`). They are served in
@@ -37,14 +47,72 @@ enum Command {
         /// server from starting, with every problem listed.
         #[arg(long = "skills", value_name = "DIR")]
         skills: Vec<std::path::PathBuf>,
+        /// With `--http`: change a limit, `KEY=VALUE` (repeatable), e.g. `body-timeout=10s`,
+        /// `max-sessions=500`, `event-log-bytes=16M`. Every limit, its default and the error
+        /// a client gets: LIMITS.md.
+        #[arg(long = "limit", value_name = "KEY=VALUE")]
+        limits: Vec<String>,
     },
     /// Load any MCP server (stdio or HTTP, either era) and report throughput and latency.
     Bench(duomcp_cli::bench::BenchArgs),
     /// Authorize against an MCP server (OAuth in the browser) and store the tokens: later
     /// client commands against that URL use them.
     Login(duomcp_cli::commands::login::LoginArgs),
+    /// Print a shell completion script: `duomcp completions bash > ~/.local/share/bash-completion/completions/duomcp`
+    /// (zsh: into a directory of `$fpath` as `_duomcp`; fish: `~/.config/fish/completions/duomcp.fish`).
+    Completions {
+        /// The shell.
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+    /// List the servers named in config files (`mcpServers` JSON), which client commands
+    /// accept by name: `duomcp tools NAME`.
+    Servers {
+        /// Read only this file (default: `$DUOMCP_CONFIG`, else the usual locations: see
+        /// `duomcp tools --help`, `--config`).
+        #[arg(long, value_name = "PATH")]
+        config: Option<std::path::PathBuf>,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
     #[command(flatten)]
     Client(duomcp_cli::commands::ClientCommand),
+}
+
+/// Whether the command line asks for JSON output (`--json` before any `--`).
+fn wants_json() -> bool {
+    std::env::args()
+        .skip(1)
+        .take_while(|a| a != "--")
+        .any(|a| a == "--json")
+}
+
+/// Parses the command line; with `--json`, a usage error is printed as JSON too.
+fn parse() -> Result<Cli, std::process::ExitCode> {
+    match Cli::try_parse() {
+        Ok(cli) => Ok(cli),
+        Err(e) if wants_json() && e.use_stderr() => {
+            let message = e
+                .render()
+                .to_string()
+                .lines()
+                .next()
+                .unwrap_or_default()
+                .trim_start_matches("error: ")
+                .to_owned();
+            duomcp_cli::commands::Failure::new(message).report(true);
+            Err(std::process::ExitCode::from(2))
+        }
+        Err(e) => {
+            let _ = e.print();
+            Err(std::process::ExitCode::from(if e.use_stderr() {
+                2
+            } else {
+                0
+            }))
+        }
+    }
 }
 
 fn main() -> std::process::ExitCode {
@@ -56,7 +124,18 @@ fn main() -> std::process::ExitCode {
                 .unwrap_or_else(|_| "warn".into()),
         )
         .init();
-    let cli = Cli::parse();
+    let cli = match parse() {
+        Ok(cli) => cli,
+        Err(code) => return code,
+    };
+    if let Command::Servers { config, json } = &cli.command {
+        return duomcp_cli::commands::config::list(config.as_deref(), *json);
+    }
+    if let Command::Completions { shell } = cli.command {
+        let mut command = Cli::command();
+        clap_complete::generate(shell, &mut command, "duomcp", &mut std::io::stdout());
+        return std::process::ExitCode::SUCCESS;
+    }
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -80,6 +159,9 @@ fn main() -> std::process::ExitCode {
                 tls_cert,
                 tls_key,
                 skills,
+                allow_hosts,
+                allow_origins,
+                limits,
             } => {
                 let server = match duomcp_cli::reference::server_with_skill_dirs(&skills) {
                     Ok(server) => server,
@@ -94,13 +176,24 @@ fn main() -> std::process::ExitCode {
                     None => server
                         .serve_stdio_with_shutdown(duomcp::server::shutdown_signal())
                         .await
-                        .map_err(Some),
-                    Some(addr) => serve_http(&addr, tls_cert.zip(tls_key), server)
-                        .await
-                        .map_err(Some),
+                        .map_err(|e| Some(e.to_string())),
+                    Some(addr) => {
+                        let mut config = duomcp::transport::http::HttpConfig::default();
+                        for host in allow_hosts {
+                            config = config.allow_host(host);
+                        }
+                        for origin in allow_origins {
+                            config = config.allow_origin(origin);
+                        }
+                        serve_http(&addr, tls_cert.zip(tls_key), server, config, &limits).await
+                    }
                 }
             }
-            Command::Client(_) | Command::Bench(_) | Command::Login(_) => Ok(()),
+            Command::Client(_)
+            | Command::Bench(_)
+            | Command::Login(_)
+            | Command::Completions { .. }
+            | Command::Servers { .. } => Ok(()),
         }
     });
     // The stdin reader thread cannot be interrupted: do not wait for it after a signal.
@@ -123,27 +216,28 @@ async fn serve_http(
     addr: &str,
     tls: Option<(std::path::PathBuf, std::path::PathBuf)>,
     server: duomcp::server::Server,
-) -> std::io::Result<()> {
+    mut config: duomcp::transport::http::HttpConfig,
+    limits: &[String],
+) -> Result<(), Option<String>> {
     use duomcp::transport::http::{tls as http_tls, StreamableHttp};
+    duomcp_cli::limits::apply(&mut config, limits).map_err(Some)?;
     // Read the certificate before binding: a bad file is reported before anything listens.
     let tls = match tls {
         Some((cert, key)) => Some(
-            http_tls::server_config_from_pem_files(&cert, &key).map_err(std::io::Error::other)?,
+            http_tls::server_config_from_pem_files(&cert, &key).map_err(|e| Some(e.to_string()))?,
         ),
         None => None,
     };
-    let listener = tokio::net::TcpListener::bind(addr).await?;
-    let local = listener.local_addr()?;
+    let listener = duomcp_cli::serve_addr::bind(addr).await.map_err(Some)?;
+    let local = listener.local_addr().map_err(|e| Some(e.to_string()))?;
     let scheme = if tls.is_some() { "https" } else { "http" };
     eprintln!("duomcp: serving the reference server at {scheme}://{local}/mcp (2025-11-25 and 2026-07-28, HTTP/1.1 and HTTP/2; Ctrl-C stops)");
-    let http = StreamableHttp::new(server);
+    let http = StreamableHttp::with_config(server, config);
     match tls {
-        Some(config) => {
-            http.serve_tls_with_shutdown(listener, config, stop_signal())
-                .await
-        }
+        Some(tls) => http.serve_tls_with_shutdown(listener, tls, stop_signal()).await,
         None => http.serve_with_shutdown(listener, stop_signal()).await,
     }
+    .map_err(|e| Some(e.to_string()))
 }
 
 async fn stop_signal() {

@@ -45,6 +45,7 @@ pub mod prompts;
 pub mod resources;
 pub mod roots;
 pub mod sampling;
+pub mod strict;
 pub mod subscriptions;
 pub mod tasks;
 pub mod tools;

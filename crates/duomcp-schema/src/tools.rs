@@ -218,7 +218,81 @@ impl CallToolResult {
     pub fn is_error(&self) -> bool {
         self.is_error.unwrap_or(false)
     }
+
+    /// The structured content read as `T` (the type the tool's output schema was made from).
+    ///
+    /// ```
+    /// use duomcp_schema::CallToolResult;
+    /// use duomcp_schema::tools::StructuredError;
+    ///
+    /// #[derive(serde::Deserialize, Debug, PartialEq)]
+    /// struct Sum { total: i64 }
+    ///
+    /// let result = CallToolResult::structured(serde_json::json!({ "total": 3 }));
+    /// assert_eq!(result.structured_as::<Sum>().unwrap(), Sum { total: 3 });
+    ///
+    /// let e = CallToolResult::text("3").structured_as::<Sum>().unwrap_err();
+    /// assert!(matches!(e, StructuredError::Missing));
+    /// let e = CallToolResult::error_text("no such file").structured_as::<Sum>().unwrap_err();
+    /// assert_eq!(e.to_string(), "the tool reported an error: no such file");
+    /// let e = CallToolResult::structured(serde_json::json!({ "total": "3" }))
+    ///     .structured_as::<Sum>()
+    ///     .unwrap_err();
+    /// assert!(e.to_string().starts_with("the structured content does not fit the type"), "{e}");
+    /// ```
+    pub fn structured_as<T: serde::de::DeserializeOwned>(&self) -> Result<T, StructuredError> {
+        if self.is_error() {
+            let text = self
+                .content
+                .iter()
+                .filter_map(ContentBlock::as_text)
+                .collect::<Vec<_>>()
+                .join("\n");
+            return Err(StructuredError::ToolError(text));
+        }
+        let value = self
+            .structured_content
+            .as_ref()
+            .ok_or(StructuredError::Missing)?;
+        T::deserialize(value).map_err(|e| StructuredError::Mismatch {
+            type_name: std::any::type_name::<T>(),
+            message: e.to_string(),
+        })
+    }
 }
+
+/// Why [`CallToolResult::structured_as`] could not give a `T`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum StructuredError {
+    /// The result has `isError: true`; its text content.
+    ToolError(String),
+    /// The result has no `structuredContent` (the tool declares no output schema, or the
+    /// server sent only content blocks).
+    Missing,
+    /// The structured content does not deserialize into the type.
+    Mismatch {
+        /// The Rust type asked for.
+        type_name: &'static str,
+        /// What serde said.
+        message: String,
+    },
+}
+
+impl std::fmt::Display for StructuredError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            StructuredError::ToolError(text) => write!(f, "the tool reported an error: {text}"),
+            StructuredError::Missing => f.write_str("the result has no structured content"),
+            StructuredError::Mismatch { type_name, message } => write!(
+                f,
+                "the structured content does not fit the type `{type_name}`: {message}"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for StructuredError {}
 
 /// The result of a `tools/list` request (`ListToolsResult`).
 ///

@@ -6,8 +6,14 @@ pub const LATEST_MODERN: &str = "2026-07-28";
 pub const LATEST_LEGACY: &str = "2025-11-25";
 /// Modern revisions, newest first.
 pub const MODERN_VERSIONS: &[&str] = &[LATEST_MODERN];
-/// Legacy revisions, newest first.
+/// Legacy revisions, newest first (every one a peer may name; see [`OFFERED_LEGACY_VERSIONS`]
+/// for those a server negotiates).
 pub const LEGACY_VERSIONS: &[&str] = &[LATEST_LEGACY, "2025-06-18", "2025-03-26", "2024-11-05"];
+/// Legacy revisions a server agrees to in `initialize`, newest first. 2025-03-26 is not
+/// offered: that revision requires servers to accept JSON-RPC batches, which this
+/// implementation does not (no other revision has them); a client asking for it is answered
+/// with [`LATEST_LEGACY`], and may then decide to disconnect.
+pub const OFFERED_LEGACY_VERSIONS: &[&str] = &[LATEST_LEGACY, "2025-06-18", "2024-11-05"];
 
 /// Whether `v` is a known modern revision.
 pub fn is_modern(v: &str) -> bool {

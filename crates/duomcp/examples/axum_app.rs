@@ -70,5 +70,7 @@ async fn main() -> std::io::Result<()> {
         "listening on http://{} (MCP at /mcp)",
         listener.local_addr()?
     );
-    axum::serve(listener, app).await
+    // Not `axum::serve`: it sets no header read timeout, so idle and slowloris connections
+    // would stay open. This one closes them (30 s), as `duomcp serve --http` does.
+    duomcp::transport::http::serve(listener, app).await
 }

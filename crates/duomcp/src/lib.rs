@@ -29,18 +29,22 @@
 //! * [`client`]: a client for servers of either era: era detection, typed calls, input
 //!   handlers (elicitation, sampling, roots), caching, subscriptions.
 //! * [`server`]: registering tools, prompts and resources; [`server::Context`] for progress,
-//!   logging, cancellation, elicitation, sampling and roots in both eras.
+//!   logging, cancellation, elicitation, sampling and roots in both eras. Requests go through
+//!   one method table and a `legacy` or `modern` era adapter (`server/dispatch/`).
 //! * `#[tool]`, `#[prompt]`, `#[resource]` (feature `macros`, on by default): a handler's
 //!   definition from its doc comment, `name::spec()`, and compile errors at the faulty
 //!   argument or return type.
-//! * [`transport`]: stdio (and any newline-delimited byte stream).
+//! * [`transport`]: stdio (and any newline-delimited byte stream), Streamable HTTP, and an
+//!   in-memory client ↔ server pair for tests ([`transport::memory`]).
+//! * [`clock`]: the one clock the runtime reads (swap in a `ManualClock` in tests).
 //! * [`auth`]: OAuth 2.1 authorization, the resource server (`AuthLayer`, Protected Resource
 //!   Metadata, JWT and introspection validators) and the client (`OAuthClient`).
-//! * [`era`]: what differs between the revisions: error codes, `_meta`, result fields.
+//! * [`era`]: what differs between the revisions: era detection, error codes, `_meta`.
 //! * [`jsonrpc`]: the sans-IO JSON-RPC layer (decode, encode, framing).
 //! * [`schema`]: the wire types of both revisions (re-exported `duomcp-schema`).
 //!
-//! `examples/` has a stdio server (`quickstart`, `stdio_server`), an endpoint inside an axum
+//! `ARCHITECTURE.md` at the repository root maps every folder, what holds there, and what it
+//! must not import. `examples/` has a stdio server (`quickstart`, `stdio_server`), an endpoint inside an axum
 //! application (`axum_app`), a host calling a tool (`client_host`) and elicitation in both
 //! revisions (`elicitation`), each opening with the methods it handles and a session to paste.
 
@@ -48,6 +52,8 @@
 
 pub mod auth;
 pub mod client;
+pub mod clock;
+mod common;
 pub mod era;
 pub mod jsonrpc;
 mod schema_check;

@@ -16,6 +16,9 @@
 //! bench `hot_path` has both). [`Shape`] is strict: a keyword it does not know, or a known one with a value
 //! the meta-schema would not allow, sends the schema to `jsonschema` whole, so the two never
 //! disagree on a schema `Shape` accepts (the tests below compare them case by case).
+//!
+//! (Over 800 lines with its tests: the code is about 530 lines, the rest is the cases
+//! the checks are held to.)
 
 use serde_json::{Map, Number, Value};
 use std::sync::OnceLock;

@@ -28,3 +28,12 @@ pub(crate) fn poll_now<F: Future + ?Sized>(fut: Pin<&mut F>) -> Poll<F::Output> 
     let mut cx = Context::from_waker(Waker::noop());
     fut.poll(&mut cx)
 }
+
+/// Locks `m`, also when a panic poisoned it.
+///
+/// The crate's mutexes guard state that a panic cannot leave half-changed (single assignments,
+/// inserts and removals), so a poisoned lock is still usable: serving goes on instead of every
+/// later request panicking in turn.
+pub(crate) fn lock<T>(m: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}

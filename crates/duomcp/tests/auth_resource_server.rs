@@ -574,12 +574,10 @@ async fn principal_extractor_refuses_anonymous_calls_over_stdio_never() {
             |p: Principal| async move { p.subject().unwrap_or_default().to_owned() },
         )
         .build();
-    let (client_io, server_io) = tokio::io::duplex(64 * 1024);
-    let (sr, sw) = tokio::io::split(server_io);
-    tokio::spawn(server.serve_connection(sr, sw));
-    let (cr, cw) = tokio::io::split(client_io);
+    // The in-memory pair serves the connection as stdio does.
+    let (transport, _serving) = duomcp::transport::memory::pair(server);
     let client = duomcp::client::Client::builder()
-        .connect(cr, cw)
+        .connect_transport(transport)
         .await
         .unwrap();
     let r = client.call_tool("w", json!({})).await.unwrap();

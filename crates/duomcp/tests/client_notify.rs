@@ -38,7 +38,7 @@ async fn next(sub: &mut duomcp::client::Subscription) -> Option<Notification> {
 
 #[tokio::test]
 async fn a_fresh_list_is_served_from_the_cache_page_by_page() {
-    let clock = ManualClock::new();
+    let clock = ManualClock::default();
     let (client, sent) = connect(
         &server(1),
         builder().era(EraChoice::Modern).clock(clock.clone()),

@@ -580,15 +580,25 @@ async fn an_open_stream_keeps_a_session_alive() {
 }
 
 #[tokio::test]
-async fn session_limit_answers_503() {
+async fn session_limit_answers_503_when_no_session_is_idle() {
     let mut config = HttpConfig::default();
     config.max_sessions = 1;
     let s = start_with(ServerConfig::default(), config).await;
-    init(s.addr).await;
+    let sid = init(s.addr).await;
+    // An open GET stream keeps the only session busy: it cannot make room.
+    let mut get = open_get(s.addr, &sid, None).await.sse();
+    get.block().await.unwrap(); // priming
     let params = json!({ "protocolVersion": LEGACY, "capabilities": {}, "clientInfo": { "name": "t", "version": "1" } });
-    let res = post(s.addr, &[], &rpc(0, "initialize", params)).await;
+    let res = post(s.addr, &[], &rpc(0, "initialize", params.clone())).await;
     assert_eq!(res.status, StatusCode::SERVICE_UNAVAILABLE);
     assert!(res.header("mcp-session-id").is_none());
+    // Idle again, it gives way to a new session (issue 16, defect 3).
+    get.disconnect();
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let res = post(s.addr, &[], &rpc(0, "initialize", params)).await;
+    assert_eq!(res.status, StatusCode::OK);
+    assert!(res.header("mcp-session-id").is_some());
+    assert_eq!(s.http.session_count(), 1);
 }
 
 // =============================================================================================

@@ -73,11 +73,11 @@ async fn manual(Args(Page { n }): Args<Page>) -> String {
 }
 
 async fn connect(server: Server) -> Client {
-    let (client_end, server_end) = tokio::io::duplex(64 * 1024);
-    let (sr, sw) = tokio::io::split(server_end);
-    tokio::spawn(server.serve_connection(sr, sw));
-    let (cr, cw) = tokio::io::split(client_end);
-    Client::builder().connect(cr, cw).await.unwrap()
+    let (transport, _serving) = duomcp::transport::memory::pair(server);
+    Client::builder()
+        .connect_transport(transport)
+        .await
+        .unwrap()
 }
 
 fn server() -> Server {

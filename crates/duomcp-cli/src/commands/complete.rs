@@ -45,7 +45,7 @@ pub(crate) async fn run(args: &CompleteArgs) -> Result<Outcome, Failure> {
             uri: uri.clone(),
             ..Default::default()
         }),
-        (None, None) => return Err(Failure("give --prompt NAME or --template URI".into())),
+        (None, None) => return Err(Failure::new("give --prompt NAME or --template URI")),
     };
     let mut params =
         CompleteRequestParams::new(reference, args.argument.clone(), args.value.clone());
@@ -53,7 +53,7 @@ pub(crate) async fn run(args: &CompleteArgs) -> Result<Outcome, Failure> {
         let mut known = duomcp::schema::IndexMap::new();
         for pair in &args.context {
             let Some((k, v)) = pair.split_once('=') else {
-                return Err(Failure(format!("--context `{pair}` is not key=value")));
+                return Err(Failure::new(format!("--context `{pair}` is not key=value")));
             };
             known.insert(k.to_owned(), v.to_owned());
         }

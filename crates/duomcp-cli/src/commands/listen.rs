@@ -79,7 +79,7 @@ pub(crate) async fn run(args: &ListenArgs) -> Result<Outcome, Failure> {
         Some(s) => Some(
             tokio::time::Instant::now()
                 + Duration::try_from_secs_f64(s)
-                    .map_err(|e| Failure(format!("--duration: {e}")))?,
+                    .map_err(|e| Failure::new(format!("--duration: {e}")))?,
         ),
         None => None,
     };
@@ -94,8 +94,8 @@ pub(crate) async fn run(args: &ListenArgs) -> Result<Outcome, Failure> {
         };
         let Some(n) = next else {
             if !subscription.ended_gracefully() {
-                return Err(Failure(
-                    "the subscription ended: the connection was lost".into(),
+                return Err(Failure::new(
+                    "the subscription ended: the connection was lost",
                 ));
             }
             break;

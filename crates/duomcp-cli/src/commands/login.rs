@@ -50,7 +50,7 @@ pub struct LoginArgs {
 fn store(path: Option<PathBuf>) -> Result<FileTokenStore, Failure> {
     path.or_else(FileTokenStore::default_path)
         .map(FileTokenStore::new)
-        .ok_or_else(|| Failure("no home directory for the credentials file; use --store".into()))
+        .ok_or_else(|| Failure::new("no home directory for the credentials file; use --store"))
 }
 
 fn oauth(store: FileTokenStore, port: u16, open_browser: bool) -> OAuthClientBuilder {
@@ -66,8 +66,8 @@ use duomcp::auth::OAuthClientBuilder;
 pub async fn run(args: LoginArgs) -> ExitCode {
     match login(args).await {
         Ok(()) => ExitCode::SUCCESS,
-        Err(Failure(text)) => {
-            eprintln!("duomcp: {text}");
+        Err(failure) => {
+            failure.report(false);
             ExitCode::FAILURE
         }
     }
@@ -75,15 +75,27 @@ pub async fn run(args: LoginArgs) -> ExitCode {
 
 async fn login(args: LoginArgs) -> Result<(), Failure> {
     if !super::is_url(&args.url) {
-        return Err(Failure(format!("`{}` is not an http(s) URL", args.url)));
+        return Err(Failure::new(format!(
+            "`{}` is not an http(s) URL",
+            args.url
+        )));
     }
     let store = store(args.store)?;
     if args.logout {
         store
             .remove_token(&args.url)
             .await
-            .map_err(|e| Failure(e.to_string()))?;
+            .map_err(|e| Failure::new(e.to_string()))?;
         eprintln!("Forgot the tokens for {}", args.url);
+        return Ok(());
+    }
+    // A server that answers without a token has nothing to log in to (unless scopes are asked
+    // for: a server may serve some tools anonymously and others only with a scope).
+    if args.scopes.is_empty() && answers_without_token(&args.url).await? {
+        eprintln!(
+            "{} does not ask for authorization (it answered without a token): there is nothing to log in to, and client commands work as they are",
+            args.url
+        );
         return Ok(());
     }
     let mut builder = oauth(store.clone(), args.port, !args.no_browser).scopes(args.scopes);
@@ -94,11 +106,11 @@ async fn login(args: LoginArgs) -> Result<(), Failure> {
         }
         builder = builder.pre_registered(p);
     }
-    let client = builder.build().map_err(|e| Failure(e.to_string()))?;
+    let client = builder.build().map_err(|e| Failure::new(e.to_string()))?;
     let token = client
         .login(&args.url)
         .await
-        .map_err(|e| Failure(format!("login to {} failed: {e}", args.url)))?;
+        .map_err(|e| Failure::new(format!("login to {} failed: {e}", args.url)))?;
     let scopes = if token.scopes.is_empty() {
         "no particular scope".to_owned()
     } else {
@@ -111,6 +123,31 @@ async fn login(args: LoginArgs) -> Result<(), Failure> {
         store.path().display()
     );
     Ok(())
+}
+
+/// Whether the MCP server at `url` can be used without a token: `false` when it asks for one
+/// (`401`), an error when it cannot be reached at all.
+async fn answers_without_token(url: &str) -> Result<bool, Failure> {
+    use duomcp::client::transport::TransportError;
+    use duomcp::client::{Client, ClientError};
+    let probe = Client::builder()
+        .name("duomcp-cli")
+        .version(env!("CARGO_PKG_VERSION"))
+        .request_timeout(std::time::Duration::from_secs(15))
+        .connect_http(url);
+    match tokio::time::timeout(std::time::Duration::from_secs(20), probe).await {
+        Ok(Ok(client)) => {
+            let _ = client.close().await;
+            Ok(true)
+        }
+        Ok(Err(ClientError::Transport(TransportError::Http { status: 401, .. })))
+        | Ok(Err(ClientError::Transport(TransportError::Auth(_)))) => Ok(false),
+        Ok(Err(e)) => Err(Failure::new(format!(
+            "cannot reach {url}: {}",
+            super::errors::describe(&e, Some(url))
+        ))),
+        Err(_) => Err(Failure::new(format!("{url} did not answer within 20 s"))),
+    }
 }
 
 /// The OAuth client for `url` when `duomcp login` stored tokens for it: client commands use it

@@ -1,10 +1,12 @@
 //! The client commands of `duomcp`: talk to any MCP server, in either era.
 //!
-//! Every command takes the server as TARGET: the URL of a Streamable HTTP endpoint, or the
-//! command that starts a stdio server after `--`:
+//! Every command takes the server as TARGET: the URL of a Streamable HTTP endpoint, the name of
+//! a server in a config file (`mcpServers` JSON, see [`config`]), or the command that starts a
+//! stdio server after `--`:
 //!
 //! ```text
 //! duomcp tools http://127.0.0.1:3000/mcp
+//! duomcp tools everything                      # named in .mcp.json, ~/.cursor/mcp.json, ...
 //! duomcp tools -- npx -y @modelcontextprotocol/server-everything
 //! duomcp call add a=1 b=2 http://127.0.0.1:3000/mcp
 //! duomcp call add a=1 b=2 -- duomcp serve
@@ -15,15 +17,18 @@
 //! ```
 //!
 //! Output is readable by default (aligned tables, wrapped text, binary content summarised)
-//! and JSON with `--json`. The exit code is 0 on success, 1 on any failure (including a tool
+//! and JSON with `--json` (errors included: `{"error":{"message":...}}` on stdout). The exit code is 0 on success, 1 on any failure (including a tool
 //! result with `isError: true`), 2 on a usage error.
 
 mod complete;
+pub mod config;
 mod discover;
 mod elicit;
+pub mod errors;
 mod listen;
 pub mod login;
 mod output;
+mod progress;
 mod prompts;
 mod resources;
 mod skills;
@@ -74,10 +79,12 @@ pub struct Target {
     /// Which era to speak: auto (probe, then fall back), legacy (2025-11-25), modern (2026-07-28).
     #[arg(long, default_value = "auto", value_parser = parse_era)]
     pub era: EraChoice,
-    /// Print JSON (the protocol's own shapes) instead of readable text.
+    /// Print JSON (the protocol's own shapes) instead of readable text; errors too, as
+    /// `{"error":{"message":..., "code":..., "data":...}}` on stdout.
     #[arg(long)]
     pub json: bool,
-    /// Seconds to wait for each response.
+    /// Seconds to wait for the server: to connect (era detection included), and for each
+    /// answer (a call that runs as a task included). Past it the command fails at once.
     #[arg(long, default_value_t = 60.0, value_name = "SECONDS")]
     pub timeout: f64,
     /// Ask the server for log messages at this level and above; they go to stderr.
@@ -92,17 +99,31 @@ pub struct Target {
     /// An extra header for every HTTP request (repeatable), e.g. `Authorization: Bearer TOKEN`.
     #[arg(long = "header", value_name = "NAME: VALUE")]
     pub headers: Vec<String>,
+    /// The config file naming servers (`mcpServers` JSON, as Claude Desktop, Cursor and VS
+    /// Code write it), for a TARGET that is a name rather than a URL. Default: `$DUOMCP_CONFIG`,
+    /// else the first of `.mcp.json`, `.cursor/mcp.json`, `.vscode/mcp.json`,
+    /// `~/.config/duomcp/mcp.json`, `~/.cursor/mcp.json` and Claude Desktop's config that names
+    /// the server.
+    #[arg(long, value_name = "PATH")]
+    pub config: Option<std::path::PathBuf>,
     /// The server command and its arguments, after `--` (or an `http(s)://` URL).
     #[arg(last = true, value_name = "SERVER")]
     pub server: Vec<String>,
+    /// A server named in the config file (replaced by what the file says before connecting).
+    #[arg(skip)]
+    pub name: Option<String>,
+    /// Environment variables for the server command (from the config file).
+    #[arg(skip)]
+    pub env: Vec<(String, String)>,
 }
 
 /// A command whose only positional argument is the server's URL.
 #[derive(Debug, Args)]
 pub struct UrlTarget {
-    /// The server's Streamable HTTP URL (`http://127.0.0.1:3000/mcp`); or give the command that
-    /// starts a stdio server after `--`.
-    #[arg(value_name = "URL")]
+    /// The server's Streamable HTTP URL (`http://127.0.0.1:3000/mcp`), or the name of a server
+    /// in the config file (see --config); or give the command that starts a stdio server
+    /// after `--`.
+    #[arg(value_name = "URL|NAME")]
     pub target_url: Option<String>,
     /// Everything else about the server and the connection.
     #[command(flatten)]
@@ -133,21 +154,58 @@ fn parse_level(s: &str) -> Result<LoggingLevel, String> {
 
 /// A failure, already worded for the user.
 #[derive(Debug)]
-pub struct Failure(pub String);
+pub struct Failure {
+    /// What went wrong, in one sentence a person can act on.
+    pub message: String,
+    /// The server's JSON-RPC error, when that is what it was (printed with `--json`).
+    pub rpc: Option<duomcp::jsonrpc::ErrorObject>,
+}
+
+impl Failure {
+    /// A failure saying `message`.
+    pub fn new(message: impl Into<String>) -> Self {
+        Failure {
+            message: message.into(),
+            rpc: None,
+        }
+    }
+
+    /// The `--json` form: `{"error": {"message": ..., "code": ..., "data": ...}}`.
+    pub fn to_json(&self) -> Value {
+        let mut error = Map::new();
+        error.insert("message".into(), Value::String(self.message.clone()));
+        if let Some(rpc) = &self.rpc {
+            error.insert("code".into(), Value::from(rpc.code));
+            if let Some(data) = &rpc.data {
+                error.insert("data".into(), data.clone());
+            }
+        }
+        serde_json::json!({ "error": error })
+    }
+
+    /// Prints the failure: as JSON on stdout with `--json`, else as text on stderr.
+    pub fn report(&self, json: bool) {
+        if json {
+            println!("{}", self.to_json());
+        } else {
+            eprintln!("duomcp: {}", self.message);
+        }
+    }
+}
 
 impl From<ClientError> for Failure {
     fn from(e: ClientError) -> Self {
-        let mut text = e.to_string();
-        if let Some(data) = e.rpc_error().and_then(|err| err.data.as_ref()) {
-            text.push_str(&format!(" (data: {data})"));
+        let rpc = e.rpc_error().cloned();
+        Failure {
+            message: errors::describe(&e, None),
+            rpc,
         }
-        Failure(text)
     }
 }
 
 impl From<std::io::Error> for Failure {
     fn from(e: std::io::Error) -> Self {
-        Failure(e.to_string())
+        Failure::new(e.to_string())
     }
 }
 
@@ -159,19 +217,70 @@ pub(crate) enum Outcome {
 }
 
 impl Target {
-    /// Takes a URL given as a positional argument, unless `--url` named one already.
+    /// Takes a URL (or a configured server's name) given as a positional argument, unless
+    /// `--url` named one already.
     pub(crate) fn adopt_url(&mut self, url: Option<String>) {
-        if self.url.is_none() {
-            self.url = url;
+        let Some(word) = url else { return };
+        if is_url(&word) {
+            if self.url.is_none() {
+                self.url = Some(word);
+            }
+        } else if self.name.is_none() {
+            self.name = Some(word);
         }
     }
 
-    /// Moves a URL out of a command's positional words (`key=value` pairs) into the target.
+    /// Moves a URL, or a server name (a word that is not `key=value`), out of a command's
+    /// positional words into the target.
     pub(crate) fn adopt_url_from(&mut self, words: &mut Vec<String>) {
         if let Some(pos) = words.iter().position(|w| is_url(w)) {
             let url = words.remove(pos);
             self.adopt_url(Some(url));
         }
+        if let Some(pos) = words.iter().position(|w| !w.contains('=')) {
+            let name = words.remove(pos);
+            self.adopt_url(Some(name));
+        }
+    }
+
+    /// Turns a server name into what the config file says about it (a command with its
+    /// environment, or a URL with headers). A `--url` without a scheme is refused with a
+    /// suggestion.
+    pub(crate) fn resolve(&mut self) -> Result<(), Failure> {
+        if let Some(url) = &self.url {
+            if !is_url(url) {
+                let hint = config::did_you_mean(url)
+                    .map(|u| format!(": did you mean {u} ?"))
+                    .unwrap_or_else(|| " (it must start with http:// or https://)".into());
+                return Err(Failure::new(format!("--url `{url}` is not a URL{hint}")));
+            }
+        }
+        let Some(name) = self.name.take() else {
+            return Ok(());
+        };
+        if self.url.is_some() || !self.server.is_empty() {
+            return Err(Failure::new(format!(
+                "`{name}`: give a server name, a URL or a command after `--`, only one of them"
+            )));
+        }
+        let (entry, _file) = config::lookup(&name, self.config.as_deref())?;
+        match entry {
+            config::Entry::Stdio { command, args, env } => {
+                self.server = std::iter::once(command).chain(args).collect();
+                self.env = env;
+            }
+            config::Entry::Http { url, headers } => {
+                self.url = Some(url);
+                // Headers given on the command line come last and so win.
+                let mut all: Vec<String> = headers
+                    .into_iter()
+                    .map(|(k, v)| format!("{k}: {v}"))
+                    .collect();
+                all.append(&mut self.headers);
+                self.headers = all;
+            }
+        }
+        Ok(())
     }
 
     /// The URL to connect to, if the server is reached over HTTP.
@@ -186,9 +295,48 @@ impl Target {
     /// Why the command line names no server, or two.
     pub(crate) fn usage_problem(&self) -> Option<&'static str> {
         match (self.http_url(), self.server.is_empty()) {
-            (None, true) => Some("no server given: a URL (e.g. `http://127.0.0.1:3000/mcp`) or a command to start after `--`"),
+            (None, true) => Some("no server given: a URL (e.g. `http://127.0.0.1:3000/mcp`), a server name from the config file, or a command to start after `--`"),
             (Some(_), false) if self.url.is_some() => Some("give either a URL or a command after `--`, not both"),
             _ => None,
+        }
+    }
+
+    /// How long to wait for the server (`--timeout`).
+    pub(crate) fn timeout(&self) -> Result<Duration, Failure> {
+        Duration::try_from_secs_f64(self.timeout)
+            .map_err(|e| Failure::new(format!("--timeout: {e}")))
+    }
+
+    /// How the server is named in messages: its URL, or its command line.
+    pub(crate) fn shown(&self) -> String {
+        match self.http_url() {
+            Some(url) => url.to_owned(),
+            None => format!("`{}`", self.server.join(" ")),
+        }
+    }
+
+    /// Runs `work` (a request, or a call that may run as a task) within `--timeout`.
+    pub(crate) async fn within<T>(
+        &self,
+        what: &str,
+        work: impl std::future::Future<Output = Result<T, ClientError>>,
+    ) -> Result<T, Failure> {
+        let limit = self.timeout()?;
+        match tokio::time::timeout(limit, work).await {
+            Ok(result) => result.map_err(|e| self.failure(e)),
+            Err(_) => Err(Failure::new(format!(
+                "{what} did not finish within {} (--timeout)",
+                errors::human(limit)
+            ))),
+        }
+    }
+
+    /// `e`, worded with this target's address.
+    pub(crate) fn failure(&self, e: ClientError) -> Failure {
+        let rpc = e.rpc_error().cloned();
+        Failure {
+            message: errors::describe(&e, self.http_url()),
+            rpc,
         }
     }
 
@@ -198,18 +346,34 @@ impl Target {
     }
 
     /// [`connect`](Self::connect), with `customize` applied to the client builder (to declare
-    /// an extension, say).
+    /// an extension, say). The whole of it (starting the server, detecting the era) is bounded
+    /// by `--timeout`.
     pub(crate) async fn connect_with(
         &self,
         customize: impl FnOnce(ClientBuilder) -> ClientBuilder,
     ) -> Result<(Client, Logs), Failure> {
-        let timeout = Duration::try_from_secs_f64(self.timeout)
-            .map_err(|e| Failure(format!("--timeout: {e}")))?;
+        let timeout = self.timeout()?;
+        let shown = self.shown();
+        match tokio::time::timeout(timeout, self.connect_inner(timeout, customize)).await {
+            Ok(result) => result,
+            Err(_) => Err(Failure::new(format!(
+                "cannot connect to {shown}: no answer within {} (--timeout)",
+                errors::human(timeout)
+            ))),
+        }
+    }
+
+    async fn connect_inner(
+        &self,
+        timeout: Duration,
+        customize: impl FnOnce(ClientBuilder) -> ClientBuilder,
+    ) -> Result<(Client, Logs), Failure> {
         let mut builder = Client::builder()
             .name("duomcp-cli")
             .version(env!("CARGO_PKG_VERSION"))
             .era(self.era)
-            .request_timeout(timeout);
+            .request_timeout(timeout)
+            .probe_timeout(timeout.min(Duration::from_secs(3)));
         builder = builder.on_elicit(elicit::answer);
         if !self.roots.is_empty() {
             builder = builder.roots(self.roots.iter().map(Root::new).collect());
@@ -221,7 +385,9 @@ impl Target {
         let client = if let Some(url) = self.http_url() {
             for header in &self.headers {
                 let Some((name, value)) = header.split_once(':') else {
-                    return Err(Failure(format!("--header `{header}` is not `Name: value`")));
+                    return Err(Failure::new(format!(
+                        "--header `{header}` is not `Name: value`"
+                    )));
                 };
                 builder = builder.header(name.trim(), value.trim());
             }
@@ -235,25 +401,30 @@ impl Target {
                     builder = builder.auth(auth);
                 }
             }
-            builder
-                .connect_http(url)
-                .await
-                .map_err(|e| Failure(format!("cannot connect to {url}: {e}")))?
+            builder.connect_http(url).await.map_err(|e| {
+                Failure::new(format!(
+                    "cannot connect to {url}: {}",
+                    errors::describe(&e, Some(url))
+                ))
+            })?
         } else {
             let Some((program, args)) = self.server.split_first() else {
-                return Err(Failure(
-                    "no server given: a URL or a command to start after `--`".into(),
+                return Err(Failure::new(
+                    "no server given: a URL or a command to start after `--`",
                 ));
             };
             if !self.headers.is_empty() {
-                return Err(Failure("--header applies to HTTP servers only".into()));
+                return Err(Failure::new("--header applies to HTTP servers only"));
             }
             let mut cmd = tokio::process::Command::new(program);
-            cmd.args(args);
+            cmd.args(args)
+                .envs(self.env.iter().map(|(k, v)| (k, v)))
+                .kill_on_drop(true);
             builder.connect_stdio(cmd).await.map_err(|e| {
-                Failure(format!(
-                    "cannot connect to `{}`: {e}",
-                    self.server.join(" ")
+                Failure::new(format!(
+                    "cannot connect to `{}`: {}",
+                    self.server.join(" "),
+                    errors::describe(&e, None)
                 ))
             })?
         };
@@ -267,7 +438,7 @@ impl Target {
 
     /// Prints `value` as pretty JSON (the `--json` output).
     pub(crate) fn print_json(&self, value: &impl serde::Serialize) -> Result<(), Failure> {
-        let text = serde_json::to_string_pretty(value).map_err(|e| Failure(e.to_string()))?;
+        let text = serde_json::to_string_pretty(value).map_err(|e| Failure::new(e.to_string()))?;
         println!("{text}");
         Ok(())
     }
@@ -336,7 +507,7 @@ pub(crate) fn parse_pairs(
     let mut out = Map::new();
     for pair in pairs {
         let Some((key, raw)) = pair.split_once('=') else {
-            return Err(Failure(format!("`{pair}` is not key=value")));
+            return Err(Failure::new(format!("`{pair}` is not key=value")));
         };
         let declared = schema
             .and_then(|s| s.get("properties"))
@@ -354,9 +525,18 @@ pub(crate) fn parse_pairs(
 
 /// Runs a client command; the exit code says how it went.
 pub async fn run(command: ClientCommand) -> ExitCode {
-    let command = normalize(command);
+    let mut command = normalize(command);
+    let json = target_of(&command).json;
+    if let Err(failure) = target_of_mut(&mut command).resolve() {
+        failure.report(json);
+        return ExitCode::from(2);
+    }
     if let Some(problem) = target_of(&command).usage_problem() {
-        eprintln!("error: {problem}");
+        if json {
+            Failure::new(problem).report(true);
+        } else {
+            eprintln!("error: {problem}");
+        }
         return ExitCode::from(2);
     }
     let result = match command {
@@ -376,8 +556,8 @@ pub async fn run(command: ClientCommand) -> ExitCode {
     match result {
         Ok(Outcome::Ok) => ExitCode::SUCCESS,
         Ok(Outcome::Failed) => ExitCode::FAILURE,
-        Err(Failure(text)) => {
-            eprintln!("duomcp: {text}");
+        Err(failure) => {
+            failure.report(json);
             ExitCode::FAILURE
         }
     }
@@ -452,6 +632,23 @@ fn target_of(command: &Normalized) -> &Target {
         Normalized::Complete(a) => &a.target,
         Normalized::Listen(a) => &a.target,
         Normalized::Skill(a) => &a.target,
+    }
+}
+
+fn target_of_mut(command: &mut Normalized) -> &mut Target {
+    match command {
+        Normalized::Discover(t)
+        | Normalized::Tools(t)
+        | Normalized::Resources(t)
+        | Normalized::Templates(t)
+        | Normalized::Prompts(t)
+        | Normalized::Skills(t) => t,
+        Normalized::Call(a) => &mut a.target,
+        Normalized::Read(a) => &mut a.target,
+        Normalized::Prompt(a) => &mut a.target,
+        Normalized::Complete(a) => &mut a.target,
+        Normalized::Listen(a) => &mut a.target,
+        Normalized::Skill(a) => &mut a.target,
     }
 }
 

@@ -1,112 +1,75 @@
-//! Readable output: aligned tables, wrapped text, binary content summarised.
+//! Readable output: tables fitted to the terminal (comfy-table), wrapped text (textwrap),
+//! binary content summarised.
 
 use base64::Engine as _;
+use comfy_table::{presets, Cell, ColumnConstraint, ContentArrangement, Table, Width};
 use duomcp::schema::{ContentBlock, ResourceContents};
 
-/// The width to wrap to: `$COLUMNS`, else 100.
+/// The width to lay out to: the terminal's (stdout, else stderr), else `$COLUMNS`, else 100.
 pub(crate) fn width() -> usize {
-    std::env::var("COLUMNS")
-        .ok()
-        .and_then(|c| c.parse().ok())
+    let terminal = terminal_size::terminal_size_of(std::io::stdout())
+        .or_else(|| terminal_size::terminal_size_of(std::io::stderr()))
+        .map(|(terminal_size::Width(w), _)| usize::from(w));
+    terminal
+        .or_else(|| std::env::var("COLUMNS").ok().and_then(|c| c.parse().ok()))
         .filter(|w: &usize| *w >= 40)
         .unwrap_or(100)
 }
 
-/// Wraps `text` at word boundaries to `width` columns (whitespace collapsed within lines;
-/// blank lines kept).
+/// Wraps `text` at word boundaries to `width` columns (blank lines kept).
 pub(crate) fn wrap(text: &str, width: usize) -> Vec<String> {
-    let width = width.max(10);
-    let mut lines = Vec::new();
-    for paragraph in text.lines() {
-        let mut line = String::new();
-        for word in paragraph.split_whitespace() {
-            let needed = if line.is_empty() {
-                word.chars().count()
+    let options =
+        textwrap::Options::new(width.max(10)).word_splitter(textwrap::WordSplitter::NoHyphenation);
+    let mut lines: Vec<String> = text
+        .lines()
+        .flat_map(|paragraph| {
+            let wrapped = textwrap::wrap(paragraph.trim_end(), &options);
+            if wrapped.is_empty() {
+                vec![String::new()]
             } else {
-                line.chars().count() + 1 + word.chars().count()
-            };
-            if needed > width && !line.is_empty() {
-                lines.push(std::mem::take(&mut line));
+                wrapped.into_iter().map(|l| l.into_owned()).collect()
             }
-            if !line.is_empty() {
-                line.push(' ');
-            }
-            line.push_str(word);
-        }
-        lines.push(line);
-    }
+        })
+        .collect();
     if lines.is_empty() {
         lines.push(String::new());
     }
     lines
 }
 
-/// Middle columns longer than this are cut (with `…`), so the last one keeps some room.
-const MIDDLE_MAX: usize = 32;
+/// Middle columns are kept to this width at most, so the last one keeps some room.
+const MIDDLE_MAX: u16 = 32;
 
-fn cut(text: &str, max: usize) -> String {
-    if text.chars().count() <= max {
-        return text.to_owned();
-    }
-    let mut out: String = text.chars().take(max.saturating_sub(1)).collect();
-    out.push('…');
-    out
+/// An aligned table, without borders, fitted to [`width`]: columns are two spaces apart,
+/// middle columns at most 32 wide, and the last column (the description) wraps.
+pub(crate) fn table(headers: &[&str], rows: &[Vec<String>]) -> String {
+    table_of_width(headers, rows, width())
 }
 
-/// An aligned table; middle columns are cut to a sane width, the last column is wrapped to the
-/// terminal width.
-pub(crate) fn table(headers: &[&str], rows: &[Vec<String>]) -> String {
-    let columns = headers.len();
-    let rows: Vec<Vec<String>> = rows
-        .iter()
-        .map(|r| {
-            r.iter()
-                .enumerate()
-                .map(|(i, c)| {
-                    if i > 0 && i + 1 < columns {
-                        cut(c, MIDDLE_MAX)
-                    } else {
-                        c.clone()
-                    }
-                })
-                .collect()
-        })
-        .collect();
-    let rows = &rows[..];
-    let mut widths: Vec<usize> = headers.iter().map(|h| h.chars().count()).collect();
+fn table_of_width(headers: &[&str], rows: &[Vec<String>], width: usize) -> String {
+    let mut table = Table::new();
+    table
+        .load_preset(presets::NOTHING)
+        .set_content_arrangement(ContentArrangement::Dynamic)
+        .set_width(u16::try_from(width).unwrap_or(u16::MAX))
+        .set_header(headers.iter().map(Cell::new));
     for row in rows {
-        for (i, cell) in row.iter().enumerate().take(columns.saturating_sub(1)) {
-            widths[i] = widths[i].max(cell.chars().count());
+        table.add_row(row.iter().map(Cell::new));
+    }
+    let columns = headers.len();
+    for (i, column) in table.column_iter_mut().enumerate() {
+        // The NOTHING preset keeps one space of padding each side: two between columns.
+        column.set_padding(if i == 0 { (0, 1) } else { (1, 1) });
+        if i > 0 && i + 1 < columns {
+            column.set_constraint(ColumnConstraint::UpperBoundary(Width::Fixed(
+                MIDDLE_MAX + 2,
+            )));
         }
     }
-    let lead: usize = widths
-        .iter()
-        .take(columns.saturating_sub(1))
-        .map(|w| w + 2)
-        .sum();
-    let last_width = width().saturating_sub(lead).max(20);
     let mut out = String::new();
-    let mut push_row = |cells: &[String]| {
-        let last = cells.get(columns - 1).map(String::as_str).unwrap_or("");
-        for (n, piece) in wrap(last, last_width).into_iter().enumerate() {
-            let mut line = String::new();
-            for (i, w) in widths.iter().enumerate().take(columns - 1) {
-                let cell = if n == 0 {
-                    cells.get(i).map(String::as_str).unwrap_or("")
-                } else {
-                    ""
-                };
-                line.push_str(cell);
-                line.push_str(&" ".repeat(w - cell.chars().count() + 2));
-            }
-            line.push_str(&piece);
-            out.push_str(line.trim_end());
-            out.push('\n');
-        }
-    };
-    push_row(&headers.iter().map(|h| h.to_string()).collect::<Vec<_>>());
-    for row in rows {
-        push_row(row);
+    for line in table.lines() {
+        out.push_str(line.trim_end());
+        out.push('\n');
     }
     out
 }
@@ -167,27 +130,44 @@ mod tests {
 
     #[test]
     fn tables_align_columns() {
-        let t = table(
+        let t = table_of_width(
             &["NAME", "DESCRIPTION"],
             &[
                 vec!["a".into(), "first".into()],
                 vec!["longer".into(), "second".into()],
             ],
+            100,
         );
         assert_eq!(t, "NAME    DESCRIPTION\na       first\nlonger  second\n");
     }
 
     #[test]
-    fn middle_columns_are_cut() {
-        let long = "x".repeat(40);
-        let t = table(&["A", "B", "C"], &[vec!["a".into(), long, "c".into()]]);
-        assert!(
-            t.lines()
-                .nth(1)
-                .unwrap()
-                .contains(&format!("{}…  c", "x".repeat(31))),
-            "{t}"
+    fn tables_fit_the_width_by_wrapping_the_last_column() {
+        let long = "word ".repeat(40);
+        let t = table_of_width(
+            &["NAME", "ARGS", "DESCRIPTION"],
+            &[vec!["tool".into(), "a b?".into(), long.trim().into()]],
+            60,
         );
+        assert!(t.lines().count() > 3, "{t}");
+        for line in t.lines() {
+            assert!(line.chars().count() <= 60, "{} > 60: {t}", line.len());
+        }
+        let desc = t.lines().next().unwrap().find("DESCRIPTION").unwrap();
+        let second = t.lines().nth(2).unwrap();
+        assert_eq!(
+            second.find("word"),
+            Some(desc),
+            "continuation lines stay in the column: {t}"
+        );
+    }
+
+    #[test]
+    fn middle_columns_are_bounded() {
+        let long = "x".repeat(60);
+        let t = table_of_width(&["A", "B", "C"], &[vec!["a".into(), long, "c".into()]], 120);
+        let c = t.lines().next().unwrap().find('C').unwrap();
+        assert!(c <= 1 + 2 + 34, "the middle column is at most 32 wide: {t}");
     }
 
     #[test]

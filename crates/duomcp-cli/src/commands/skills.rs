@@ -49,7 +49,7 @@ impl From<SkillError> for Failure {
     fn from(e: SkillError) -> Self {
         match e {
             SkillError::Client(e) => Failure::from(e),
-            other => Failure(other.to_string()),
+            other => Failure::new(other.to_string()),
         }
     }
 }
@@ -150,7 +150,7 @@ async fn entry_for(client: &Client, uri: &str) -> Result<SkillEntry, Failure> {
     }
     match last_error {
         Some(e) => Err(e.into()),
-        None => Err(Failure(format!(
+        None => Err(Failure::new(format!(
             "no skill served by this server holds {uri}"
         ))),
     }

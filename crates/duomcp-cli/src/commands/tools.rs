@@ -1,6 +1,6 @@
 //! `duomcp tools` and `duomcp call`.
 
-use super::{finish, output, parse_pairs, stderr_is_terminal, Failure, Outcome, Target};
+use super::{finish, output, parse_pairs, progress, stderr_is_terminal, Failure, Outcome, Target};
 use clap::Args;
 use duomcp::client::RequestOptions;
 use serde_json::{Map, Value};
@@ -85,31 +85,45 @@ pub(crate) async fn call(args: &CallArgs) -> Result<Outcome, Failure> {
     let mut arguments: Map<String, Value> = match &args.args {
         Some(text) => match serde_json::from_str(text) {
             Ok(Value::Object(m)) => m,
-            Ok(_) => return Err(Failure("--args must be a JSON object".into())),
-            Err(e) => return Err(Failure(format!("--args is not valid JSON: {e}"))),
+            Ok(_) => return Err(Failure::new("--args must be a JSON object")),
+            Err(e) => return Err(Failure::new(format!("--args is not valid JSON: {e}"))),
         },
         None => Map::new(),
     };
     arguments.extend(parse_pairs(&args.pairs, schema)?);
     let mut options = RequestOptions::new();
-    if stderr_is_terminal() && !target.json {
-        options = options.on_progress(|p| match (&p.total, &p.message) {
-            (Some(total), Some(m)) => eprintln!("progress {}/{total}: {m}", p.progress),
-            (Some(total), None) => eprintln!("progress {}/{total}", p.progress),
-            (None, Some(m)) => eprintln!("progress {}: {m}", p.progress),
-            (None, None) => eprintln!("progress {}", p.progress),
-        });
+    let status = progress::Status::new(stderr_is_terminal() && !target.json);
+    {
+        let status = status.clone();
+        options = options.on_progress(move |p| status.progress(p));
     }
     if !target.json {
         // A tool that runs as a task: show how it goes (polling is transparent otherwise).
-        options = options.on_task_status(|t| match &t.status_message {
-            Some(m) => eprintln!("task {}: {} ({m})", t.task_id, t.status.as_str()),
-            None => eprintln!("task {}: {}", t.task_id, t.status.as_str()),
-        });
+        let status = status.clone();
+        options = options.on_task_status(move |t| status.task(t));
     }
-    let result = client
-        .call_tool_with(&args.tool, Value::Object(arguments), options)
-        .await?;
+    let what = format!("the call of `{}`", args.tool);
+    let result = target
+        .within(
+            &what,
+            client.call_tool_with(&args.tool, Value::Object(arguments), options),
+        )
+        .await;
+    status.done();
+    let result = match result {
+        Ok(result) => result,
+        Err(failure) => {
+            // Past --timeout a task goes on on the server unless it is cancelled.
+            if let Some(task) = status.task_id() {
+                let _ = tokio::time::timeout(
+                    std::time::Duration::from_secs(1),
+                    client.cancel_task(&task),
+                )
+                .await;
+            }
+            return Err(failure);
+        }
+    };
     logs.flush().await;
     let outcome = if result.is_error() {
         Outcome::Failed

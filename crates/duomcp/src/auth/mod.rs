@@ -69,19 +69,12 @@
 //! union of scopes, a bounded number of times. Machine-to-machine grants (client credentials,
 //! JWT bearer, enterprise-managed authorization) and DPoP are extensions of the same client.
 
-mod principal;
-mod scope;
-
-pub(crate) use principal::require_scopes;
-pub use principal::Principal;
-#[cfg_attr(
-    not(all(feature = "auth", feature = "http-server")),
-    allow(unused_imports)
-)]
-pub(crate) use principal::ScopeChallenge;
 #[allow(unused_imports)]
-pub(crate) use scope::join_scopes;
-pub use scope::{split_scopes, ScopeHierarchy};
+pub(crate) use crate::common::scope::join_scopes;
+pub use crate::common::scope::{split_scopes, ScopeHierarchy};
+/// The authenticated caller, as handlers see it; it lives with the server runtime (which
+/// needs it whether or not this module's OAuth parts are built).
+pub use crate::server::Principal;
 
 #[cfg(feature = "auth")]
 mod challenge;

@@ -4,76 +4,14 @@
 //! its own. A `list_changed` notification drops the matching lists, `resources/updated` the
 //! matching read. Both scopes are kept: a client's cache serves one authorization context.
 
+use crate::util::lock;
 use serde_json::{Map, Value};
 use std::collections::HashMap;
 use std::fmt;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|p| p.into_inner())
-}
-
-/// Where the client gets the time for cache freshness. Swap it in tests with [`ManualClock`].
-pub trait Clock: Send + Sync + 'static {
-    /// The current instant.
-    fn now(&self) -> Instant;
-}
-
-/// The real clock.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct SystemClock;
-
-impl Clock for SystemClock {
-    fn now(&self) -> Instant {
-        Instant::now()
-    }
-}
-
-/// A clock that moves only when told to; clones share the same time.
-///
-/// ```
-/// use duomcp::client::{Clock, ManualClock};
-/// use std::time::Duration;
-/// let clock = ManualClock::new();
-/// let start = clock.now();
-/// clock.advance(Duration::from_secs(5));
-/// assert_eq!(clock.now() - start, Duration::from_secs(5));
-/// ```
-#[derive(Debug, Clone)]
-pub struct ManualClock {
-    start: Instant,
-    offset: Arc<AtomicU64>,
-}
-
-impl ManualClock {
-    /// A clock standing at the moment it was made.
-    pub fn new() -> Self {
-        ManualClock {
-            start: Instant::now(),
-            offset: Arc::default(),
-        }
-    }
-
-    /// Moves the clock forward.
-    pub fn advance(&self, by: Duration) {
-        let nanos = u64::try_from(by.as_nanos()).unwrap_or(u64::MAX);
-        self.offset.fetch_add(nanos, Ordering::SeqCst);
-    }
-}
-
-impl Default for ManualClock {
-    fn default() -> Self {
-        Self::new()
-    }
-}
-
-impl Clock for ManualClock {
-    fn now(&self) -> Instant {
-        self.start + Duration::from_nanos(self.offset.load(Ordering::SeqCst))
-    }
-}
+pub use crate::clock::{Clock, ManualClock, SystemClock};
 
 /// Which cached results a notification makes stale.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -258,7 +196,7 @@ mod tests {
 
     #[test]
     fn entries_expire_with_the_clock() {
-        let clock = ManualClock::new();
+        let clock = ManualClock::default();
         let cache = Cache::new(true, Arc::new(clock.clone()));
         let params = obj(json!({}));
         let key = Cache::key("tools/list", &params);
@@ -278,7 +216,7 @@ mod tests {
 
     #[test]
     fn zero_absent_and_negative_ttls_are_not_stored() {
-        let cache = Cache::new(true, Arc::new(ManualClock::new()));
+        let cache = Cache::new(true, Arc::new(ManualClock::default()));
         let params = obj(json!({}));
         for v in [json!({ "ttlMs": 0 }), json!({}), json!({ "ttlMs": -5 })] {
             let key = Cache::key("tools/list", &params);
@@ -289,7 +227,7 @@ mod tests {
 
     #[test]
     fn invalidation_is_targeted_and_beats_a_racing_response() {
-        let cache = Cache::new(true, Arc::new(ManualClock::new()));
+        let cache = Cache::new(true, Arc::new(ManualClock::default()));
         let tools = obj(json!({}));
         let read = obj(json!({ "uri": "a://1" }));
         let (kt, kr) = (
@@ -333,7 +271,7 @@ mod tests {
 
     #[test]
     fn a_disabled_cache_stores_nothing() {
-        let cache = Cache::new(false, Arc::new(ManualClock::new()));
+        let cache = Cache::new(false, Arc::new(ManualClock::default()));
         let params = obj(json!({}));
         let key = Cache::key("tools/list", &params);
         cache.put(

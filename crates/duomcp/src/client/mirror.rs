@@ -6,14 +6,11 @@
 //! at each annotated property's exact path in the arguments and hands it to the transport,
 //! which encodes it (see [`Outgoing::header_params`](super::transport::Outgoing)).
 
+use crate::util::lock;
 use duomcp_schema::Tool;
 use serde_json::{Map, Value};
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex, MutexGuard};
-
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|p| p.into_inner())
-}
+use std::sync::{Arc, Mutex};
 
 /// One annotated property: the header's name part and the chain of `properties` keys to it.
 #[derive(Debug, Clone, PartialEq, Eq)]

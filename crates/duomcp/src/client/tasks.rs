@@ -20,6 +20,9 @@
 //!   a server's task-augmented `elicitation/create` or `sampling/createMessage` runs as a task
 //!   on the client, which serves the server's `tasks/get`, `tasks/result`, `tasks/list` and
 //!   `tasks/cancel` for it.
+//!
+//! (Over 800 lines, about 250 of them docs: the client's task handling is one state machine
+//! for both eras; splitting it by era is left for later.)
 
 use super::engine::Inner;
 use super::error::ClientError;
@@ -28,6 +31,7 @@ use super::options::RequestOptions;
 use super::{decode, object, Client};
 use crate::era::Era;
 use crate::jsonrpc::{self, error_code, ErrorObject};
+use crate::util::lock;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use base64::Engine as _;
 use duomcp_schema::tasks::ext::DetailedTask;
@@ -40,7 +44,7 @@ use serde::Serialize;
 use serde_json::value::RawValue;
 use serde_json::{json, Map, Value};
 use std::collections::{HashMap, HashSet};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::sync::watch;
 use tokio::task::AbortHandle;
@@ -61,10 +65,6 @@ const MIN_POLL: Duration = Duration::from_millis(5);
 const MAX_POLL: Duration = Duration::from_secs(30);
 /// Upper bound on pages fetched by [`Client::list_all_tasks`].
 const MAX_PAGES: usize = 10_000;
-
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|p| p.into_inner())
-}
 
 /// The requests that carry the tasks extension in their capabilities (2026-07-28).
 pub(crate) fn declares_extension(method: &str) -> bool {
@@ -1065,8 +1065,8 @@ impl HostedTask {
         let mut t = json!({
             "taskId": self.id,
             "status": s.status,
-            "createdAt": crate::server::tasks::iso8601(self.created_ms),
-            "lastUpdatedAt": crate::server::tasks::iso8601(s.updated_ms),
+            "createdAt": crate::common::time::iso8601(self.created_ms),
+            "lastUpdatedAt": crate::common::time::iso8601(s.updated_ms),
             "ttl": self.ttl_ms,
             "pollInterval": HOSTED_POLL_MS,
         });

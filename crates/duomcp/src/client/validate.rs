@@ -2,14 +2,11 @@
 
 use super::error::ClientError;
 use crate::schema_check::{SchemaCheck, SchemaViolation};
+use crate::util::lock;
 use duomcp_schema::{CallToolResult, Tool};
 use serde_json::Value;
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
-
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|p| p.into_inner())
-}
+use std::sync::{Arc, Mutex, OnceLock};
 
 struct OutputSchema {
     schema: Value,

@@ -27,7 +27,7 @@ pub fn error_object(err: &ProtocolError) -> ErrorObject {
         ProtocolError::UnsupportedVersion { requested } => (
             error_code::INVALID_PARAMS,
             format!("Unsupported protocol version: {requested}"),
-            Some(json!({ "supported": version::LEGACY_VERSIONS, "requested": requested })),
+            Some(json!({ "supported": version::OFFERED_LEGACY_VERSIONS, "requested": requested })),
         ),
         ProtocolError::HeaderMismatch(m) | ProtocolError::InvalidMeta(m) => {
             (error_code::INVALID_REQUEST, m.clone(), None)
@@ -50,15 +50,18 @@ pub fn error_object(err: &ProtocolError) -> ErrorObject {
     }
 }
 
-/// The version the server answers `initialize` with: the client's if we speak it, else our latest.
+/// The version the server answers `initialize` with: the client's if we offer it, else our
+/// latest. 2025-03-26 is not offered (its batches are not supported, see
+/// [`version::OFFERED_LEGACY_VERSIONS`]).
 ///
 /// ```
 /// use duomcp::era::legacy::negotiate;
 /// assert_eq!(negotiate("2025-06-18"), "2025-06-18");
 /// assert_eq!(negotiate("2099-01-01"), "2025-11-25");
+/// assert_eq!(negotiate("2025-03-26"), "2025-11-25");
 /// ```
 pub fn negotiate(requested: &str) -> &'static str {
-    version::LEGACY_VERSIONS
+    version::OFFERED_LEGACY_VERSIONS
         .iter()
         .copied()
         .find(|v| *v == requested)

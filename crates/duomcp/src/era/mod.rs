@@ -4,8 +4,13 @@
 //! errors become JSON-RPC error objects, and what every result must carry. Handlers and
 //! transports ask this module instead of comparing version strings.
 
+mod detect;
 pub mod legacy;
 pub mod modern;
+
+#[cfg_attr(not(feature = "http-server"), allow(unused_imports))]
+pub(crate) use detect::Undecided;
+pub(crate) use detect::{detect, Signals};
 
 use std::fmt;
 
@@ -26,6 +31,40 @@ pub enum Era {
 }
 
 impl Era {
+    /// The JSON-RPC error object `err` becomes in this era (see [`legacy::error_object`] and
+    /// [`modern::error_object`]).
+    ///
+    /// ```
+    /// use duomcp::era::{Era, ProtocolError};
+    /// let missing = ProtocolError::ResourceNotFound("file:///x".into());
+    /// assert_eq!(Era::Legacy.error_object(&missing).code, -32002);
+    /// assert_eq!(Era::Modern.error_object(&missing).code, -32602);
+    /// ```
+    pub fn error_object(self, err: &ProtocolError) -> duomcp_schema::ErrorObject {
+        match self {
+            Era::Legacy => legacy::error_object(err),
+            Era::Modern => modern::error_object(err),
+        }
+    }
+
+    /// What a message that says nothing of its era speaks: 2025-11-25 (and the 2025-03-26
+    /// clients that send no version header), the era of `initialize`.
+    pub(crate) const UNMARKED: Era = Era::Legacy;
+
+    /// The short name of the era, as the `mcp.request` span's `era` field shows it.
+    pub(crate) fn tag(self) -> &'static str {
+        match self {
+            Era::Legacy => "legacy",
+            Era::Modern => "modern",
+        }
+    }
+
+    /// Whether requests of this era carry their caller in `_meta` (2026-07-28), which the
+    /// dispatcher then reads and validates.
+    pub(crate) fn carries_meta(self) -> bool {
+        self == Era::Modern
+    }
+
     /// The era a protocol version string belongs to, if we support it.
     pub fn of_version(version: &str) -> Option<Era> {
         if duomcp_schema::version::is_modern(version) {

@@ -122,7 +122,7 @@ pub(crate) struct MetaFields<'a> {
 impl<'a> MetaFields<'a> {
     /// Reads the fields of the raw `_meta` object.
     pub(crate) fn parse(raw: &'a str) -> Result<Self, serde_json::Error> {
-        serde_json::from_str(raw)
+        duomcp_schema::strict::from_str(raw)
     }
 
     /// The protocol version it names, if it names one as a string.
@@ -151,7 +151,7 @@ pub(crate) fn names_version(meta: &str) -> bool {
         #[serde(rename = "io.modelcontextprotocol/protocolVersion", borrow, default)]
         version: Option<&'a RawValue>,
     }
-    serde_json::from_str::<Keys<'_>>(meta).is_ok_and(|k| k.version.is_some())
+    duomcp_schema::strict::from_str::<Keys<'_>>(meta).is_ok_and(|k| k.version.is_some())
 }
 
 /// Parses and checks the `_meta` of a modern request (the raw `_meta` JSON, if present).
@@ -214,7 +214,7 @@ impl<T: serde::de::DeserializeOwned> Memo<T> {
                 return Ok(value.clone());
             }
         }
-        let value = Arc::new(serde_json::from_str::<T>(raw)?);
+        let value = Arc::new(duomcp_schema::strict::from_str::<T>(raw)?);
         *self.lock() = Some((raw.into(), value.clone()));
         Ok(value)
     }

@@ -97,7 +97,9 @@ fn invalid(id: Option<RequestId>, why: &str) -> DecodeError {
 ///
 /// Not JSON (including invalid UTF-8) → `-32700`; JSON that is not a JSON-RPC 2.0 message →
 /// `-32600`, with the message's id when it has a usable one. Batches (arrays) are not part of
-/// either supported revision and are rejected as invalid requests.
+/// either supported revision and are rejected as invalid requests: an array is never read as
+/// one message, and no part of the envelope (nor `error`) is read from an array by position
+/// ([`duomcp_schema::strict`]).
 ///
 /// ```
 /// use duomcp::jsonrpc::{decode, Incoming};
@@ -112,7 +114,13 @@ pub fn decode(bytes: &[u8]) -> Result<Incoming, DecodeError> {
         id: None,
         error: super::error(error_code::PARSE_ERROR, format!("Parse error: {e}")),
     })?;
-    let env: Envelope<'_> = match serde_json::from_str(text) {
+    if text.trim_start().starts_with('[') {
+        return Err(invalid(
+            None,
+            "batches (JSON arrays) are not supported; send one JSON-RPC message object",
+        ));
+    }
+    let env: Envelope<'_> = match duomcp_schema::strict::from_str(text) {
         Ok(env) => env,
         Err(e) => {
             // Valid JSON of the wrong shape is an invalid request; anything else is a parse error.
@@ -173,7 +181,7 @@ pub fn decode(bytes: &[u8]) -> Result<Incoming, DecodeError> {
             id,
             outcome: Ok(result.to_owned()),
         })),
-        (None, Some(err)) => match serde_json::from_str::<ErrorObject>(err.get()) {
+        (None, Some(err)) => match duomcp_schema::strict::from_str::<ErrorObject>(err.get()) {
             Ok(e) => Ok(Incoming::Response(IncomingResponse {
                 id,
                 outcome: Err(e),
@@ -230,6 +238,13 @@ mod tests {
             -32700
         );
         assert_eq!(code(b"[1,2]"), -32600);
+        // An array is a batch, never a message read by position.
+        assert_eq!(code(br#"["2.0",1,"ping"]"#), -32600);
+        assert_eq!(code(b" \n[\"2.0\",1,\"ping\"]"), -32600);
+        assert_eq!(
+            code(br#"{"jsonrpc":"2.0","id":1,"error":[-1,"no"]}"#),
+            -32600
+        );
         assert_eq!(code(b"42"), -32600);
         assert_eq!(code(br#"{"jsonrpc":"1.0","id":1,"method":"x"}"#), -32600);
         assert_eq!(code(br#"{"jsonrpc":"2.0","id":null,"method":"x"}"#), -32600);

@@ -60,8 +60,17 @@ pub fn parse_params<T: serde::de::DeserializeOwned>(
     }
     // The common case, valid params, goes through plain serde_json; only a failure is parsed
     // again with path tracking (which costs on every field) for a precise message.
-    if let Ok(parsed) = serde_json::from_str(text) {
+    // Every struct is read from an object only, never from an array by position.
+    if let Ok(parsed) = duomcp_schema::strict::from_str(text) {
         return Ok(parsed);
+    }
+    if let Err(e) = duomcp_schema::strict::from_str::<T>(text) {
+        if serde_json::from_str::<T>(text).is_ok() {
+            return Err(error(
+                error_code::INVALID_PARAMS,
+                format!("Invalid params: {e} (an object is expected, not an array)"),
+            ));
+        }
     }
     let mut de = serde_json::Deserializer::from_str(text);
     serde_path_to_error::deserialize(&mut de).map_err(|e| {

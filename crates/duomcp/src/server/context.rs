@@ -6,6 +6,7 @@ use super::tasks::{DetachHook, LiveTask};
 use super::Shared;
 use crate::era::{Era, ProtocolError};
 use crate::jsonrpc;
+use crate::util::lock;
 use duomcp_schema::methods::{self, NotificationMethod, RequestMethod};
 use duomcp_schema::{
     ClientCapabilities, CreateMessageRequestParams, CreateMessageResult, ElicitRequestParams,
@@ -15,7 +16,7 @@ use duomcp_schema::{
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 use serde_json::{json, Map, Value};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 
@@ -58,7 +59,7 @@ pub(crate) struct Inner {
     pub shared: Arc<Shared>,
     pub input: Mutex<InputState>,
     /// Who made the request (set by the transport's authentication), if anyone.
-    pub principal: Option<Arc<crate::auth::Principal>>,
+    pub principal: Option<Arc<crate::server::Principal>>,
     /// The task this call runs as, once it is one (see [`Context::detach`]).
     pub task: TaskSlot,
 }
@@ -81,10 +82,6 @@ pub(crate) struct InputState {
     pub requested: Vec<(String, InputRequest)>,
     /// The handler's own state, carried in `requestState`.
     pub user_state: Option<Value>,
-}
-
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 impl Context {
@@ -279,7 +276,7 @@ impl Context {
 
     /// The authenticated caller, when the transport authenticated the request: the
     /// [`AuthLayer`](crate::auth::AuthLayer) on Streamable HTTP; over stdio, the local user
-    /// ([`Principal::local`](crate::auth::Principal::local)).
+    /// ([`Principal::local`](crate::server::Principal::local)).
     ///
     /// ```
     /// use duomcp::server::Context;
@@ -290,7 +287,7 @@ impl Context {
     ///     }
     /// }
     /// ```
-    pub fn principal(&self) -> Option<&crate::auth::Principal> {
+    pub fn principal(&self) -> Option<&crate::server::Principal> {
         self.inner.principal.as_deref()
     }
 

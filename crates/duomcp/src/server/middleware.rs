@@ -52,9 +52,9 @@
 //!
 //! [tower]: https://docs.rs/tower
 
-use super::dispatch::{self, Reply, RequestEnv};
+use super::envelope::{error_reply, Reply, RequestEnv};
+use super::Principal;
 use super::Shared;
-use crate::auth::Principal;
 use crate::era::{Era, ProtocolError};
 use crate::jsonrpc::IncomingRequest;
 use duomcp_schema::RequestId;
@@ -80,7 +80,7 @@ pub struct McpRequest {
     pub(crate) shared: Arc<Shared>,
     pub(crate) req: IncomingRequest,
     pub(crate) env: RequestEnv,
-    era: Era,
+    pub(crate) era: Era,
     target: Option<String>,
 }
 
@@ -190,7 +190,7 @@ impl McpResponse {
     pub(crate) fn into_reply(self, era: Era, id: &RequestId) -> Reply {
         match self.kind {
             Kind::Reply(r) => r,
-            Kind::Error(e) => dispatch::error_reply(era, id, e),
+            Kind::Error(e) => error_reply(era, id, e),
         }
     }
 }
@@ -219,7 +219,7 @@ struct Target<'a> {
 
 /// The tool/prompt name or resource URI in `params`, if any.
 pub(crate) fn target_of(params: Option<&RawValue>) -> Option<Cow<'_, str>> {
-    let t: Target<'_> = serde_json::from_str(params?.get()).ok()?;
+    let t: Target<'_> = duomcp_schema::strict::from_str(params?.get()).ok()?;
     t.name.or(t.uri)
 }
 
@@ -256,11 +256,6 @@ where
 pub struct McpService(Box<dyn ErasedService>);
 
 impl McpService {
-    /// The innermost service: method dispatch to the registered handlers.
-    pub(crate) fn dispatcher() -> Self {
-        McpService(Box::new(Dispatcher))
-    }
-
     pub(crate) fn new<S>(service: S) -> Self
     where
         S: Service<McpRequest, Response = McpResponse> + Clone + Send + 'static,
@@ -300,34 +295,5 @@ impl Service<McpRequest> for McpService {
 
     fn call(&mut self, req: McpRequest) -> Self::Future {
         self.0.call(req)
-    }
-}
-
-/// Runs the request through the method dispatcher.
-#[derive(Clone, Copy)]
-struct Dispatcher;
-
-impl Service<McpRequest> for Dispatcher {
-    type Response = McpResponse;
-    type Error = std::convert::Infallible;
-    type Future = BoxFuture<Result<McpResponse, std::convert::Infallible>>;
-
-    fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
-        Poll::Ready(Ok(()))
-    }
-
-    fn call(&mut self, req: McpRequest) -> Self::Future {
-        Box::pin(async move {
-            let McpRequest {
-                shared,
-                req,
-                env,
-                era,
-                ..
-            } = req;
-            Ok(McpResponse::reply(
-                dispatch::route_owned(shared, req, env, era).await,
-            ))
-        })
     }
 }

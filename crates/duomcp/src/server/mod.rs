@@ -18,16 +18,20 @@
 mod context;
 mod cursor;
 mod dispatch;
+mod envelope;
 mod error;
 mod handler;
+mod invoke;
 pub mod middleware;
 mod oneshot;
 mod params;
+pub(crate) mod principal;
 mod registry;
 mod request_state;
 pub(crate) mod session;
 mod shutdown;
 pub mod skills;
+mod subscriptions;
 pub mod tasks;
 mod uri_template;
 
@@ -37,17 +41,18 @@ pub use handler::{
     Args, CallParts, FromCallParts, Handler, IntoPromptResult, IntoReadResult, IntoToolResult,
     Json, Rejection, State, Uri,
 };
+pub use principal::Principal;
 pub use registry::{PromptSpec, ResourceSpec, Scoped, TemplateSpec, ToolSpec};
 pub use request_state::SealingKey;
 pub use shutdown::shutdown_signal;
 pub use uri_template::UriTemplate;
 
-#[cfg(feature = "http-server")]
-pub(crate) use dispatch::Reply;
 pub(crate) use dispatch::{
     answer_request, handle_notification, handle_request, handle_response, NotificationAction,
-    RequestEnv,
 };
+#[cfg(feature = "http-server")]
+pub(crate) use envelope::Reply;
+pub(crate) use envelope::RequestEnv;
 
 use duomcp_schema::{CacheScope, CompleteRequestParams, CompleteResult, Implementation};
 use registry::Registry;
@@ -104,6 +109,11 @@ pub struct ServerConfig {
     pub resources_cache: CachePolicy,
     /// Cache policy of `resources/read`.
     pub read_cache: CachePolicy,
+    /// Resource subscriptions one 2025-11-25 session may hold, and URIs one 2026-07-28
+    /// `subscriptions/listen` stream may name (default 1,000); more are `-32602`.
+    pub max_subscriptions: usize,
+    /// Longest resource URI a subscription may name, in bytes (default 8 KiB; `-32602`).
+    pub max_subscription_uri_bytes: usize,
 }
 
 impl Default for ServerConfig {
@@ -120,6 +130,8 @@ impl Default for ServerConfig {
             prompts_cache: CachePolicy::default(),
             resources_cache: CachePolicy::default(),
             read_cache: CachePolicy::default(),
+            max_subscriptions: 1_000,
+            max_subscription_uri_bytes: 8 * 1024,
         }
     }
 }
@@ -559,7 +571,7 @@ impl ServerBuilder {
         let inner = self
             .middleware
             .take()
-            .unwrap_or_else(middleware::McpService::dispatcher);
+            .unwrap_or_else(|| middleware::McpService::new(dispatch::Dispatcher));
         self.middleware = Some(middleware::McpService::new(layer.layer(inner)));
         self
     }

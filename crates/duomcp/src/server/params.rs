@@ -60,7 +60,8 @@ impl<'a> ParamsIndex<'a> {
             .members
             .iter()
             .filter(|(k, _)| k.0 != "_meta")
-            .map(|(k, v)| (KeyRef(&k.0), *v));
+            // Values are read strictly: a struct member is an object, never an array.
+            .map(|(k, v)| (KeyRef(&k.0), duomcp_schema::strict::StrictStr(v.get())));
         match T::deserialize(MapDeserializer::<_, serde_json::Error>::new(members)) {
             Ok(typed) => Ok(typed),
             Err(_) => {

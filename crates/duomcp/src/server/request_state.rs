@@ -162,11 +162,64 @@ pub(crate) fn unseal(
     Ok(state)
 }
 
-pub(crate) fn now_ms() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_millis() as u64)
-        .unwrap_or(0)
+/// The target a `tools/call` state is sealed to: the tool's name and a SHA-256 digest of its
+/// arguments (without `_meta`, keys sorted at every depth, so key order does not matter). A
+/// retry with other arguments then fails the target check: the MRTR text says servers SHOULD
+/// bind the state to the salient parameters of the request, and a tool's arguments are what
+/// its answers were given for (a confirmation for `a.txt` is not one for `/etc/important`).
+pub(crate) fn bind_arguments(tool: &str, arguments: Option<&Value>) -> String {
+    use sha2::Digest as _;
+    let mut text = Vec::new();
+    match arguments {
+        Some(Value::Object(map)) => {
+            let without_meta: Map<String, Value> = map
+                .iter()
+                .filter(|(k, _)| k.as_str() != "_meta")
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect();
+            canonical(&Value::Object(without_meta), &mut text);
+        }
+        Some(other) => canonical(other, &mut text),
+        None => text.extend_from_slice(b"{}"),
+    }
+    let digest = Sha256::digest(&text);
+    format!("{tool}#{}", URL_SAFE_NO_PAD.encode(digest))
+}
+
+/// JSON text of `v` with object keys sorted at every depth.
+fn canonical(v: &Value, out: &mut Vec<u8>) {
+    match v {
+        Value::Object(map) => {
+            let mut keys: Vec<&String> = map.keys().collect();
+            keys.sort();
+            out.push(b'{');
+            for (i, k) in keys.into_iter().enumerate() {
+                if i > 0 {
+                    out.push(b',');
+                }
+                canonical(&Value::String(k.clone()), out);
+                out.push(b':');
+                if let Some(value) = map.get(k) {
+                    canonical(value, out);
+                }
+            }
+            out.push(b'}');
+        }
+        Value::Array(items) => {
+            out.push(b'[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(b',');
+                }
+                canonical(item, out);
+            }
+            out.push(b']');
+        }
+        scalar => {
+            // Scalars always serialize.
+            let _ = serde_json::to_writer(&mut *out, scalar);
+        }
+    }
 }
 
 #[cfg(test)]
@@ -182,6 +235,38 @@ mod tests {
             r: Map::new(),
             u: Some(Value::from(3)),
         }
+    }
+
+    #[test]
+    fn arguments_are_bound_whatever_their_key_order_and_meta() {
+        let a = serde_json::json!({"target": "a.txt", "opts": {"x": 1, "y": [1, 2]}});
+        let reordered = serde_json::json!({"opts": {"y": [1, 2], "x": 1}, "target": "a.txt", "_meta": {"k": 1}});
+        let other = serde_json::json!({"target": "/etc/important", "opts": {"x": 1, "y": [1, 2]}});
+        assert_eq!(
+            bind_arguments("t", Some(&a)),
+            bind_arguments("t", Some(&reordered))
+        );
+        assert_ne!(
+            bind_arguments("t", Some(&a)),
+            bind_arguments("t", Some(&other))
+        );
+        assert_ne!(bind_arguments("t", Some(&a)), bind_arguments("u", Some(&a)));
+        assert_eq!(
+            bind_arguments("t", None),
+            bind_arguments("t", Some(&serde_json::json!({})))
+        );
+        // A state sealed for one set of arguments is refused for another.
+        let key = SealingKey::from_bytes([7; 32]);
+        let mut sealed = state();
+        sealed.t = bind_arguments("t", Some(&a));
+        let token = seal(&key, &sealed);
+        let again = bind_arguments("t", Some(&reordered));
+        assert!(unseal(&key, &token, 0, "tools/call", &again, None).is_ok());
+        let swapped = bind_arguments("t", Some(&other));
+        assert_eq!(
+            unseal(&key, &token, 0, "tools/call", &swapped, None),
+            Err(StateRejection::WrongTarget)
+        );
     }
 
     #[test]

@@ -3,11 +3,12 @@
 //!
 //! A stdio process has one session; on Streamable HTTP every `Mcp-Session-Id` has one.
 
+use crate::util::lock;
 use duomcp_schema::{ClientCapabilities, ErrorObject, Implementation, LoggingLevel, RequestId};
 use serde_json::value::RawValue;
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicI64, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex};
 use tokio::sync::{mpsc, oneshot};
 
 /// Bytes of one encoded message (no newline, no SSE framing).
@@ -42,12 +43,6 @@ pub(crate) struct Session {
     pub(crate) unrelated: Sink,
 }
 
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    // A panic while holding these locks cannot leave them inconsistent (single assignments),
-    // so a poisoned lock is still usable.
-    m.lock().unwrap_or_else(|p| p.into_inner())
-}
-
 impl Session {
     pub(crate) fn new(unrelated: Sink) -> Arc<Self> {
         Arc::new(Session {
@@ -78,8 +73,15 @@ impl Session {
         lock(&self.state).log_level = Some(level);
     }
 
-    pub(crate) fn subscribe(&self, uri: String) {
-        lock(&self.state).subscriptions.insert(uri);
+    /// Subscribes to `uri` unless the session holds `max` subscriptions already (subscribing
+    /// again to one it holds is fine); `false` when refused.
+    pub(crate) fn subscribe_bounded(&self, uri: String, max: usize) -> bool {
+        let mut state = lock(&self.state);
+        if state.subscriptions.len() >= max && !state.subscriptions.contains(&uri) {
+            return false;
+        }
+        state.subscriptions.insert(uri);
+        true
     }
 
     pub(crate) fn unsubscribe(&self, uri: &str) {

@@ -15,10 +15,12 @@
 use crate::jsonrpc::{self, decode, error_code, Incoming, Line, LineReader, RequestId};
 use crate::server::session::{Frame, Session};
 use crate::server::{answer_request, handle_notification, handle_response, RequestEnv, Server};
+use crate::util::lock;
 use crate::util::poll_now;
 use duomcp_schema::methods::{self, RequestMethod};
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::future::Future;
+use std::sync::{Arc, Mutex};
 use std::task::Poll;
 use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt, BufReader, BufWriter};
 use tokio::sync::{mpsc, Semaphore};
@@ -26,10 +28,6 @@ use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
 type InFlight = Arc<Mutex<HashMap<RequestId, CancellationToken>>>;
-
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|p| p.into_inner())
-}
 
 /// The process's stdin: a non-blocking pipe on the reactor when it is one, else Tokio's
 /// (blocking-pool) stdin.
@@ -185,7 +183,7 @@ impl Server {
         let session = Session::new(tx.clone());
         let in_flight: InFlight = Arc::default();
         let closing = shared.shutdown.child_token();
-        let local = Arc::new(crate::auth::Principal::local());
+        let local = Arc::new(crate::server::Principal::local());
         let limit = Arc::new(Semaphore::new(config.max_in_flight.max(1)));
         let tasks = TaskTracker::new();
         let mut lines = LineReader::new(
@@ -367,5 +365,67 @@ impl Server {
             None => Ok(()),
         };
         read_result.and(write_result)
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Graceful shutdown on a signal.
+
+impl Server {
+    /// Serves on stdin/stdout like [`serve_stdio`](Server::serve_stdio), and shuts down
+    /// gracefully when `signal` completes (for example
+    /// [`shutdown_signal`](crate::server::shutdown_signal)): no further
+    /// requests are read, requests in flight get
+    /// [`ServerConfig::shutdown_grace`](crate::server::ServerConfig::shutdown_grace) to finish, and
+    /// those still running then are cancelled (they get no response). Returns once the
+    /// responses are written.
+    ///
+    /// The signal stops this server on every transport, as [`Server::shutdown`] does.
+    ///
+    /// ```no_run
+    /// # async fn run() -> std::io::Result<()> {
+    /// use duomcp::server::{shutdown_signal, Server};
+    /// let server = Server::builder().tool("hi", || async { "hi" }).build();
+    /// server.serve_stdio_with_shutdown(shutdown_signal()).await
+    /// # }
+    /// ```
+    ///
+    /// Reading stdin blocks a thread that cannot be interrupted; a `main` that returns after
+    /// a signal should end the runtime without waiting for it (`Runtime::shutdown_background`,
+    /// or `std::process::exit`).
+    pub async fn serve_stdio_with_shutdown<F>(self, signal: F) -> std::io::Result<()>
+    where
+        F: Future<Output = ()> + Send,
+    {
+        // Non-blocking pipes when stdin/stdout are pipes, as `serve_stdio` uses.
+        let (input, output) = std_streams();
+        self.serve_connection_with_shutdown(input, output, signal)
+            .await
+    }
+
+    /// [`serve_connection`](Server::serve_connection) with a graceful shutdown when `signal`
+    /// completes (see [`serve_stdio_with_shutdown`](Server::serve_stdio_with_shutdown)).
+    pub async fn serve_connection_with_shutdown<R, W, F>(
+        self,
+        reader: R,
+        writer: W,
+        signal: F,
+    ) -> std::io::Result<()>
+    where
+        R: AsyncRead + Unpin + Send,
+        W: AsyncWrite + Unpin + Send + 'static,
+        F: Future<Output = ()> + Send,
+    {
+        let handle = self.clone();
+        let serve = self.serve_connection(reader, writer);
+        let mut serve = std::pin::pin!(serve);
+        tokio::select! {
+            result = serve.as_mut() => return result,
+            () = signal => {
+                tracing::info!("shutting down: no new requests, finishing the ones in flight");
+                handle.shutdown();
+            }
+        }
+        serve.await
     }
 }

@@ -1,5 +1,8 @@
 //! The client half: [`OAuthClient`], an [`AuthProvider`] that obtains, stores and refreshes
 //! tokens for MCP servers.
+//!
+//! (Over 800 lines: the whole authorization-code flow with its checks in one type; the
+//! discovery, keys, redirects, stores and tokens are in their own files.)
 
 mod discovery;
 mod keys;

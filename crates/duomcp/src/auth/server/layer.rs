@@ -1,8 +1,8 @@
 //! [`AuthLayer`]: the tower layer that authenticates requests to an MCP endpoint.
 
 use super::{Inner, ResourceServer, TokenError};
-use crate::auth::principal::ScopeChallenge;
 use crate::auth::{join_scopes, Principal, WwwAuthenticate};
+use crate::server::principal::ScopeChallenge;
 use axum::body::Body;
 use axum::extract::Request;
 use axum::response::Response;

@@ -18,6 +18,7 @@ use crate::era::Era;
 use crate::jsonrpc::{
     self, error_code, ErrorObject, Incoming, IncomingNotification, IncomingRequest, RequestId,
 };
+use crate::util::lock;
 use duomcp_schema::methods::{self, NotificationMethod, RequestMethod};
 use duomcp_schema::{
     meta, ElicitationCompleteNotificationParams, Implementation, InputRequest, LoggingLevel,
@@ -28,7 +29,7 @@ use serde::Serialize;
 use serde_json::{json, Map, Value};
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, RwLock, Weak};
+use std::sync::{Arc, Mutex, RwLock, Weak};
 use std::time::Duration;
 use tokio::sync::{broadcast, mpsc, oneshot, watch};
 use tokio::task::AbortHandle;
@@ -37,10 +38,6 @@ use tokio_util::sync::CancellationToken;
 
 mod route;
 mod subscribe;
-
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|p| p.into_inner())
-}
 
 /// The methods that may answer with an `InputRequiredResult` (2026-07-28).
 const MRTR_METHODS: &[&str] = &[

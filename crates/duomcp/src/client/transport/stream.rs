@@ -2,9 +2,10 @@
 
 use super::{BoxFuture, Outgoing, RequestStream, Transport, TransportError, TransportEvent};
 use crate::jsonrpc::{decode, Incoming, Line, LineReader, RequestId};
+use crate::util::lock;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, Weak};
+use std::sync::{Arc, Mutex, Weak};
 use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt, BufReader, BufWriter};
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
@@ -16,10 +17,6 @@ const MAX_MESSAGE: usize = 64 * 1024 * 1024;
 struct Reply {
     tx: mpsc::Sender<Result<Incoming, TransportError>>,
     order: Arc<AtomicU64>,
-}
-
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 /// State the reader task shares with the sending side.

@@ -1,7 +1,7 @@
 //! `skills/list`, `skills/get` and `resources/directory/read` on the wire.
 
 use super::SkillRegistry;
-use crate::era::{Era, ProtocolError};
+use crate::era::ProtocolError;
 use crate::jsonrpc;
 use crate::server::cursor;
 use crate::server::{CachePolicy, ServerConfig};
@@ -36,21 +36,17 @@ fn parse<T: serde::de::DeserializeOwned>(params: Option<&RawValue>) -> Result<T,
 const CURSOR_PREFIX: &str = "skills:";
 
 /// Answers a skills method; `None` when `method` is not one or the server serves no skills.
-/// The result comes with the cache policy a 2026-07-28 answer carries (`ttlMs`, `cacheScope`).
+/// The result comes with the cache policy a 2026-07-28 answer carries (`ttlMs`, `cacheScope`;
+/// the 2025-11-25 adapter drops it).
 pub(crate) async fn handle(
     skills: &SkillRegistry,
     config: &ServerConfig,
     method: &str,
     params: Option<&RawValue>,
-    era: Era,
 ) -> Option<Result<(Value, Option<CachePolicy>), ProtocolError>> {
     if !skills.enabled() || ![LIST, GET, DIRECTORY_READ].contains(&method) {
         return None;
     }
-    let cached = |policy: CachePolicy| match era {
-        Era::Modern => Some(policy),
-        Era::Legacy => None,
-    };
     let outcome = async {
         match method {
             LIST => {
@@ -65,7 +61,7 @@ pub(crate) async fn handle(
                 if let (true, Some(last)) = (more, page.last()) {
                     r["nextCursor"] = json!(cursor::encode(CURSOR_PREFIX, &last.uri));
                 }
-                Ok((r, cached(config.resources_cache)))
+                Ok((r, Some(config.resources_cache)))
             }
             GET => {
                 let p: UriParams = parse(params)?;
@@ -73,7 +69,7 @@ pub(crate) async fn handle(
                 let entry = snapshot.get(&p.uri).ok_or_else(|| {
                     ProtocolError::InvalidParams(format!("No skill is served at {}", p.uri))
                 })?;
-                Ok((json!({ "skill": entry }), cached(config.read_cache)))
+                Ok((json!({ "skill": entry }), Some(config.read_cache)))
             }
             _ => {
                 let p: UriParams = parse(params)?;

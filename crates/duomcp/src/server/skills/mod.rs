@@ -23,13 +23,19 @@
 //! let server = Server::builder().skills(skills).build();
 //! # let _ = server;
 //! ```
+//!
+//! (About 1,000 lines: one job, the skill registry, from memory and from directories, with
+//! its validation rules; the wire methods are in `methods.rs`, the frontmatter parser in
+//! `common/`. Splitting the two sources apart is the next step if it grows.)
 
-pub(crate) mod frontmatter;
 mod methods;
 
 pub(crate) use methods::handle;
 
+use crate::common::frontmatter;
+use crate::common::skills::digest_of;
 use crate::era::ProtocolError;
+use crate::util::lock;
 use base64::engine::general_purpose::STANDARD;
 use base64::Engine as _;
 use duomcp_schema::{
@@ -37,18 +43,12 @@ use duomcp_schema::{
 };
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
-use sha2::{Digest, Sha256};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, MutexGuard, RwLock};
+use std::sync::{Arc, Mutex, RwLock};
 use std::time::SystemTime;
 
-/// The extension identifier.
-pub const EXTENSION_ID: &str = "io.modelcontextprotocol/skills";
-/// The most files a skill may hold (`SKILL.md` included).
-pub const MAX_FILES: usize = 512;
-/// The most bytes a skill's files may add up to (16 MiB).
-pub const MAX_TOTAL_BYTES: u64 = 16 * 1024 * 1024;
+pub use crate::common::skills::{SkillResource, EXTENSION_ID, MAX_FILES, MAX_TOTAL_BYTES};
 /// The most characters a `description` may have (Agent Skills).
 pub const MAX_DESCRIPTION_CHARS: usize = 1024;
 /// The MIME type of directory resources.
@@ -56,17 +56,6 @@ pub const DIRECTORY_MIME: &str = "inode/directory";
 
 const SKILL_MD: &str = "SKILL.md";
 const SCHEME: &str = "skill://";
-
-/// One file of a skill entry: its URI, digest and size.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct SkillResource {
-    /// Resource URI of the file.
-    pub uri: String,
-    /// `sha256:` and the 64 lowercase hex digits of the SHA-256 of the file's bytes.
-    pub digest: String,
-    /// Length of the file in bytes.
-    pub size: u64,
-}
 
 /// A skill entry as `skills/list` and `skills/get` return it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -292,18 +281,6 @@ impl Loaded {
     }
 }
 
-/// `sha256:` and the lowercase hex SHA-256 of `bytes`: a skill file's digest, as the server
-/// lists it and the client checks it.
-pub(crate) fn digest_of(bytes: &[u8]) -> String {
-    let hash = Sha256::digest(bytes);
-    let mut s = String::with_capacity(7 + 64);
-    s.push_str("sha256:");
-    for b in hash {
-        s.push_str(&format!("{b:02x}"));
-    }
-    s
-}
-
 fn is_unreserved(c: u8) -> bool {
     c.is_ascii_alphanumeric() || matches!(c, b'-' | b'.' | b'_' | b'~')
 }
@@ -502,10 +479,6 @@ fn load_memory(skill: Skill) -> Result<Loaded, SkillError> {
 
 /// Digests of files on disk, reused while a file's length and modification time stay put.
 type DigestCache = Mutex<HashMap<PathBuf, (u64, SystemTime, String)>>;
-
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|p| p.into_inner())
-}
 
 fn is_hidden(name: &std::ffi::OsStr) -> bool {
     name.to_string_lossy().starts_with('.')
@@ -820,6 +793,11 @@ impl Snapshot {
             }
         }
         out
+    }
+
+    /// Whether some skill serves the file `uri`.
+    pub(crate) fn serves(&self, uri: &str) -> bool {
+        self.files().contains_key(uri)
     }
 
     /// Every skill file as a resource (for `resources/list`), keyed by URI.

@@ -5,9 +5,10 @@ use super::store::{TaskEra, TaskOutcome};
 use super::{wire, EXTENSION_ID};
 use crate::era::ProtocolError;
 use crate::jsonrpc;
+use crate::schema_check::SchemaViolation;
 use crate::server::context::Context;
 use crate::server::cursor;
-use crate::server::dispatch::call_tool;
+use crate::server::invoke::call_tool;
 use crate::server::registry::ToolEntry;
 use crate::server::session::Sink;
 use crate::server::HandlerError;
@@ -49,9 +50,35 @@ fn support_of(ctx: &Context, name: &str) -> Option<(TaskSupport, Arc<ToolEntry>)
     Some((support, entry))
 }
 
+/// Why `args` do not fit the tool's `inputSchema` (the message a plain call's `isError` result
+/// carries): checked before a task is created, so that a bad call is refused at once instead
+/// of becoming a task that fails. `None` when they fit, or the tool is unknown (the call
+/// reports that as usual).
+fn argument_problem(ctx: &Context, name: &str, args: Option<&Value>) -> Option<String> {
+    let entry = ctx.shared().registry().tools.get(name)?.clone();
+    let empty = Value::Object(Map::new());
+    let args = match args {
+        None | Some(Value::Null) => &empty,
+        Some(v @ Value::Object(_)) => v,
+        Some(_) => {
+            return Some(format!(
+                "Invalid arguments for tool `{name}`: `arguments` must be an object"
+            ))
+        }
+    };
+    match entry.input.check(args) {
+        Ok(()) => None,
+        Err(SchemaViolation::Mismatch(problems)) => {
+            Some(format!("Invalid arguments for tool `{name}`: {problems}"))
+        }
+        // Reported by the call itself.
+        Err(SchemaViolation::BadSchema(_)) => None,
+    }
+}
+
 /// A caller without the tool's scopes gets no task (the refusal a plain call would get).
 fn check_scopes(ctx: &Context, scopes: &[String]) -> Result<(), ProtocolError> {
-    match crate::auth::require_scopes(ctx.principal(), scopes) {
+    match crate::server::principal::require_scopes(ctx.principal(), scopes) {
         Ok(()) => Ok(()),
         Err(HandlerError::Protocol(p)) => Err(p),
         Err(e) => Err(ProtocolError::Internal(e.to_string())),
@@ -137,7 +164,7 @@ async fn drive(
     let outcome = tokio::select! {
         biased;
         _ = cancel.cancelled() => Err(HandlerError::Cancelled),
-        r = catch_unwind(call_tool(&ctx, name, args)) => r.unwrap_or_else(|panic| {
+        r = catch_unwind(call_tool(&ctx, &name, args)) => r.unwrap_or_else(|panic| {
             tracing::error!("a tool handler panicked: {panic}");
             Err(ProtocolError::Internal("Internal error: the tool handler panicked".into()).into())
         }),
@@ -159,6 +186,11 @@ pub(crate) async fn legacy_call(
     args: Option<Value>,
     ttl: Option<u64>,
 ) -> Result<Value, ProtocolError> {
+    // The client asked for a task, so the answer is a task or a JSON-RPC error: arguments
+    // that cannot work are the latter, before any task exists.
+    if let Some(problem) = argument_problem(ctx, &name, args.as_ref()) {
+        return Err(ProtocolError::InvalidParams(problem));
+    }
     let task_ctx = ctx.fork_for_task();
     let record = ctx.shared().tasks.start(&task_ctx, &name, ttl).await?;
     tokio::spawn(drive(task_ctx, name, args));
@@ -187,6 +219,16 @@ pub(crate) async fn modern_call(
     args: Option<Value>,
     plan: CallPlan,
 ) -> Result<ModernCall, ProtocolError> {
+    if plan != CallPlan::Deferred {
+        // The server decides what becomes a task: a call whose arguments cannot work is
+        // answered at once, as a plain call would be (an `isError` result), not as a task.
+        if let Some(problem) = argument_problem(ctx, &name, args.as_ref()) {
+            return Ok(ModernCall::Inline(
+                ctx.clone(),
+                Ok(CallToolResult::error_text(problem)),
+            ));
+        }
+    }
     let task_ctx = ctx.fork_for_task();
     if plan != CallPlan::Deferred {
         let record = ctx.shared().tasks.start(&task_ctx, &name, None).await?;
@@ -326,11 +368,13 @@ pub(crate) async fn legacy_method(
         match method {
             m if m == <methods::GetTask as RequestMethod>::NAME => {
                 let p: TaskIdParams = parse(params)?;
+                tasks.check_session(&p.task_id, ctx.session()).await?;
                 let record = tasks.lookup(&p.task_id, TaskEra::Legacy, principal).await?;
                 Ok(wire::legacy_task_value(&record))
             }
             m if m == <methods::GetTaskPayload as RequestMethod>::NAME => {
                 let p: TaskIdParams = parse(params)?;
+                tasks.check_session(&p.task_id, ctx.session()).await?;
                 let Some(record) = tasks.await_terminal(&p.task_id, principal, sink).await? else {
                     // Nobody reads the answer any more.
                     return Err(ProtocolError::Internal("the client went away".into()));
@@ -377,6 +421,7 @@ pub(crate) async fn legacy_method(
             }
             m if m == <methods::CancelTask as RequestMethod>::NAME => {
                 let p: TaskIdParams = parse(params)?;
+                tasks.check_session(&p.task_id, ctx.session()).await?;
                 match tasks.cancel(&p.task_id, TaskEra::Legacy, principal).await? {
                     Cancelled::Now(record) => Ok(wire::legacy_task_value(&record)),
                     Cancelled::AlreadyTerminal(record) => {

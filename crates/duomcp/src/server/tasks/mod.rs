@@ -57,70 +57,15 @@ pub(crate) use handlers::{
     modern_plan, CallPlan, ModernCall, ModernMethod,
 };
 pub(crate) use runtime::{DetachHook, LiveTask, TaskRuntime};
-pub(crate) use wire::{iso8601, legacy_status_notification, modern_task_value};
+pub(crate) use wire::status_notification;
 
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
 /// The extension identifier of 2026-07-28 tasks.
 pub const EXTENSION_ID: &str = duomcp_schema::tasks::ext::EXTENSION_ID;
 
-/// Where the task runtime reads the time from (milliseconds since the Unix epoch).
-///
-/// Expiry is computed from it, so a [`ManualClock`] makes ttl expiry testable without sleeping.
-pub trait Clock: Send + Sync + 'static {
-    /// The current time in milliseconds since the Unix epoch.
-    fn now_ms(&self) -> u64;
-}
-
-/// The operating system's clock.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct SystemClock;
-
-impl Clock for SystemClock {
-    fn now_ms(&self) -> u64 {
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_millis() as u64)
-            .unwrap_or(0)
-    }
-}
-
-/// A clock that moves only when told to; clones share the time.
-///
-/// ```
-/// use duomcp::server::tasks::{Clock, ManualClock};
-/// use std::time::Duration;
-/// let clock = ManualClock::new(1_000);
-/// clock.advance(Duration::from_secs(2));
-/// assert_eq!(clock.now_ms(), 3_000);
-/// ```
-#[derive(Debug, Clone, Default)]
-pub struct ManualClock(Arc<AtomicU64>);
-
-impl ManualClock {
-    /// A clock reading `start_ms`.
-    pub fn new(start_ms: u64) -> Self {
-        ManualClock(Arc::new(AtomicU64::new(start_ms)))
-    }
-
-    /// Moves the clock forward.
-    pub fn advance(&self, by: Duration) {
-        self.0.fetch_add(by.as_millis() as u64, Ordering::SeqCst);
-    }
-
-    /// Sets the time.
-    pub fn set(&self, now_ms: u64) {
-        self.0.store(now_ms, Ordering::SeqCst);
-    }
-}
-
-impl Clock for ManualClock {
-    fn now_ms(&self) -> u64 {
-        self.0.load(Ordering::SeqCst)
-    }
-}
+pub use crate::clock::{Clock, ManualClock, SystemClock};
 
 /// How tasks are stored, timed and retained.
 ///

@@ -8,6 +8,7 @@ use crate::jsonrpc;
 use crate::server::context::Context;
 use crate::server::session::{Frame, Session, Sink};
 use crate::server::{HandlerError, ServerEvent};
+use crate::util::lock;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use base64::Engine as _;
 use duomcp_schema::{meta, CallToolResult, InputRequest, RequestId, TaskStatus};
@@ -15,15 +16,10 @@ use serde_json::value::RawValue;
 use serde_json::{json, Map, Value};
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, Weak};
+use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 use tokio::sync::{broadcast, oneshot, watch};
 use tokio_util::sync::CancellationToken;
-
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    // Every critical section is a handful of map operations; a poisoned lock is consistent.
-    m.lock().unwrap_or_else(|p| p.into_inner())
-}
 
 /// A task whose handler runs in this process.
 pub(crate) struct LiveTask {
@@ -256,7 +252,33 @@ impl TaskRuntime {
         }
     }
 
-    /// The task `id` as `principal` (a [`Principal::key`](crate::auth::Principal::key)) may see
+    /// A 2025-11-25 task created without a principal belongs to the session that created it:
+    /// any other session is told it does not exist (`-32602`, as for an unknown id). Tasks with
+    /// a principal are checked by [`lookup`](Self::lookup).
+    pub(crate) async fn check_session(
+        &self,
+        id: &str,
+        session: Option<&Arc<Session>>,
+    ) -> Result<(), ProtocolError> {
+        let Some(record) = self.config.store.get(id, self.now()).await else {
+            // Unknown: `lookup` says so.
+            return Ok(());
+        };
+        let (TaskEra::Legacy, None, Some(owner)) = (record.era, &record.principal, &record.scope)
+        else {
+            return Ok(());
+        };
+        let caller = match session {
+            Some(s) => Some(self.session_scope(s)?),
+            None => None,
+        };
+        if caller.as_deref() != Some(owner.as_str()) {
+            return Err(not_found(id));
+        }
+        Ok(())
+    }
+
+    /// The task `id` as `principal` (a [`Principal::key`](crate::server::Principal::key)) may see
     /// it on a request of `era`; `-32602` otherwise.
     pub(crate) async fn lookup(
         &self,

@@ -10,12 +10,9 @@ use duomcp_schema::{ErrorObject, InputRequest, TaskStatus};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use std::collections::{BTreeMap, HashMap};
-use std::future::Future;
-use std::pin::Pin;
 use std::sync::{Mutex, MutexGuard};
 
-/// The future a [`TaskStore`] method returns.
-pub type StoreFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+pub use crate::common::StoreFuture;
 
 /// An edit applied atomically to one record by [`TaskStore::update`].
 pub type TaskEdit<'a> = Box<dyn FnOnce(&mut TaskRecord) + Send + 'a>;
@@ -61,7 +58,7 @@ pub struct TaskRecord {
     pub id: String,
     /// The revision the task was created on.
     pub era: TaskEra,
-    /// The authenticated caller that created it (its [`Principal::key`](crate::auth::Principal::key));
+    /// The authenticated caller that created it (its [`Principal::key`](crate::server::Principal::key));
     /// only the same caller may see it. `None`: anyone holding the id.
     pub principal: Option<String>,
     /// 2025-11-25 without a principal: the session that created it (scopes `tasks/list`).
@@ -188,24 +185,147 @@ pub trait TaskStore: Send + Sync + 'static {
     fn remove<'a>(&'a self, id: &'a str) -> StoreFuture<'a, Option<TaskRecord>>;
 }
 
-/// The default store: records in memory, at most `capacity` of them.
+/// The default store: records in memory, at most `capacity` of them, and at most
+/// [`max_bytes`](Self::max_bytes) of them in all and
+/// [`max_bytes_per_requestor`](Self::max_bytes_per_requestor) for one requestor (a principal,
+/// else a 2025-11-25 session; the size of a record is that of its JSON form).
 ///
 /// Expired records are dropped when met and whenever the store is full; when it is full of
 /// unexpired records, the oldest finished task makes room, and if every task is still
-/// running, creation fails with [`TaskStoreError::Full`].
+/// running, creation fails with [`TaskStoreError::Full`]. A result that does not fit the byte
+/// budgets, even once older finished tasks are gone, is not kept: the task fails with an
+/// error saying so.
+///
+/// ```
+/// use duomcp::server::tasks::InMemoryTaskStore;
+/// let store = InMemoryTaskStore::new(1000)
+///     .max_bytes(32 << 20)
+///     .max_bytes_per_requestor(8 << 20);
+/// assert_eq!(store.bytes(), 0);
+/// ```
 #[derive(Debug)]
 pub struct InMemoryTaskStore {
     capacity: usize,
-    records: Mutex<HashMap<String, TaskRecord>>,
+    max_bytes: usize,
+    max_bytes_per_requestor: usize,
+    records: Mutex<Records>,
+}
+
+/// The records, with their sizes and the totals the byte budgets are checked against.
+#[derive(Debug, Default)]
+struct Records {
+    map: HashMap<String, TaskRecord>,
+    sizes: HashMap<String, usize>,
+    total: usize,
+    by_requestor: HashMap<String, usize>,
+}
+
+fn requestor(r: &TaskRecord) -> &str {
+    r.principal
+        .as_deref()
+        .or(r.scope.as_deref())
+        .unwrap_or_default()
+}
+
+fn size_of(r: &TaskRecord) -> usize {
+    serde_json::to_vec(r).map(|v| v.len()).unwrap_or(0)
+}
+
+impl Records {
+    fn len(&self) -> usize {
+        self.map.len()
+    }
+
+    fn insert(&mut self, record: TaskRecord) {
+        let size = size_of(&record);
+        self.total += size;
+        *self
+            .by_requestor
+            .entry(requestor(&record).to_owned())
+            .or_default() += size;
+        self.sizes.insert(record.id.clone(), size);
+        if let Some(old) = self.map.insert(record.id.clone(), record) {
+            // Not reached (ids are checked first); kept consistent all the same.
+            self.uncount(&old, 0);
+        }
+    }
+
+    fn uncount(&mut self, record: &TaskRecord, size: usize) {
+        self.total = self.total.saturating_sub(size);
+        let key = requestor(record);
+        if let Some(n) = self.by_requestor.get_mut(key) {
+            *n = n.saturating_sub(size);
+            if *n == 0 {
+                self.by_requestor.remove(key);
+            }
+        }
+    }
+
+    fn remove(&mut self, id: &str) -> Option<TaskRecord> {
+        let record = self.map.remove(id)?;
+        let size = self.sizes.remove(id).unwrap_or(0);
+        self.uncount(&record, size);
+        Some(record)
+    }
+
+    /// Re-measures the record `id` after an edit.
+    fn resize(&mut self, id: &str) {
+        let Some(record) = self.map.get(id) else {
+            return;
+        };
+        let new = size_of(record);
+        let old = self.sizes.insert(id.to_owned(), new).unwrap_or(0);
+        let key = requestor(record).to_owned();
+        self.total = self.total.saturating_sub(old) + new;
+        let n = self.by_requestor.entry(key).or_default();
+        *n = n.saturating_sub(old) + new;
+    }
+
+    fn drop_expired(&mut self, now_ms: u64) {
+        let expired: Vec<String> = self
+            .map
+            .values()
+            .filter(|r| r.is_expired(now_ms))
+            .map(|r| r.id.clone())
+            .collect();
+        for id in expired {
+            self.remove(&id);
+        }
+    }
+
+    /// The oldest finished task other than `keep` (of `requestor` only, when given).
+    fn oldest_finished(&self, keep: &str, requestor_of: Option<&str>) -> Option<String> {
+        self.map
+            .values()
+            .filter(|r| r.status.is_terminal() && r.id != keep)
+            .filter(|r| requestor_of.is_none_or(|q| requestor(r) == q))
+            .min_by_key(|r| (r.last_updated_at_ms, r.created_at_ms))
+            .map(|r| r.id.clone())
+    }
 }
 
 impl InMemoryTaskStore {
-    /// A store holding at most `capacity` tasks (at least one).
+    /// A store holding at most `capacity` tasks (at least one), 64 MiB of records in all and
+    /// 16 MiB per requestor.
     pub fn new(capacity: usize) -> Self {
         InMemoryTaskStore {
             capacity: capacity.max(1),
+            max_bytes: 64 * 1024 * 1024,
+            max_bytes_per_requestor: 16 * 1024 * 1024,
             records: Mutex::default(),
         }
+    }
+
+    /// Sets the byte budget over all records (default 64 MiB).
+    pub fn max_bytes(mut self, bytes: usize) -> Self {
+        self.max_bytes = bytes;
+        self
+    }
+
+    /// Sets the byte budget of the records of one requestor (default 16 MiB).
+    pub fn max_bytes_per_requestor(mut self, bytes: usize) -> Self {
+        self.max_bytes_per_requestor = bytes;
+        self
     }
 
     /// How many records the store holds (expired ones included until they are dropped).
@@ -215,44 +335,103 @@ impl InMemoryTaskStore {
 
     /// Whether the store holds no record.
     pub fn is_empty(&self) -> bool {
-        self.lock().is_empty()
+        self.lock().len() == 0
     }
 
-    fn lock(&self) -> MutexGuard<'_, HashMap<String, TaskRecord>> {
+    /// Bytes the records take now (the size of their JSON forms).
+    pub fn bytes(&self) -> usize {
+        self.lock().total
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Records> {
         // Edits are single assignments under the lock; a poisoned map is still consistent.
         self.records.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    fn create_now(&self, record: TaskRecord, now_ms: u64) -> Result<(), TaskStoreError> {
-        let mut map = self.lock();
-        if map.contains_key(&record.id) {
-            return Err(TaskStoreError::Duplicate(record.id));
+    /// Brings the totals within the budgets after record `id` grew: older finished tasks go
+    /// first; if that is not enough, `id`'s outcome is replaced by an error saying why.
+    fn fit(&self, recs: &mut Records, id: &str) {
+        let Some(who) = recs.map.get(id).map(|r| requestor(r).to_owned()) else {
+            return;
+        };
+        // A record that alone exceeds a budget cannot be made room for: shrink it at once
+        // rather than evict finished tasks in vain.
+        let own = recs.sizes.get(id).copied().unwrap_or(0);
+        let mut shrunk = false;
+        if own > self.max_bytes_per_requestor.min(self.max_bytes) {
+            shrunk = true;
+            Self::shrink(recs, id, own);
         }
-        if map.len() >= self.capacity {
-            map.retain(|_, r| !r.is_expired(now_ms));
-        }
-        if map.len() >= self.capacity {
-            let oldest_finished = map
-                .values()
-                .filter(|r| r.status.is_terminal())
-                .min_by_key(|r| (r.last_updated_at_ms, r.created_at_ms))
-                .map(|r| r.id.clone());
-            match oldest_finished {
-                Some(id) => {
-                    map.remove(&id);
+        loop {
+            let mine = recs.by_requestor.get(&who).copied().unwrap_or(0);
+            let victim = if mine > self.max_bytes_per_requestor {
+                recs.oldest_finished(id, Some(&who))
+            } else if recs.total > self.max_bytes {
+                recs.oldest_finished(id, None)
+            } else {
+                return;
+            };
+            match victim {
+                Some(v) => {
+                    recs.remove(&v);
                 }
-                None => return Err(TaskStoreError::Full(map.len())),
+                None if !shrunk => {
+                    shrunk = true;
+                    let own = recs.sizes.get(id).copied().unwrap_or(0);
+                    Self::shrink(recs, id, own);
+                }
+                None => return,
             }
         }
-        map.insert(record.id.clone(), record);
+    }
+
+    /// Replaces the outcome of record `id` (of `size` bytes) by an error saying it did not fit.
+    fn shrink(recs: &mut Records, id: &str, size: usize) {
+        let Some(r) = recs.map.get_mut(id) else {
+            return;
+        };
+        if r.outcome.is_none() {
+            return;
+        }
+        let message =
+            format!("the task's result ({size} bytes) does not fit the task store's budget");
+        r.outcome = Some(TaskOutcome::Error(ErrorObject {
+            code: duomcp_schema::error_code::INTERNAL_ERROR,
+            message: message.clone(),
+            data: None,
+        }));
+        r.status = TaskStatus::Failed;
+        r.status_message = Some(message);
+        recs.resize(id);
+    }
+
+    fn create_now(&self, record: TaskRecord, now_ms: u64) -> Result<(), TaskStoreError> {
+        let mut recs = self.lock();
+        if recs.map.contains_key(&record.id) {
+            return Err(TaskStoreError::Duplicate(record.id));
+        }
+        if recs.len() >= self.capacity {
+            recs.drop_expired(now_ms);
+        }
+        if recs.len() >= self.capacity {
+            match recs.oldest_finished(&record.id, None) {
+                Some(id) => {
+                    recs.remove(&id);
+                }
+                None => return Err(TaskStoreError::Full(recs.len())),
+            }
+        }
+        let id = record.id.clone();
+        recs.insert(record);
+        self.fit(&mut recs, &id);
         Ok(())
     }
 
     fn get_now(&self, id: &str, now_ms: u64) -> Option<TaskRecord> {
-        let mut map = self.lock();
-        match map.get(id) {
+        let mut recs = self.lock();
+        match recs.map.get(id) {
             Some(r) if r.is_expired(now_ms) => {
-                map.remove(id);
+                recs.remove(id);
                 None
             }
             other => other.cloned(),
@@ -260,14 +439,15 @@ impl InMemoryTaskStore {
     }
 
     fn update_now(&self, id: &str, now_ms: u64, edit: TaskEdit<'_>) -> Option<TaskRecord> {
-        let mut map = self.lock();
-        if map.get(id).is_some_and(|r| r.is_expired(now_ms)) {
-            map.remove(id);
+        let mut recs = self.lock();
+        if recs.map.get(id).is_some_and(|r| r.is_expired(now_ms)) {
+            recs.remove(id);
             return None;
         }
-        let record = map.get_mut(id)?;
-        edit(record);
-        Some(record.clone())
+        edit(recs.map.get_mut(id)?);
+        recs.resize(id);
+        self.fit(&mut recs, id);
+        recs.map.get(id).cloned()
     }
 
     fn list_now(
@@ -277,9 +457,10 @@ impl InMemoryTaskStore {
         limit: usize,
         now_ms: u64,
     ) -> (Vec<TaskRecord>, bool) {
-        let mut map = self.lock();
-        map.retain(|_, r| !r.is_expired(now_ms));
-        let mut matching: Vec<(String, &TaskRecord)> = map
+        let mut recs = self.lock();
+        recs.drop_expired(now_ms);
+        let mut matching: Vec<(String, &TaskRecord)> = recs
+            .map
             .values()
             .filter(|r| filter.matches(r))
             .map(|r| (r.list_key(), r))
@@ -298,7 +479,7 @@ impl InMemoryTaskStore {
 }
 
 impl Default for InMemoryTaskStore {
-    /// Room for 10 000 tasks.
+    /// Room for 10 000 tasks, 64 MiB in all, 16 MiB per requestor.
     fn default() -> Self {
         InMemoryTaskStore::new(10_000)
     }
@@ -414,6 +595,66 @@ mod tests {
             .await
             .unwrap_err();
         assert_eq!(e, TaskStoreError::Duplicate("b".into()));
+    }
+
+    #[tokio::test]
+    async fn byte_budgets_evict_finished_tasks_then_fail_a_result_that_does_not_fit() {
+        let store = InMemoryTaskStore::new(100)
+            .max_bytes(10_000)
+            .max_bytes_per_requestor(4_000);
+        let done = |id: &str, created: u64, bytes: usize| {
+            let mut r = record(id, created, None, TaskStatus::Completed);
+            let mut result = Map::new();
+            result.insert("blob".into(), Value::from("x".repeat(bytes)));
+            r.outcome = Some(TaskOutcome::Result(result));
+            r
+        };
+        store.create(done("a", 1, 1_500), 1).await.unwrap();
+        store.create(done("b", 2, 1_500), 2).await.unwrap();
+        assert!(store.bytes() > 3_000 && store.bytes() <= 4_000);
+        // A third one of the same requestor (scope "s") pushes the oldest out.
+        store.create(done("c", 3, 1_500), 3).await.unwrap();
+        assert!(store.get("a", 3).await.is_none());
+        assert!(store.get("c", 3).await.is_some());
+        assert!(store.bytes() <= 4_000);
+        // Another requestor's tasks are not evicted by this requestor's budget.
+        let mut other = done("o", 4, 1_500);
+        other.scope = Some("other".into());
+        store.create(other, 4).await.unwrap();
+        store.create(done("d", 5, 1_500), 5).await.unwrap();
+        assert!(store.get("o", 5).await.is_some());
+        // A result larger than a whole budget is not kept: the task fails, saying why.
+        store
+            .create(record("big", 6, None, TaskStatus::Working), 6)
+            .await
+            .unwrap();
+        let huge = "x".repeat(50_000);
+        let edited = store
+            .update(
+                "big",
+                6,
+                Box::new(move |r: &mut TaskRecord| {
+                    let mut result = Map::new();
+                    result.insert("blob".into(), Value::from(huge));
+                    r.outcome = Some(TaskOutcome::Result(result));
+                    r.status = TaskStatus::Completed;
+                }),
+            )
+            .await
+            .unwrap();
+        assert_eq!(edited.status, TaskStatus::Failed);
+        assert!(
+            matches!(edited.outcome, Some(TaskOutcome::Error(ref e)) if e.message.contains("budget"))
+        );
+        assert!(store.bytes() <= 10_000, "{}", store.bytes());
+        assert!(
+            store.get("d", 6).await.is_some(),
+            "nothing was evicted in vain"
+        );
+        // Removing a record gives its bytes back.
+        let before = store.bytes();
+        store.remove("o").await.unwrap();
+        assert!(store.bytes() < before);
     }
 
     #[tokio::test]

@@ -57,10 +57,12 @@ pub struct HttpConfig {
     pub strict_media_types: bool,
     /// A legacy session with no request or stream open for this long is ended (default 30 min).
     pub session_idle_timeout: Duration,
-    /// Legacy sessions alive at once; `initialize` beyond it gets `503` (default 10,000).
+    /// Legacy sessions alive at once (default 10,000). When the table is full, a new session
+    /// takes the place of the least recently used idle one (one that never made a request
+    /// after `initialize` first); `initialize` gets `503` only when every session is busy.
     pub max_sessions: usize,
-    /// Requests being handled at once over all clients, `subscriptions/listen` streams included;
-    /// more get `503` (default 1,024).
+    /// Requests being handled at once over all clients (`subscriptions/listen` streams have
+    /// their own cap, `max_listen_streams`); more get `503` (default 1,024).
     pub max_concurrent_requests: usize,
     /// SSE streams opened with `GET` (standalone and resumed), over all sessions (default 1,000).
     pub max_streams: usize,
@@ -75,8 +77,26 @@ pub struct HttpConfig {
     pub sse_retry: Duration,
     /// Where legacy SSE events are kept for `Last-Event-ID` replay (default [`MemoryEventStore`]).
     pub event_store: Arc<dyn EventStore>,
-    /// How long a client may take to send request headers (default 30 s; `serve` only).
+    /// How long a client may take to send request headers (default 30 s; `serve` and
+    /// [`serve`](fn@super::serve) only: an application serving the router itself sets its own).
     pub header_read_timeout: Duration,
+    /// How long a client may take to send a request body once its headers are in (default
+    /// 60 s, as nginx's `client_body_timeout`); a body still unfinished then is answered `408`
+    /// and the connection closed. `None`: no limit.
+    pub body_timeout: Option<Duration>,
+    /// Bytes all request bodies still being received may hold at once (default 64 MiB). A
+    /// body reserves its `Content-Length` (or, without one, the largest message size) before
+    /// it is read; when the budget is spent the request gets `503`.
+    pub max_body_bytes_in_flight: usize,
+    /// `subscriptions/listen` streams (2026-07-28) open at once, over all clients (default
+    /// 256). They do not take the request permits of `max_concurrent_requests`; more get `503`.
+    pub max_listen_streams: usize,
+    /// A legacy session that has made no request after its `initialize` is ended after this
+    /// long (default 60 s), well before `session_idle_timeout`.
+    pub session_handshake_timeout: Duration,
+    /// Bytes of the `initialize` request's `capabilities` and `clientInfo` a legacy session may
+    /// keep (default 64 KiB, JSON text). A larger `initialize` is refused with `-32602`.
+    pub max_client_data: usize,
 }
 
 impl Default for HttpConfig {
@@ -97,6 +117,11 @@ impl Default for HttpConfig {
             sse_retry: Duration::from_secs(1),
             event_store: Arc::new(MemoryEventStore::default()),
             header_read_timeout: Duration::from_secs(30),
+            body_timeout: Some(Duration::from_secs(60)),
+            max_body_bytes_in_flight: 64 * 1024 * 1024,
+            max_listen_streams: 256,
+            session_handshake_timeout: Duration::from_secs(60),
+            max_client_data: 64 * 1024,
         }
     }
 }
@@ -118,6 +143,11 @@ impl fmt::Debug for HttpConfig {
             .field("keep_alive", &self.keep_alive)
             .field("sse_retry", &self.sse_retry)
             .field("header_read_timeout", &self.header_read_timeout)
+            .field("body_timeout", &self.body_timeout)
+            .field("max_body_bytes_in_flight", &self.max_body_bytes_in_flight)
+            .field("max_listen_streams", &self.max_listen_streams)
+            .field("session_handshake_timeout", &self.session_handshake_timeout)
+            .field("max_client_data", &self.max_client_data)
             .finish_non_exhaustive()
     }
 }

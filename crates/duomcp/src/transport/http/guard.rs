@@ -128,23 +128,48 @@ impl HostGuard {
         bound.iter().any(|p| p.matches(host, port))
     }
 
-    /// `Err(reason)` when `Host` or `Origin` is not allowed (the caller answers `403`).
-    pub(crate) fn check(&self, headers: &HeaderMap, uri: &Uri) -> Result<(), &'static str> {
+    /// `Err((status, reason))` when the request's authority or `Origin` is refused: `400` for
+    /// a repeated, missing or malformed `Host` (RFC 9112 §3.2), `403` for one not allowed.
+    ///
+    /// The authority checked is the target's when the request line is in absolute form
+    /// (`POST http://host/mcp`), which RFC 9112 §3.2.2 says takes the place of `Host`; else
+    /// the `Host` header.
+    pub(crate) fn check(
+        &self,
+        headers: &HeaderMap,
+        uri: &Uri,
+    ) -> Result<(), (http::StatusCode, &'static str)> {
+        use http::StatusCode;
+        let mut hosts = headers.get_all(HOST).iter();
+        let first_host = hosts.next();
+        if hosts.next().is_some() {
+            return Err((
+                StatusCode::BAD_REQUEST,
+                "Bad Request: more than one Host header",
+            ));
+        }
         if self.hosts.is_some() {
-            let host = match headers.get(HOST) {
-                Some(v) => v.to_str().ok(),
-                None => uri.authority().map(|a| a.as_str()),
+            let host = match (uri.authority(), first_host) {
+                (Some(authority), _) => Some(authority.as_str()),
+                (None, Some(v)) => v.to_str().ok(),
+                (None, None) => None,
             };
             let Some((name, port)) = host.and_then(split_authority) else {
-                return Err("Forbidden: missing or malformed Host header");
+                return Err((
+                    StatusCode::BAD_REQUEST,
+                    "Bad Request: missing or malformed Host header",
+                ));
             };
             if !self.host_allowed(&name, port) {
-                return Err("Forbidden: Host not allowed");
+                return Err((StatusCode::FORBIDDEN, "Forbidden: Host not allowed"));
             }
         }
         if let (Some(origins), Some(origin)) = (&self.origins, headers.get(ORIGIN)) {
             let Ok(origin) = origin.to_str() else {
-                return Err("Forbidden: malformed Origin header");
+                return Err((
+                    http::StatusCode::FORBIDDEN,
+                    "Forbidden: malformed Origin header",
+                ));
             };
             let origin = origin.trim().to_ascii_lowercase();
             let authority = origin
@@ -158,7 +183,7 @@ impl HostGuard {
                     .is_some_and(|(host, port)| h.matches(host, *port)),
             });
             if !allowed {
-                return Err("Forbidden: Origin not allowed");
+                return Err((http::StatusCode::FORBIDDEN, "Forbidden: Origin not allowed"));
             }
         }
         Ok(())
@@ -261,6 +286,26 @@ mod tests {
             .check(&headers(&[("host", "localhost.evil.example.com")]), &uri)
             .is_err());
         assert!(g.check(&headers(&[]), &uri).is_err());
+    }
+
+    #[test]
+    fn repeated_host_is_400_and_absolute_form_checks_the_target() {
+        let g = loopback();
+        let uri = Uri::from_static("/mcp");
+        let twice = headers(&[("host", "localhost"), ("host", "evil.example")]);
+        assert_eq!(g.check(&twice, &uri).unwrap_err().0, 400);
+        let open = HostGuard::new(None, None);
+        assert_eq!(open.check(&twice, &uri).unwrap_err().0, 400);
+        let absolute = Uri::from_static("http://evil.example/mcp");
+        let err = g
+            .check(&headers(&[("host", "localhost")]), &absolute)
+            .unwrap_err();
+        assert_eq!(err.0, 403);
+        let absolute = Uri::from_static("http://localhost:3000/mcp");
+        assert!(g
+            .check(&headers(&[("host", "evil.example")]), &absolute)
+            .is_ok());
+        assert_eq!(g.check(&headers(&[]), &uri).unwrap_err().0, 400);
     }
 
     #[test]

@@ -54,7 +54,7 @@ pub(crate) fn has_meta_version(params: Option<&RawValue>) -> bool {
         meta: Option<&'a RawValue>,
     }
     params
-        .and_then(|p| serde_json::from_str::<Head<'_>>(p.get()).ok())
+        .and_then(|p| duomcp_schema::strict::from_str::<Head<'_>>(p.get()).ok())
         .and_then(|h| h.meta)
         .is_some_and(|m| modern::names_version(m.get()))
 }
@@ -116,7 +116,7 @@ pub(crate) fn validate(
 ) -> Result<ValidMeta, ProtocolError> {
     let params: Params<'_> = match req.params.as_deref() {
         // Params of the wrong shape are the dispatcher's to reject (-32602); nothing to compare.
-        Some(raw) => serde_json::from_str(raw.get()).unwrap_or_default(),
+        Some(raw) => duomcp_schema::strict::from_str(raw.get()).unwrap_or_default(),
         None => Params::default(),
     };
     let meta_raw = params.meta.map(RawValue::get);
@@ -127,7 +127,7 @@ pub(crate) fn validate(
         // Fields of the wrong type elsewhere in `_meta`: validation words that error, after
         // the header comparison.
         _ => meta_raw
-            .and_then(|m| serde_json::from_str::<MetaVersion<'_>>(m).ok())
+            .and_then(|m| duomcp_schema::strict::from_str::<MetaVersion<'_>>(m).ok())
             .and_then(|m| m.version),
     }
     .ok_or_else(|| {

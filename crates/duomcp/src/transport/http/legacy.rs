@@ -8,8 +8,8 @@ use super::session::{
 };
 use super::sse::{self, LegacyConn};
 use super::{
-    accepted, busy, guard, method_not_allowed, modern_header, owner_key, principal, reply_json,
-    rpc_error, with_timeout, Inner, CONN_CAPACITY, SINK_CAPACITY,
+    accepted, busy, client_data, guard, method_not_allowed, modern_header, owner_key, principal,
+    reply_json, rpc_error, with_timeout, Inner, CONN_CAPACITY, SINK_CAPACITY,
 };
 use crate::era::Era;
 use crate::jsonrpc::{error_code, Incoming, IncomingRequest, RequestId};
@@ -101,8 +101,19 @@ fn owned_session(t: &Arc<Inner>, parts: &Parts, sid: &str) -> Option<Arc<HttpSes
 
 /// `initialize` without a session: a new session, whose id goes back in `Mcp-Session-Id`.
 async fn initialize(t: &Arc<Inner>, req: IncomingRequest, parts: &Parts) -> Response {
-    t.sessions
-        .start_sweeper(t.config.session_idle_timeout, t.closing.clone());
+    if let Err(why) = client_data::check(req.params.as_deref(), t.config.max_client_data) {
+        return rpc_error(
+            StatusCode::BAD_REQUEST,
+            Some(&req.id),
+            error_code::INVALID_PARAMS,
+            why,
+        );
+    }
+    t.sessions.start_sweeper(
+        t.config.session_idle_timeout,
+        t.config.session_handshake_timeout,
+        t.closing.clone(),
+    );
     let session = match t.sessions.create(
         t.config.max_sessions,
         &t.closing,

@@ -42,8 +42,16 @@
 //!     .merge(StreamableHttp::with_config(server, config).router())
 //!     .route("/health", axum::routing::get(|| async { "ok" }));
 //! ```
+//!
+//! Serve such an application with [`serve`](fn@serve) (or [`serve_with`](fn@serve_with))
+//! rather than `axum::serve`, which sets no header read timeout: idle and slowloris
+//! connections would stay open. Every limit of the transport, its default and the error a
+//! client gets are listed in LIMITS.md at the repository root.
 
+mod body;
+mod client_data;
 mod config;
+mod conn;
 mod guard;
 mod headers;
 mod legacy;
@@ -57,23 +65,22 @@ pub mod tls;
 
 pub use config::{HttpConfig, ResponseMode};
 #[cfg(feature = "http2")]
-pub use serve::MAX_CONCURRENT_STREAMS;
+pub use conn::MAX_CONCURRENT_STREAMS;
+pub use serve::{serve, serve_with, ServeOptions};
 pub use store::{EventStore, MemoryEventStore, StoreError, StoreFuture, StoredEvent};
 
-use crate::era::{legacy as legacy_era, modern as modern_era, Era, ProtocolError};
+use crate::era::{self, Era, ProtocolError, Undecided};
 use crate::jsonrpc::{self, error_code, Incoming, RequestId};
 use crate::server::{Reply, Server, Shared};
 use axum::body::Body;
 use axum::extract::{Request, State};
 use axum::response::Response;
 use axum::Router;
-use duomcp_schema::methods::{self, RequestMethod};
 use duomcp_schema::version;
 use guard::HostGuard;
 use http::header::ALLOW;
 use http::request::Parts;
 use http::{HeaderValue, Method, StatusCode};
-use http_body_util::{BodyExt, LengthLimitError, Limited};
 use session::Sessions;
 use std::future::Future;
 use std::sync::Arc;
@@ -81,7 +88,6 @@ use std::task::Poll;
 use std::time::Duration;
 use tokio::net::{TcpListener, ToSocketAddrs};
 use tokio::sync::Semaphore;
-use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
 /// How many messages a request may queue before its handler waits for the client to read.
@@ -119,6 +125,10 @@ pub(crate) struct Inner {
     sessions: Arc<Sessions>,
     requests: Arc<Semaphore>,
     get_streams: Arc<Semaphore>,
+    /// `subscriptions/listen` streams (their own cap: they would hold request permits for long).
+    listen_streams: Arc<Semaphore>,
+    /// Bytes of request bodies still being received (see `body`).
+    body_budget: Arc<Semaphore>,
 }
 
 impl std::fmt::Debug for StreamableHttp {
@@ -160,6 +170,8 @@ impl StreamableHttp {
                 sessions: Arc::new(Sessions::new()),
                 requests: Arc::new(Semaphore::new(config.max_concurrent_requests.max(1))),
                 get_streams: Arc::new(Semaphore::new(config.max_streams.max(1))),
+                listen_streams: Arc::new(Semaphore::new(config.max_listen_streams.max(1))),
+                body_budget: body::budget(config.max_body_bytes_in_flight),
                 config,
             }),
         }
@@ -229,7 +241,7 @@ impl StreamableHttp {
     where
         F: Future<Output = ()> + Send,
     {
-        self.accept_loop(listener, signal, serve::Transport::Plain)
+        self.accept_loop(listener, signal, conn::Transport::Plain)
             .await
     }
 
@@ -238,7 +250,7 @@ impl StreamableHttp {
         self,
         listener: TcpListener,
         signal: F,
-        transport: serve::Transport,
+        transport: conn::Transport,
     ) -> std::io::Result<()>
     where
         F: Future<Output = ()> + Send,
@@ -246,40 +258,18 @@ impl StreamableHttp {
         if let Ok(addr) = listener.local_addr() {
             self.inner.guard.add_bound(addr);
         }
-        let service = serve::Service::new(self.router());
+        let service = conn::Service::new(self.router());
         let closing = self.inner.closing.clone();
         let header_timeout = self.inner.config.header_read_timeout;
-        let mut connections = JoinSet::new();
-        let mut signal = std::pin::pin!(signal);
-        loop {
-            let accepted = tokio::select! {
-                _ = &mut signal => break,
-                _ = closing.cancelled() => break,
-                a = listener.accept() => a,
-            };
-            while connections.try_join_next().is_some() {}
-            let (tcp, peer) = match accepted {
-                Ok(a) => a,
-                Err(e) => {
-                    // Out of file descriptors and the like: wait and go on, never stop serving.
-                    tracing::warn!("accept failed: {e}");
-                    tokio::time::sleep(Duration::from_millis(50)).await;
-                    continue;
-                }
-            };
-            if let Err(e) = tcp.set_nodelay(true) {
-                tracing::debug!(%peer, "TCP_NODELAY not set: {e}");
-            }
-            let (service, closing) = (service.clone(), closing.clone());
-            connections.spawn(serve::accepted(
-                transport.clone(),
-                tcp,
-                peer,
-                service,
-                closing,
-                header_timeout,
-            ));
-        }
+        let mut connections = serve::accept(
+            &listener,
+            &service,
+            &closing,
+            header_timeout,
+            signal,
+            &transport,
+        )
+        .await;
         drop(listener);
         self.inner.closing.cancel();
         let grace = self.inner.shared.config.shutdown_grace;
@@ -334,13 +324,8 @@ impl Server {
 
 async fn endpoint(State(t): State<Arc<Inner>>, req: Request) -> Response {
     let (parts, body) = req.into_parts();
-    if let Err(why) = t.guard.check(&parts.headers, &parts.uri) {
-        return rpc_error(
-            StatusCode::FORBIDDEN,
-            None,
-            error_code::INVALID_REQUEST,
-            why,
-        );
+    if let Err((status, why)) = t.guard.check(&parts.headers, &parts.uri) {
+        return rpc_error(status, None, error_code::INVALID_REQUEST, why);
     }
     match parts.method {
         Method::POST => post(&t, parts, body).await,
@@ -370,24 +355,9 @@ async fn post(t: &Arc<Inner>, parts: Parts, body: Body) -> Response {
         }
     }
     let limit = t.shared.config.max_message_size;
-    let bytes = match Limited::new(body, limit).collect().await {
-        Ok(collected) => collected.to_bytes(),
-        Err(e) if e.downcast_ref::<LengthLimitError>().is_some() => {
-            return rpc_error(
-                StatusCode::PAYLOAD_TOO_LARGE,
-                None,
-                error_code::INVALID_REQUEST,
-                format!("Invalid Request: the message exceeds the limit of {limit} bytes"),
-            );
-        }
-        Err(e) => {
-            return rpc_error(
-                StatusCode::BAD_REQUEST,
-                None,
-                error_code::INVALID_REQUEST,
-                format!("Bad Request: unreadable body: {e}"),
-            );
-        }
+    let bytes = match body::read(&parts, body, limit, &t.body_budget, t.config.body_timeout).await {
+        Ok(bytes) => bytes,
+        Err(response) => return response,
     };
     let message = match jsonrpc::decode(&bytes) {
         Ok(m) => m,
@@ -400,45 +370,33 @@ async fn post(t: &Arc<Inner>, parts: Parts, body: Body) -> Response {
     }
 }
 
-/// Decides the era of a POST (see the module docs).
+/// Decides the era of a POST (see the module docs) with [`era::detect`](crate::era::detect).
 fn route(parts: &Parts, message: &Incoming) -> Result<Era, Response> {
     let (params, request_id, method) = match message {
         Incoming::Request(r) => (r.params.as_deref(), Some(&r.id), Some(r.method.as_str())),
         Incoming::Notification(n) => (n.params.as_deref(), None, Some(n.method.as_str())),
         Incoming::Response(_) => (None, None, None),
     };
-    let header = parts
+    let version_header = parts
         .headers
         .get(&headers::PROTOCOL_VERSION)
-        .map(|v| v.to_str().map(str::trim));
-    // A 2026-07-28 header makes it a 2026-07-28 request whatever the body says (a body
-    // without a `_meta` version is then refused as such), so the body need not be read here.
-    if matches!(header, Some(Ok(v)) if version::is_modern(v)) {
-        return Ok(Era::Modern);
-    }
-    if headers::has_meta_version(params) {
-        return Ok(Era::Modern);
-    }
-    let header = match parts
-        .headers
-        .get(&headers::PROTOCOL_VERSION)
-        .map(|v| v.to_str().map(str::trim))
-    {
-        None => None,
-        Some(Ok(v)) => Some(v),
-        Some(Err(_)) => {
-            return Err(rpc_error(
-                StatusCode::BAD_REQUEST,
-                request_id,
-                error_code::INVALID_REQUEST,
-                "Bad Request: malformed MCP-Protocol-Version header",
-            ))
-        }
+        .map(|v| v.to_str().map(str::trim).map_err(|_| ()));
+    let signals = era::Signals {
+        method,
+        version_header,
+        // Read only when the header does not decide already.
+        meta_names_version: || headers::has_meta_version(params),
+        names_session: parts.headers.contains_key(&headers::SESSION_ID),
     };
-    match header {
-        Some(v) if version::is_modern(v) => Ok(Era::Modern),
-        Some(v) if version::is_legacy(v) => Ok(Era::Legacy),
-        Some(v) => {
+    match era::detect(signals) {
+        Ok(era) => Ok(era),
+        Err(Undecided::MalformedHeader) => Err(rpc_error(
+            StatusCode::BAD_REQUEST,
+            request_id,
+            error_code::INVALID_REQUEST,
+            "Bad Request: malformed MCP-Protocol-Version header",
+        )),
+        Err(Undecided::UnsupportedVersion(v)) => {
             let supported: Vec<&str> = version::MODERN_VERSIONS
                 .iter()
                 .chain(version::LEGACY_VERSIONS)
@@ -451,13 +409,6 @@ fn route(parts: &Parts, message: &Incoming) -> Result<Era, Response> {
             );
             Err(error_response(StatusCode::BAD_REQUEST, request_id, &error))
         }
-        None if method == Some(<methods::Discover as RequestMethod>::NAME)
-            && !parts.headers.contains_key(&headers::SESSION_ID) =>
-        {
-            Ok(Era::Modern)
-        }
-        // No header: 2025-03-26 or a session's negotiated version.
-        None => Ok(Era::Legacy),
     }
 }
 
@@ -492,10 +443,10 @@ fn rpc_error(
 }
 
 /// The caller the auth layer authenticated ([`crate::auth::AuthLayer`]), if any.
-fn principal(parts: &Parts) -> Option<Arc<crate::auth::Principal>> {
+fn principal(parts: &Parts) -> Option<Arc<crate::server::Principal>> {
     parts
         .extensions
-        .get::<Arc<crate::auth::Principal>>()
+        .get::<Arc<crate::server::Principal>>()
         .cloned()
 }
 
@@ -503,7 +454,7 @@ fn principal(parts: &Parts) -> Option<Arc<crate::auth::Principal>> {
 fn owner_key(parts: &Parts) -> Option<String> {
     parts
         .extensions
-        .get::<Arc<crate::auth::Principal>>()
+        .get::<Arc<crate::server::Principal>>()
         .map(|p| p.key())
 }
 
@@ -513,7 +464,7 @@ fn reply_json(status: StatusCode, reply: Reply) -> Response {
     if let Some(ProtocolError::InsufficientScope { required }) = &reply.error {
         let mut res = sse::json(StatusCode::FORBIDDEN, reply.frame);
         res.extensions_mut()
-            .insert(crate::auth::ScopeChallenge(required.clone()));
+            .insert(crate::server::principal::ScopeChallenge(required.clone()));
         return res;
     }
     sse::json(status, reply.frame)
@@ -573,10 +524,7 @@ where
             _ = tokio::time::sleep_until(deadline) => {
                 cancel.cancel();
                 let err = ProtocolError::Internal(format!("Request timed out after {} ms", limit.as_millis()));
-                let object = match era {
-                    Era::Legacy => legacy_era::error_object(&err),
-                    Era::Modern => modern_era::error_object(&err),
-                };
+                let object = era.error_object(&err);
                 Some(Reply { frame: jsonrpc::encode_error(Some(&id), &object), error: Some(err), is_error: false })
             }
         }

@@ -57,12 +57,21 @@ pub(super) async fn post(t: &Arc<Inner>, parts: &Parts, message: Incoming) -> Re
             return error_response(status, Some(&req.id), &modern_era::error_object(&e));
         }
     };
-    let Ok(permit) = t.requests.clone().try_acquire_owned() else {
-        return busy(Some(&req.id), "too many requests in flight");
+    let listen = req.method == <methods::SubscriptionsListen as RequestMethod>::NAME;
+    // Long-lived listen streams have their own cap: they never take a request permit.
+    let (permits, what) = if listen {
+        (
+            &t.listen_streams,
+            "too many subscriptions/listen streams open",
+        )
+    } else {
+        (&t.requests, "too many requests in flight")
+    };
+    let Ok(permit) = permits.clone().try_acquire_owned() else {
+        return busy(Some(&req.id), what);
     };
     let cancel = CancellationToken::new();
     let (sink, mut sink_rx) = mpsc::channel::<Frame>(SINK_CAPACITY);
-    let listen = req.method == <methods::SubscriptionsListen as RequestMethod>::NAME;
     let limit = if listen {
         None
     } else {

@@ -12,17 +12,14 @@ use super::store::EventStore;
 use crate::jsonrpc::RequestId;
 use crate::server::session::{Frame, Session};
 use crate::server::Reply;
+use crate::util::lock;
 use bytes::Bytes;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, Weak};
+use std::sync::{Arc, Mutex, Weak};
 use std::time::{Duration, Instant};
 use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
-
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|p| p.into_inner())
-}
 
 /// The stream number of a session's standalone `GET` stream.
 pub(crate) const STANDALONE: u64 = 0;
@@ -58,6 +55,9 @@ struct StreamState {
     conn: Option<Conn>,
     /// No more events will come.
     done: bool,
+    /// Events are kept in the store for replay. A standalone stream starts without: until a
+    /// `GET` opens it there is no stream to resume, so nothing is stored for it.
+    stored: bool,
 }
 
 /// One resumable SSE stream of a session.
@@ -86,6 +86,7 @@ impl LogicalStream {
                 seq: 0,
                 conn: None,
                 done: false,
+                stored: id != STANDALONE,
             }),
         })
     }
@@ -97,7 +98,9 @@ impl LogicalStream {
             let mut st = self.state.lock().await;
             st.seq += 1;
             let seq = st.seq;
-            if let Err(e) = store.append(session, self.id, seq, message.clone()).await {
+            if !st.stored {
+                // Nobody can resume this stream: the event goes to the live connection only.
+            } else if let Err(e) = store.append(session, self.id, seq, message.clone()).await {
                 tracing::warn!(
                     session,
                     stream = self.id,
@@ -157,6 +160,7 @@ impl LogicalStream {
         };
         let live = !st.done;
         if live {
+            st.stored = true;
             st.conn = Some(Conn {
                 generation: GENERATION.fetch_add(1, Ordering::Relaxed),
                 tx,
@@ -174,6 +178,8 @@ struct Activity {
     last: Instant,
     /// Requests in flight plus connections open.
     busy: usize,
+    /// Messages and connections the session has seen, `initialize` included (saturating).
+    uses: u32,
 }
 
 /// One legacy session on the HTTP transport.
@@ -189,7 +195,7 @@ pub(crate) struct HttpSession {
     activity: Mutex<Activity>,
     /// `GET` connections open on this session.
     pub get_streams: AtomicUsize,
-    /// The principal that created the session ([`crate::auth::Principal::key`]), if any.
+    /// The principal that created the session ([`crate::server::Principal::key`]), if any.
     owner: Mutex<Option<String>>,
 }
 
@@ -218,13 +224,16 @@ impl HttpSession {
     pub(crate) fn busy(self: &Arc<Self>) -> Busy {
         let mut a = lock(&self.activity);
         a.busy += 1;
+        a.uses = a.uses.saturating_add(1);
         a.last = Instant::now();
         Busy(self.clone())
     }
 
-    fn idle_for(&self) -> Option<Duration> {
+    /// When idle: whether the session never made a request after `initialize`, and since when
+    /// it is idle (the eviction order of a full table).
+    fn idle_state(&self) -> Option<(bool, Instant)> {
         let a = lock(&self.activity);
-        (a.busy == 0).then(|| a.last.elapsed())
+        (a.busy == 0).then_some((a.uses <= 1, a.last))
     }
 
     /// Registers an in-flight request; `false` if its id is in use already.
@@ -345,7 +354,7 @@ pub(crate) struct Sessions {
 
 /// Why a session could not be created.
 pub(crate) enum CreateError {
-    /// `max_sessions` are alive.
+    /// `max_sessions` are alive and none of them is idle.
     TooMany,
     /// The OS gave no randomness for the id.
     NoRandomness,
@@ -367,16 +376,38 @@ impl Sessions {
         lock(&self.map).get(id).cloned()
     }
 
-    /// Creates a session with a fresh random id and starts its standalone stream's pump.
+    /// The idle session to end so that a new one fits: the least recently used of those that
+    /// never made a request after `initialize`, else the least recently used idle one.
+    fn eviction_candidate(map: &HashMap<Arc<str>, Arc<HttpSession>>) -> Option<Arc<str>> {
+        map.values()
+            .filter_map(|s| s.idle_state().map(|(fresh, last)| (!fresh, last, &s.id)))
+            .min_by_key(|(used, last, _)| (*used, *last))
+            .map(|(_, _, id)| id.clone())
+    }
+
+    /// Makes room for one more session when `max` are alive, by ending an idle one.
+    fn make_room(&self, max: usize) -> Result<(), CreateError> {
+        let victim = {
+            let map = lock(&self.map);
+            if map.len() < max {
+                return Ok(());
+            }
+            Self::eviction_candidate(&map).ok_or(CreateError::TooMany)?
+        };
+        tracing::debug!(session = %victim, "session table full; ending the least recently used idle session");
+        self.remove(&victim);
+        Ok(())
+    }
+
+    /// Creates a session with a fresh random id and starts its standalone stream's pump. When
+    /// `max` sessions are alive, the least recently used idle one is ended to make room.
     pub(crate) fn create(
         &self,
         max: usize,
         parent: &CancellationToken,
         store: Arc<dyn EventStore>,
     ) -> Result<Arc<HttpSession>, CreateError> {
-        if self.len() >= max {
-            return Err(CreateError::TooMany);
-        }
+        self.make_room(max)?;
         let id = new_session_id().ok_or(CreateError::NoRandomness)?;
         let (unrelated_tx, unrelated_rx) = mpsc::channel::<Frame>(256);
         let session = Arc::new(HttpSession {
@@ -393,16 +424,20 @@ impl Sessions {
             activity: Mutex::new(Activity {
                 last: Instant::now(),
                 busy: 0,
+                uses: 0,
             }),
             get_streams: AtomicUsize::new(0),
             owner: Mutex::new(None),
         });
-        {
+        loop {
             let mut map = lock(&self.map);
-            if map.len() >= max {
-                return Err(CreateError::TooMany);
+            if map.len() < max {
+                map.insert(session.id.clone(), session.clone());
+                break;
             }
-            map.insert(session.id.clone(), session.clone());
+            // Another `initialize` took the room meanwhile: make some again.
+            drop(map);
+            self.make_room(max)?;
         }
         let s = session.clone();
         tokio::spawn(async move { s.pump_standalone(unrelated_rx).await });
@@ -434,11 +469,19 @@ impl Sessions {
         }
     }
 
-    /// Starts the idle-session sweeper once (it needs a runtime, so not at construction).
-    pub(crate) fn start_sweeper(self: &Arc<Self>, idle: Duration, closing: CancellationToken) {
+    /// Starts the idle-session sweeper once (it needs a runtime, so not at construction):
+    /// sessions idle for `idle` end, and so do those idle for `handshake` that never made a
+    /// request after `initialize`.
+    pub(crate) fn start_sweeper(
+        self: &Arc<Self>,
+        idle: Duration,
+        handshake: Duration,
+        closing: CancellationToken,
+    ) {
         self.sweeper.call_once(|| {
             let weak: Weak<Sessions> = Arc::downgrade(self);
-            let every = (idle / 4).clamp(Duration::from_millis(10), Duration::from_secs(60));
+            let every =
+                (idle.min(handshake) / 4).clamp(Duration::from_millis(10), Duration::from_secs(60));
             tokio::spawn(async move {
                 loop {
                     tokio::select! {
@@ -450,7 +493,12 @@ impl Sessions {
                     };
                     let expired: Vec<Arc<str>> = lock(&sessions.map)
                         .values()
-                        .filter(|s| s.idle_for().is_some_and(|d| d >= idle))
+                        .filter(|s| {
+                            s.idle_state().is_some_and(|(fresh, since)| {
+                                let d = since.elapsed();
+                                d >= idle || (fresh && d >= handshake)
+                            })
+                        })
                         .map(|s| s.id.clone())
                         .collect();
                     for id in expired {

@@ -6,12 +6,9 @@
 
 use bytes::Bytes;
 use std::collections::{HashMap, VecDeque};
-use std::future::Future;
-use std::pin::Pin;
 use std::sync::{Mutex, MutexGuard};
 
-/// A boxed future, as [`EventStore`] methods return them (the trait stays object-safe).
-pub type StoreFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+pub use crate::common::StoreFuture;
 
 /// Why an [`EventStore`] operation failed.
 ///
@@ -71,8 +68,10 @@ pub trait EventStore: Send + Sync + 'static {
     fn remove_session<'a>(&'a self, session: &'a str) -> StoreFuture<'a, ()>;
 }
 
-/// An in-process [`EventStore`], bounded per stream and per session: when a bound is reached
-/// the oldest events go first. Events of other sessions are never evicted.
+/// An in-process [`EventStore`], bounded per stream and per session (in events) and over all
+/// sessions (in bytes): when a bound is reached the oldest events go first. The per-stream and
+/// per-session bounds only ever evict events of that stream or session; the global byte
+/// budget evicts the oldest events of any session.
 ///
 /// ```
 /// use duomcp::transport::http::{EventStore, MemoryEventStore};
@@ -83,25 +82,45 @@ pub trait EventStore: Send + Sync + 'static {
 /// }
 /// let kept: Vec<u64> = store.replay_after("s", 7, 0).await.unwrap().iter().map(|e| e.seq).collect();
 /// assert_eq!(kept, [2, 3]); // only two per stream
+///
+/// let small = MemoryEventStore::new(100, 100).max_bytes(10);
+/// small.append("a", 1, 1, "123456".into()).await.unwrap();
+/// small.append("b", 1, 1, "123456".into()).await.unwrap(); // evicts a's event
+/// assert!(small.replay_after("a", 1, 0).await.unwrap().is_empty());
+/// assert_eq!(small.bytes(), 6);
 /// # });
 /// ```
 #[derive(Debug)]
 pub struct MemoryEventStore {
     max_per_stream: usize,
     max_per_session: usize,
-    sessions: Mutex<HashMap<String, SessionLog>>,
+    max_bytes: usize,
+    inner: Mutex<Logs>,
+}
+
+#[derive(Debug, Default)]
+struct Logs {
+    sessions: HashMap<String, SessionLog>,
+    /// Every stored event in append order, by (stamp, session, stream): the eviction order of
+    /// the byte budget. Entries whose event is gone already are skipped (and compacted).
+    order: VecDeque<(u64, std::sync::Arc<str>, u64)>,
+    /// Bytes of messages stored, over all sessions.
+    bytes: usize,
+    /// Events stored, over all sessions.
+    events: usize,
+    next_stamp: u64,
 }
 
 #[derive(Debug, Default)]
 struct SessionLog {
-    streams: HashMap<u64, VecDeque<StoredEvent>>,
+    streams: HashMap<u64, VecDeque<(u64, StoredEvent)>>,
     /// Stream numbers in the order they were first written to (eviction order).
     order: VecDeque<u64>,
     total: usize,
 }
 
 impl Default for MemoryEventStore {
-    /// 1,000 events per stream, 10,000 per session.
+    /// 1,000 events per stream, 10,000 per session, 64 MiB over all sessions.
     fn default() -> Self {
         MemoryEventStore::new(1_000, 10_000)
     }
@@ -109,57 +128,146 @@ impl Default for MemoryEventStore {
 
 impl MemoryEventStore {
     /// A store keeping at most `max_per_stream` events of one stream and `max_per_session`
-    /// events of one session.
+    /// events of one session, and 64 MiB of messages in all (see [`max_bytes`](Self::max_bytes)).
     pub fn new(max_per_stream: usize, max_per_session: usize) -> Self {
         MemoryEventStore {
             max_per_stream: max_per_stream.max(1),
             max_per_session: max_per_session.max(1),
-            sessions: Mutex::default(),
+            max_bytes: 64 * 1024 * 1024,
+            inner: Mutex::default(),
         }
     }
 
-    fn lock(&self) -> MutexGuard<'_, HashMap<String, SessionLog>> {
-        self.sessions.lock().unwrap_or_else(|p| p.into_inner())
+    /// Sets the byte budget over all sessions (message bytes; default 64 MiB). An event that
+    /// alone exceeds it is not stored (it is still delivered live).
+    pub fn max_bytes(mut self, bytes: usize) -> Self {
+        self.max_bytes = bytes;
+        self
+    }
+
+    /// Message bytes stored now, over all sessions.
+    pub fn bytes(&self) -> usize {
+        self.lock().bytes
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Logs> {
+        self.inner.lock().unwrap_or_else(|p| p.into_inner())
     }
 
     fn append_now(&self, session: &str, stream: u64, event: StoredEvent) {
-        let mut sessions = self.lock();
-        let log = sessions.entry(session.to_owned()).or_default();
+        let size = event.message.len();
+        if size > self.max_bytes {
+            return;
+        }
+        let mut logs = self.lock();
+        let logs = &mut *logs;
+        let stamp = logs.next_stamp;
+        logs.next_stamp += 1;
+        let log = logs.sessions.entry(session.to_owned()).or_default();
         let events = log.streams.entry(stream).or_insert_with(|| {
             log.order.push_back(stream);
             VecDeque::new()
         });
-        events.push_back(event);
+        events.push_back((stamp, event));
         log.total += 1;
+        logs.bytes += size;
+        logs.events += 1;
+        logs.order
+            .push_back((stamp, std::sync::Arc::from(session), stream));
+        let mut freed = (0usize, 0usize);
         if events.len() > self.max_per_stream {
-            events.pop_front();
-            log.total -= 1;
+            if let Some((_, e)) = events.pop_front() {
+                log.total -= 1;
+                freed.0 += e.message.len();
+                freed.1 += 1;
+            }
         }
         // Over the session bound: drop the oldest events, oldest stream first.
         while log.total > self.max_per_session {
             let Some(&oldest) = log.order.front() else {
                 break;
             };
-            let events = log.streams.get_mut(&oldest);
-            if events.and_then(VecDeque::pop_front).is_some() {
+            if let Some((_, e)) = log.streams.get_mut(&oldest).and_then(VecDeque::pop_front) {
                 log.total -= 1;
+                freed.0 += e.message.len();
+                freed.1 += 1;
             }
             if log.streams.get(&oldest).is_none_or(VecDeque::is_empty) {
                 log.streams.remove(&oldest);
                 log.order.pop_front();
             }
         }
+        logs.bytes -= freed.0;
+        logs.events -= freed.1;
+        // Over the global budget: drop the oldest events of any session.
+        while logs.bytes > self.max_bytes {
+            let Some((stamp, session, stream)) = logs.order.pop_front() else {
+                break;
+            };
+            logs.evict(stamp, &session, stream);
+        }
+        // Entries of events evicted by the other bounds pile up: compact now and then.
+        if logs.order.len() > 2 * logs.events + 64 {
+            let sessions = &logs.sessions;
+            logs.order.retain(|(stamp, session, stream)| {
+                sessions
+                    .get(&**session)
+                    .and_then(|l| l.streams.get(stream))
+                    .is_some_and(|events| events.iter().any(|(s, _)| s == stamp))
+            });
+        }
     }
 
     fn replay_now(&self, session: &str, stream: u64, after: u64) -> Vec<StoredEvent> {
-        let sessions = self.lock();
-        let Some(events) = sessions
+        let logs = self.lock();
+        let Some(events) = logs
+            .sessions
             .get(session)
             .and_then(|log| log.streams.get(&stream))
         else {
             return Vec::new();
         };
-        events.iter().filter(|e| e.seq > after).cloned().collect()
+        events
+            .iter()
+            .filter(|(_, e)| e.seq > after)
+            .map(|(_, e)| e.clone())
+            .collect()
+    }
+
+    fn remove_now(&self, session: &str) {
+        let mut logs = self.lock();
+        if let Some(log) = logs.sessions.remove(session) {
+            for (_, e) in log.streams.values().flatten() {
+                logs.bytes -= e.message.len();
+                logs.events -= 1;
+            }
+        }
+    }
+}
+
+impl Logs {
+    /// Drops the event stamped `stamp` if it is still the oldest of its stream.
+    fn evict(&mut self, stamp: u64, session: &str, stream: u64) {
+        let Some(log) = self.sessions.get_mut(session) else {
+            return;
+        };
+        let Some(events) = log.streams.get_mut(&stream) else {
+            return;
+        };
+        if events.front().is_some_and(|(s, _)| *s == stamp) {
+            if let Some((_, e)) = events.pop_front() {
+                log.total -= 1;
+                self.bytes -= e.message.len();
+                self.events -= 1;
+            }
+        }
+        if events.is_empty() {
+            log.streams.remove(&stream);
+            log.order.retain(|s| *s != stream);
+        }
+        if log.streams.is_empty() {
+            self.sessions.remove(session);
+        }
     }
 }
 
@@ -186,7 +294,7 @@ impl EventStore for MemoryEventStore {
     }
 
     fn remove_session<'a>(&'a self, session: &'a str) -> StoreFuture<'a, ()> {
-        self.lock().remove(session);
+        self.remove_now(session);
         Box::pin(std::future::ready(()))
     }
 }
@@ -277,7 +385,56 @@ mod tests {
                 message: Bytes::new(),
             },
         );
-        store.lock().remove("s");
+        store.remove_now("s");
         assert!(seqs(&store, "s", 1, 0).is_empty());
+        assert_eq!(store.bytes(), 0);
+    }
+
+    #[test]
+    fn global_byte_budget_evicts_the_oldest_events_of_any_session() {
+        let store = MemoryEventStore::new(100, 100).max_bytes(100);
+        let ten = Bytes::from_static(b"0123456789");
+        for seq in 1..=8 {
+            for session in ["a", "b"] {
+                store.append_now(
+                    session,
+                    1,
+                    StoredEvent {
+                        seq,
+                        message: ten.clone(),
+                    },
+                );
+            }
+        }
+        assert!(store.bytes() <= 100, "{}", store.bytes());
+        assert_eq!(store.bytes(), 100);
+        // The oldest went first, from both sessions alike.
+        assert_eq!(seqs(&store, "a", 1, 0), [4, 5, 6, 7, 8]);
+        assert_eq!(seqs(&store, "b", 1, 0), [4, 5, 6, 7, 8]);
+        // Evictions by the per-stream bound are counted too, and the order stays compact.
+        let small = MemoryEventStore::new(1, 100).max_bytes(1000);
+        for seq in 1..=10_000 {
+            small.append_now(
+                "s",
+                1,
+                StoredEvent {
+                    seq,
+                    message: ten.clone(),
+                },
+            );
+        }
+        assert_eq!(small.bytes(), 10);
+        assert!(small.lock().order.len() < 200);
+        // A single event over the whole budget is not kept.
+        let tiny = MemoryEventStore::new(10, 10).max_bytes(5);
+        tiny.append_now(
+            "s",
+            1,
+            StoredEvent {
+                seq: 1,
+                message: ten,
+            },
+        );
+        assert_eq!(tiny.bytes(), 0);
     }
 }

@@ -11,7 +11,7 @@
 //! # Ok(()) }
 //! ```
 
-use super::serve::Transport;
+use super::conn::Transport;
 use super::StreamableHttp;
 use std::future::Future;
 use std::path::Path;

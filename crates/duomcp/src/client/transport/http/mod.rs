@@ -43,6 +43,10 @@
 //!
 //! Connections share one connection pool unless given their own client
 //! ([`HttpOptions::client`]); [`default_client`] is that shared pool.
+//!
+//! (Over 800 lines: one transport, both revisions and the 2024-11-05 fallback, sharing its
+//! POST and GET stream handling; the SSE parsing and the legacy transport are in their own
+//! files.)
 
 mod legacy_sse;
 mod sse;
@@ -54,6 +58,7 @@ use super::{BoxFuture, Outgoing, RequestStream, Transport, TransportError, Trans
 use crate::client::auth::{AuthProvider, Challenge};
 use crate::era::Era;
 use crate::jsonrpc::{decode, Incoming, IncomingResponse, RequestId};
+use crate::util::lock;
 use bytes::Bytes;
 use duomcp_schema::methods::{self, NotificationMethod, RequestMethod};
 use duomcp_schema::version;
@@ -62,7 +67,7 @@ use http::{HeaderMap, HeaderName, HeaderValue, StatusCode};
 use legacy_sse::OldSse;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, OnceLock, Weak};
+use std::sync::{Arc, Mutex, OnceLock, Weak};
 use std::time::Duration;
 use tokio::sync::{mpsc, oneshot, watch};
 use tokio::task::AbortHandle;
@@ -79,10 +84,6 @@ pub const MAX_AUTH_RETRIES: u32 = 4;
 
 /// Largest error body read, for its JSON-RPC error or an excerpt.
 const MAX_ERROR_BODY: usize = 1024 * 1024;
-
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|p| p.into_inner())
-}
 
 /// Settings of an [`HttpTransport`].
 ///
@@ -203,10 +204,29 @@ fn chain(e: &(dyn std::error::Error + 'static)) -> String {
 }
 
 fn request_failed(url: &Url, e: &reqwest::Error) -> TransportError {
-    TransportError::Io(std::io::Error::other(format!(
-        "HTTP request to {url} failed: {}",
-        chain(e)
-    )))
+    // The kind of the I/O error underneath (connection refused, reset…) is kept, so that
+    // callers can tell "nothing is listening" from other failures without reading the text.
+    let kind = if e.is_timeout() {
+        std::io::ErrorKind::TimedOut
+    } else {
+        io_kind(e).unwrap_or(std::io::ErrorKind::Other)
+    };
+    TransportError::Io(std::io::Error::new(
+        kind,
+        format!("HTTP request to {url} failed: {}", chain(e)),
+    ))
+}
+
+/// The kind of the first `std::io::Error` among `e`'s sources.
+fn io_kind(e: &(dyn std::error::Error + 'static)) -> Option<std::io::ErrorKind> {
+    let mut next = Some(e);
+    while let Some(err) = next {
+        if let Some(io) = err.downcast_ref::<std::io::Error>() {
+            return Some(io.kind());
+        }
+        next = err.source();
+    }
+    None
 }
 
 /// Where a request's answer goes.

@@ -1,5 +1,16 @@
 //! An incremental Server-Sent Events parser (the WHATWG event-stream interpretation), fed with
 //! the chunks of a response body as they arrive.
+//!
+//! Written by hand, after looking at the maintained crates: `sse-stream` 0.3 and
+//! `eventsource-stream` 0.2 both parse a byte stream into events, but neither bounds what it
+//! buffers: a server that sends one endless line, or an event that never ends, makes them grow
+//! without limit (`sse-stream` keeps the pending line and the data in `Vec`s with no cap,
+//! `eventsource-stream` its whole unparsed input in a `String`). A client must not be made to
+//! hold unbounded memory by a server, so lines and events larger than `max` are refused here.
+//! Both also own the byte stream, while this parser is fed chunk by chunk and outlives a
+//! connection (the last event id and the `retry:` time carry over to the reconnection that
+//! sends `Last-Event-ID`), which the transport's resumption needs. Limiting the bytes before
+//! such a crate would mean finding event boundaries here anyway, i.e. a second parser.
 
 use std::time::Duration;
 

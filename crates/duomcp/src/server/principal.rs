@@ -174,7 +174,7 @@ impl Principal {
 
     /// The principal with its scopes expanded through `hierarchy`.
     #[cfg_attr(not(all(feature = "auth", feature = "http-server")), allow(dead_code))]
-    pub(crate) fn expanded(mut self, hierarchy: &crate::auth::ScopeHierarchy) -> Self {
+    pub(crate) fn expanded(mut self, hierarchy: &crate::common::scope::ScopeHierarchy) -> Self {
         if let Grant::Some(set) = &mut self.scopes {
             if !hierarchy.is_empty() {
                 *set = hierarchy.expand(std::mem::take(set));

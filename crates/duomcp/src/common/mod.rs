@@ -1,0 +1,12 @@
+//! What the server and client runtimes share, below both: neither imports the other, and both
+//! import this.
+
+pub(crate) mod frontmatter;
+pub(crate) mod scope;
+pub(crate) mod skills;
+pub(crate) mod time;
+
+/// The boxed future a store method returns ([`TaskStore`](crate::server::tasks::TaskStore),
+/// and the Streamable HTTP transport's `EventStore`): one type under both names, so the
+/// traits stay object-safe.
+pub type StoreFuture<'a, T> = std::pin::Pin<Box<dyn std::future::Future<Output = T> + Send + 'a>>;

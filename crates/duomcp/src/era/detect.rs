@@ -1,0 +1,107 @@
+//! Which era a request speaks, decided in one place for every transport: stdio and in-process
+//! dispatch (the body alone), Streamable HTTP (the `MCP-Protocol-Version` header and the
+//! session header too).
+
+use super::Era;
+use duomcp_schema::methods::{self, RequestMethod};
+use duomcp_schema::version;
+
+/// What a message says about its era, as its transport found it.
+pub(crate) struct Signals<'a, F> {
+    /// The JSON-RPC method (`None` for a response).
+    pub method: Option<&'a str>,
+    /// The `MCP-Protocol-Version` header, trimmed (`Err`: not visible ASCII); `None` where
+    /// there is no such header (stdio, in-process) or it is absent.
+    pub version_header: Option<Result<&'a str, ()>>,
+    /// Whether `params._meta` names a protocol version; asked only when the header does not
+    /// decide already.
+    pub meta_names_version: F,
+    /// Whether the message names a 2025-11-25 session (HTTP: an `Mcp-Session-Id`).
+    pub names_session: bool,
+}
+
+/// Why no era could be decided (HTTP answers `400`).
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum Undecided {
+    /// The version header is not text.
+    MalformedHeader,
+    /// The version header names a version neither era speaks.
+    UnsupportedVersion(String),
+}
+
+/// The era of a message.
+///
+/// A 2026-07-28 version header, or a `_meta` naming a protocol version, makes it 2026-07-28
+/// whatever else it says (a body without the `_meta` version is then refused as such); a
+/// 2025-11-25 (or older) header makes it legacy; without a header, `server/discover` outside
+/// a session is 2026-07-28, and anything else (an `initialize`, a session's request, a
+/// 2025-03-26 client that sends no header) is legacy.
+pub(crate) fn detect<F: FnOnce() -> bool>(s: Signals<'_, F>) -> Result<Era, Undecided> {
+    if matches!(s.version_header, Some(Ok(v)) if version::is_modern(v)) {
+        return Ok(Era::Modern);
+    }
+    if (s.meta_names_version)() {
+        return Ok(Era::Modern);
+    }
+    match s.version_header {
+        Some(Err(())) => Err(Undecided::MalformedHeader),
+        Some(Ok(v)) if version::is_legacy(v) => Ok(Era::Legacy),
+        Some(Ok(v)) => Err(Undecided::UnsupportedVersion(v.to_owned())),
+        None if s.method == Some(<methods::Discover as RequestMethod>::NAME)
+            && !s.names_session =>
+        {
+            Ok(Era::Modern)
+        }
+        None => Ok(Era::Legacy),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn era(
+        method: &str,
+        header: Option<&str>,
+        meta: bool,
+        session: bool,
+    ) -> Result<Era, Undecided> {
+        detect(Signals {
+            method: Some(method),
+            version_header: header.map(Ok),
+            meta_names_version: || meta,
+            names_session: session,
+        })
+    }
+
+    #[test]
+    fn the_header_and_meta_decide_then_the_method() {
+        assert_eq!(
+            era("tools/list", Some("2026-07-28"), false, false),
+            Ok(Era::Modern)
+        );
+        assert_eq!(era("tools/list", None, true, true), Ok(Era::Modern));
+        assert_eq!(
+            era("tools/list", Some("2025-06-18"), true, false),
+            Ok(Era::Modern)
+        );
+        assert_eq!(
+            era("tools/list", Some("2025-06-18"), false, false),
+            Ok(Era::Legacy)
+        );
+        assert_eq!(era("server/discover", None, false, false), Ok(Era::Modern));
+        assert_eq!(era("server/discover", None, false, true), Ok(Era::Legacy));
+        assert_eq!(era("initialize", None, false, false), Ok(Era::Legacy));
+        assert_eq!(
+            era("tools/list", Some("1999-01-01"), false, false),
+            Err(Undecided::UnsupportedVersion("1999-01-01".into()))
+        );
+        let malformed = detect(Signals {
+            method: None,
+            version_header: Some(Err(())),
+            meta_names_version: || false,
+            names_session: false,
+        });
+        assert_eq!(malformed, Err(Undecided::MalformedHeader));
+    }
+}

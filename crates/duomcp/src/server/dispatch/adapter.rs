@@ -1,0 +1,120 @@
+//! The surface an era adapter offers the method table: everything the table needs to know
+//! about a revision, and nothing else.
+//!
+//! [`legacy::Legacy`](super::legacy::Legacy) (2025-11-25) and
+//! [`modern::Modern`](super::modern::Modern) (2026-07-28) implement it; the
+//! [table](super::table) is written once against it. The adapters never import the table.
+
+use super::{ReadMeta, Reply, RequestEnv};
+use crate::era::{Era, ProtocolError};
+use crate::jsonrpc::IncomingRequest;
+use crate::server::context::Context;
+use crate::server::params::ParamsIndex;
+use crate::server::{CachePolicy, HandlerError, Shared};
+use duomcp_schema::{CallToolResult, RequestId, Tool};
+use serde::Serialize;
+use serde_json::{Map, Value};
+use std::borrow::Cow;
+use std::future::Future;
+use std::sync::Arc;
+
+/// What a `tools/call` became.
+pub(super) enum ToolCall {
+    /// A task: the answer is its `CreateTaskResult`, already shaped.
+    Task(Reply),
+    /// The tool ran within the request: the context it ran with, and its outcome.
+    Ran(Context, Result<CallToolResult, HandlerError>),
+}
+
+/// One revision of MCP, as the method table sees it.
+pub(super) trait Adapter: Sized + Send + Sync {
+    /// The revision (for error objects and the request span).
+    const ERA: Era;
+
+    /// Admits a request of this era: the adapter and the request's [`Context`], or the answer
+    /// when the era gives one before any context exists (a refusal; the 2025-11-25 handshake,
+    /// `initialize` and `ping`).
+    fn admit(
+        shared: &Arc<Shared>,
+        req: &IncomingRequest,
+        params: &ParamsIndex<'_>,
+        meta: ReadMeta<'_>,
+        env: RequestEnv,
+    ) -> Result<(Self, Context), Reply>;
+
+    /// A method only this era has (`resources/subscribe`, `logging/setLevel`, the 2025-11-25
+    /// `tasks/*`; `server/discover`, `subscriptions/listen`, the 2026-07-28 `tasks/*`).
+    /// `None`: the era has no method of that name.
+    fn own_method(
+        &self,
+        ctx: &Context,
+        req: &IncomingRequest,
+        params: &ParamsIndex<'_>,
+    ) -> impl Future<Output = Option<Result<Reply, ProtocolError>>> + Send;
+
+    /// Restores the input of earlier rounds of a multi-round-trip request (`requestState`,
+    /// `inputResponses`) before the handler runs again.
+    fn restore_input(
+        &self,
+        ctx: &Context,
+        method: &str,
+        target: &str,
+        state: Option<&str>,
+        responses: Option<Map<String, Value>>,
+    ) -> Result<(), ProtocolError>;
+
+    /// What the input of a multi-round-trip `tools/call` is bound to: the tool, and (where
+    /// the era seals state) a digest of its arguments.
+    fn call_target<'t>(&self, name: &'t str, arguments: Option<&Value>) -> Cow<'t, str>;
+
+    /// Plans a `tools/call` (inline, or as a task) and runs it.
+    fn call_tool(
+        &self,
+        ctx: Context,
+        name: &str,
+        arguments: Option<Value>,
+        task: Option<Value>,
+    ) -> impl Future<Output = Result<ToolCall, ProtocolError>> + Send;
+
+    /// The answer to a request whose handler may ask for input (`tools/call`, `prompts/get`,
+    /// `resources/read`): its shaped result, or what a handler's failure becomes.
+    fn finish<T: Serialize>(
+        &self,
+        ctx: &Context,
+        id: &RequestId,
+        method: &str,
+        target: &str,
+        result: Result<T, HandlerError>,
+        cache: Option<CachePolicy>,
+    ) -> Result<Reply, ProtocolError>;
+
+    /// A result as this era sends it (`cache`: the policy of a cacheable result; `shared`:
+    /// whose `serverInfo` 2026-07-28 results carry).
+    fn shape<T: Serialize>(
+        &self,
+        shared: &Shared,
+        id: &RequestId,
+        result: &T,
+        cache: Option<CachePolicy>,
+    ) -> Result<Reply, ProtocolError>;
+
+    /// The protocol error a handler's failure becomes when it is not a result of its own.
+    fn failure(&self, e: HandlerError) -> ProtocolError;
+
+    /// A tool as `tools/list` shows it in this era.
+    fn listed_tool<'t>(&self, tool: &'t Tool) -> Cow<'t, Tool>;
+}
+
+/// [`Adapter::failure`] but for the one case the eras word differently: a handler that asked
+/// for input where it may not.
+pub(super) fn failure(
+    e: HandlerError,
+    input_required: impl FnOnce() -> ProtocolError,
+) -> ProtocolError {
+    match e {
+        HandlerError::Protocol(p) => p,
+        HandlerError::Failed(e) => ProtocolError::Internal(e.to_string()),
+        HandlerError::InputRequired(_) => input_required(),
+        HandlerError::Cancelled => ProtocolError::Internal("cancelled".into()),
+    }
+}

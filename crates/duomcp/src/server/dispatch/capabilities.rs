@@ -1,0 +1,61 @@
+//! What the server advertises (`initialize`'s and `server/discover`'s `capabilities`), from
+//! what is registered; the one difference between the eras, where tasks are declared, is the
+//! adapter's to say.
+
+use crate::server::{skills, tasks, Shared};
+use duomcp_schema::ServerCapabilities;
+use serde_json::{json, Map, Value};
+
+/// Where an era declares that tools may run as tasks.
+#[derive(Clone, Copy)]
+pub(super) enum TasksDeclared {
+    /// 2025-11-25: a `tasks` capability of its own.
+    AsCapability,
+    /// 2026-07-28: the `io.modelcontextprotocol/tasks` extension.
+    AsExtension,
+}
+
+/// The capabilities the server advertises, from what is registered.
+pub(super) fn capabilities(shared: &Shared, tasks_declared: TasksDeclared) -> ServerCapabilities {
+    let reg = shared.registry();
+    let mut caps = json!({});
+    if !reg.tools.is_empty() {
+        caps["tools"] = json!({ "listChanged": true });
+    }
+    if !reg.prompts.is_empty() {
+        caps["prompts"] = json!({ "listChanged": true });
+    }
+    if !reg.resources.is_empty() || !reg.templates.is_empty() || shared.skills.enabled() {
+        caps["resources"] = json!({ "subscribe": true, "listChanged": true });
+    }
+    if reg.completion.is_some() {
+        caps["completions"] = json!({});
+    }
+    caps["logging"] = json!({});
+    let task_tools = tasks::any_task_tool(
+        reg.tools
+            .values()
+            .map(|e| e.tool.execution.as_ref().and_then(|x| x.task_support)),
+    );
+    let mut extensions = Map::new();
+    match tasks_declared {
+        TasksDeclared::AsCapability if task_tools => {
+            caps["tasks"] =
+                json!({ "list": {}, "cancel": {}, "requests": { "tools": { "call": {} } } });
+        }
+        TasksDeclared::AsExtension if task_tools => {
+            extensions.insert(tasks::EXTENSION_ID.into(), json!({}));
+        }
+        _ => {}
+    }
+    if shared.skills.enabled() {
+        extensions.insert(
+            skills::EXTENSION_ID.into(),
+            json!({ "directoryRead": true }),
+        );
+    }
+    if !extensions.is_empty() {
+        caps["extensions"] = Value::Object(extensions);
+    }
+    serde_json::from_value(caps).unwrap_or_default()
+}
