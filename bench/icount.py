@@ -27,7 +27,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-BASELINE = ROOT / "bench" / "baseline.json"
+BASELINE = Path(os.environ.get("ICOUNT_BASELINE", ROOT / "bench" / "baseline.json"))
 COUNTED = "*duomcp_icount_counted*"
 
 
@@ -175,7 +175,7 @@ def main() -> int:
             },
         }
         BASELINE.write_text(json.dumps(baseline, indent=2) + "\n")
-        print(f"icount: wrote {BASELINE.relative_to(ROOT)}; commit it with the change that moved the counts")
+        print(f"icount: wrote {BASELINE}; commit it with the change that moved the counts")
         return 0
     for name, before, now, change in failed:
         if before is None:
