@@ -234,7 +234,10 @@ async fn serve_http(
     eprintln!("duomcp: serving the reference server at {scheme}://{local}/mcp (2025-11-25 and 2026-07-28, HTTP/1.1 and HTTP/2; Ctrl-C stops)");
     let http = StreamableHttp::with_config(server, config);
     match tls {
-        Some(tls) => http.serve_tls_with_shutdown(listener, tls, stop_signal()).await,
+        Some(tls) => {
+            http.serve_tls_with_shutdown(listener, tls, stop_signal())
+                .await
+        }
         None => http.serve_with_shutdown(listener, stop_signal()).await,
     }
     .map_err(|e| Some(e.to_string()))
