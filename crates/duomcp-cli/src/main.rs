@@ -21,9 +21,17 @@ enum Command {
     /// Streamable HTTP with `--http`.
     Serve {
         /// Serve over Streamable HTTP at `http://HOST:PORT/mcp` instead of stdio (e.g.
-        /// `127.0.0.1:3000`; port 0 picks a free one).
+        /// `127.0.0.1:3000`; port 0 picks a free one). HTTP/1.1 and HTTP/2 (h2c, prior
+        /// knowledge) on the same port.
         #[arg(long, value_name = "HOST:PORT")]
         http: Option<String>,
+        /// With --http: serve HTTPS with this certificate chain (PEM, leaf first); HTTP/2 or
+        /// HTTP/1.1 as the client's ALPN picks. Needs --tls-key.
+        #[arg(long, value_name = "PEM", requires_all = ["http", "tls_key"])]
+        tls_cert: Option<std::path::PathBuf>,
+        /// With --tls-cert: the certificate's private key (PEM: PKCS#8, PKCS#1 or SEC1).
+        #[arg(long, value_name = "PEM", requires = "tls_cert")]
+        tls_key: Option<std::path::PathBuf>,
         /// With --http: also accept this `Host` header (repeatable), e.g. `mcp.example.com` or
         /// `mcp.example.com:443`, for a server reached by a real host name (behind a reverse
         /// proxy). Loopback names and the bound address are always accepted; others get 403.
@@ -158,6 +166,8 @@ fn main() -> std::process::ExitCode {
         match command {
             Command::Serve {
                 http,
+                tls_cert,
+                tls_key,
                 skills,
                 allow_hosts,
                 allow_origins,
@@ -188,7 +198,7 @@ fn main() -> std::process::ExitCode {
                         for origin in allow_origins {
                             config = config.allow_origin(origin);
                         }
-                        serve_http(&addr, server, config, &limits).await
+                        serve_http(&addr, tls_cert.zip(tls_key), server, config, &limits).await
                     }
                 }
             }
@@ -225,22 +235,38 @@ fn say_what_stdio_waits_for() {
     }
 }
 
-/// Serves the reference server over Streamable HTTP until Ctrl-C (or SIGTERM), then shuts down
-/// gracefully: listen streams get their final response before the connections close.
+/// Serves the reference server over Streamable HTTP (HTTPS with `tls`: certificate and key
+/// files) until Ctrl-C (or SIGTERM), then shuts down gracefully: listen streams get their final
+/// response before the connections close.
 async fn serve_http(
     addr: &str,
+    tls: Option<(std::path::PathBuf, std::path::PathBuf)>,
     server: duomcp::server::Server,
     mut config: duomcp::transport::http::HttpConfig,
     limits: &[String],
 ) -> Result<(), Option<String>> {
+    use duomcp::transport::http::{tls as http_tls, StreamableHttp};
     duomcp_cli::limits::apply(&mut config, limits).map_err(Some)?;
+    // Read the certificate before binding: a bad file is reported before anything listens.
+    let tls = match tls {
+        Some((cert, key)) => Some(
+            http_tls::server_config_from_pem_files(&cert, &key).map_err(|e| Some(e.to_string()))?,
+        ),
+        None => None,
+    };
     let listener = duomcp_cli::serve_addr::bind(addr).await.map_err(Some)?;
     let local = listener.local_addr().map_err(|e| Some(e.to_string()))?;
-    eprintln!("duomcp: serving the reference server at http://{local}/mcp (2025-11-25 and 2026-07-28; Ctrl-C stops)");
-    let http = duomcp::transport::http::StreamableHttp::with_config(server, config);
-    http.serve_with_shutdown(listener, stop_signal())
-        .await
-        .map_err(|e| Some(e.to_string()))
+    let scheme = if tls.is_some() { "https" } else { "http" };
+    eprintln!("duomcp: serving the reference server at {scheme}://{local}/mcp (2025-11-25 and 2026-07-28, HTTP/1.1 and HTTP/2; Ctrl-C stops)");
+    let http = StreamableHttp::with_config(server, config);
+    match tls {
+        Some(tls) => {
+            http.serve_tls_with_shutdown(listener, tls, stop_signal())
+                .await
+        }
+        None => http.serve_with_shutdown(listener, stop_signal()).await,
+    }
+    .map_err(|e| Some(e.to_string()))
 }
 
 async fn stop_signal() {

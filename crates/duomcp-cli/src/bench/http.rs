@@ -1,4 +1,5 @@
-//! Loading a server over Streamable HTTP: C keep-alive connections, one request in flight each.
+//! Loading a server over Streamable HTTP: C keep-alive connections, one request in flight each
+//! (HTTP/1.1), or S streams in flight on each (HTTP/2 with prior knowledge).
 
 use super::proc_stats::{cpu_seconds, peak_rss_kib};
 use super::stats::{Report, Samples};
@@ -37,20 +38,36 @@ fn parse_url(url: &str) -> Result<Endpoint, String> {
     })
 }
 
-type Sender = hyper::client::conn::http1::SendRequest<Full<Bytes>>;
+/// One connection's request sender: HTTP/1.1 (one request at a time) or HTTP/2 (a clone per
+/// stream).
+enum Sender {
+    Http1(hyper::client::conn::http1::SendRequest<Full<Bytes>>),
+    Http2(hyper::client::conn::http2::SendRequest<Full<Bytes>>),
+}
 
-async fn connect(ep: &Endpoint) -> Result<Sender, String> {
+async fn connect(ep: &Endpoint, http2: bool) -> Result<Sender, String> {
     let stream = tokio::net::TcpStream::connect(&ep.addr)
         .await
         .map_err(|e| format!("connect {}: {e}", ep.addr))?;
     stream.set_nodelay(true).map_err(|e| e.to_string())?;
-    let (sender, conn) = hyper::client::conn::http1::handshake(TokioIo::new(stream))
+    let io = TokioIo::new(stream);
+    if http2 {
+        let (sender, conn) =
+            hyper::client::conn::http2::handshake(hyper_util::rt::TokioExecutor::new(), io)
+                .await
+                .map_err(|e| e.to_string())?;
+        tokio::spawn(async move {
+            let _ = conn.await;
+        });
+        return Ok(Sender::Http2(sender));
+    }
+    let (sender, conn) = hyper::client::conn::http1::handshake(io)
         .await
         .map_err(|e| e.to_string())?;
     tokio::spawn(async move {
         let _ = conn.await;
     });
-    Ok(sender)
+    Ok(Sender::Http1(sender))
 }
 
 fn request(
@@ -90,8 +107,17 @@ async fn exchange(
     sender: &mut Sender,
     req: Request<Full<Bytes>>,
 ) -> Result<(Option<String>, Bytes), String> {
-    sender.ready().await.map_err(|e| e.to_string())?;
-    let resp = sender.send_request(req).await.map_err(|e| e.to_string())?;
+    let resp = match sender {
+        Sender::Http1(s) => {
+            s.ready().await.map_err(|e| e.to_string())?;
+            s.send_request(req).await
+        }
+        Sender::Http2(s) => {
+            s.ready().await.map_err(|e| e.to_string())?;
+            s.send_request(req).await
+        }
+    }
+    .map_err(|e| e.to_string())?;
     let session = resp
         .headers()
         .get("mcp-session-id")
@@ -125,15 +151,23 @@ pub(crate) async fn run(args: &BenchArgs, url: &str, progress: bool) -> Result<R
     let ep = Arc::new(parse_url(url)?);
     let text: Arc<str> = Arc::from(args.payload_text());
     let connections = args.connections.max(1);
+    let streams = if args.http2 { args.streams.max(1) } else { 1 };
+    // One sender per worker: an HTTP/2 connection's is shared by its streams.
+    let mut workers = Vec::with_capacity(connections * streams);
+    for _ in 0..connections {
+        match connect(&ep, args.http2).await? {
+            Sender::Http2(h) => workers.extend((0..streams).map(|_| Sender::Http2(h.clone()))),
+            one => workers.push(one),
+        }
+    }
     let start = Instant::now();
     let measure_from = start + args.warmup() + Duration::from_millis(200);
     let end = measure_from + args.measure();
     let done = Arc::new(AtomicU64::new(0));
-    let mut tasks = Vec::with_capacity(connections);
-    for c in 0..connections {
+    let mut tasks = Vec::with_capacity(connections * streams);
+    for (c, mut sender) in workers.into_iter().enumerate() {
         let (ep, text, done, args) = (ep.clone(), text.clone(), done.clone(), args.clone());
         tasks.push(tokio::spawn(async move {
-            let mut sender = connect(&ep).await?;
             let mut session = None;
             if args.era == BenchEra::Legacy {
                 let init = br#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"duomcp-bench","version":"1"}}}"#;
@@ -192,13 +226,14 @@ pub(crate) async fn run(args: &BenchArgs, url: &str, progress: bool) -> Result<R
     let label = args.label.clone().unwrap_or_else(|| url.to_owned());
     let mut report = Report::new(
         label,
-        "http",
+        if args.http2 { "http2" } else { "http" },
         args.era,
         connections,
         args.payload,
         samples,
         end - measure_from,
     );
+    report.streams = streams;
     if let Some(pid) = args.pid {
         report.server_peak_rss_kib = peak_rss_kib(pid);
         report.server_cpu_s = cpu_seconds(pid);

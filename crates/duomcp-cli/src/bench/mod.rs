@@ -2,13 +2,15 @@
 //!
 //! It calls one tool (`echo` by default) with a payload of N bytes and checks that every
 //! response echoes it back. stdio: one spawned process, pipelined with a window of W requests
-//! in flight. HTTP: C keep-alive connections, one request in flight on each. It prints
+//! in flight. HTTP: C keep-alive connections, one request in flight on each (HTTP/1.1), or S
+//! streams on each (`--http2`). It prints
 //! requests/s, latency percentiles, errors, and the server's peak RSS and CPU time when it
 //! knows the server's pid.
 //!
 //! ```text
 //! duomcp bench --era modern --window 32 -- duomcp-echo stdio
 //! duomcp bench --era legacy --connections 32 --url http://127.0.0.1:8080/mcp --pid 1234
+//! duomcp bench --http2 --connections 1 --streams 32 --url http://127.0.0.1:8080/mcp
 //! ```
 
 mod http;
@@ -46,6 +48,13 @@ pub struct BenchArgs {
     /// HTTP: concurrent keep-alive connections.
     #[arg(long, default_value_t = 32)]
     pub connections: usize,
+    /// HTTP: speak HTTP/2 with prior knowledge (h2c) instead of HTTP/1.1.
+    #[arg(long)]
+    pub http2: bool,
+    /// HTTP/2: requests in flight on each connection, one per stream (`--http2
+    /// --connections 1 --streams 32` multiplexes 32 streams on one connection).
+    #[arg(long, default_value_t = 1, requires = "http2")]
+    pub streams: usize,
     /// stdio: requests in flight at once.
     #[arg(long, default_value_t = 32)]
     pub window: usize,

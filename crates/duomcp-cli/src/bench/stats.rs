@@ -32,12 +32,14 @@ impl Samples {
 pub struct Report {
     /// A label for the run.
     pub label: String,
-    /// "stdio" or "http".
+    /// "stdio", "http" (HTTP/1.1) or "http2".
     pub transport: &'static str,
     /// The era spoken.
     pub era: BenchEra,
     /// Window (stdio) or connections (HTTP).
     pub concurrency: usize,
+    /// HTTP/2: streams in flight on each connection (1 otherwise).
+    pub streams: usize,
     /// Payload bytes per request.
     pub payload: usize,
     /// Completed requests in the measured interval.
@@ -87,6 +89,7 @@ impl Report {
             transport,
             era,
             concurrency,
+            streams: 1,
             payload,
             requests: n as u64,
             errors: samples.errors,
@@ -113,9 +116,14 @@ impl fmt::Display for Report {
         } else {
             "connections"
         };
+        let streams = if self.streams > 1 {
+            format!(" × {} streams", self.streams)
+        } else {
+            String::new()
+        };
         writeln!(
             f,
-            "{} — {} {era}, {conc} {}, payload {} B",
+            "{} — {} {era}, {conc} {}{streams}, payload {} B",
             self.label, self.transport, self.concurrency, self.payload
         )?;
         writeln!(

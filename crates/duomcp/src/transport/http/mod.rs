@@ -51,6 +51,7 @@
 mod body;
 mod client_data;
 mod config;
+mod conn;
 mod guard;
 pub(crate) mod headers;
 mod legacy;
@@ -59,8 +60,12 @@ mod serve;
 mod session;
 pub(crate) mod sse;
 mod store;
+#[cfg(feature = "tls")]
+pub mod tls;
 
 pub use config::{HttpConfig, ResponseMode};
+#[cfg(feature = "http2")]
+pub use conn::MAX_CONCURRENT_STREAMS;
 pub use serve::{serve, serve_with, ServeOptions};
 pub use store::{EventStore, MemoryEventStore, StoreError, StoreFuture, StoredEvent};
 
@@ -78,7 +83,6 @@ use http::request::Parts;
 use http::{HeaderValue, Method, StatusCode};
 use session::Sessions;
 use std::future::Future;
-use std::net::SocketAddr;
 use std::sync::Arc;
 use std::task::Poll;
 use std::time::Duration;
@@ -213,7 +217,9 @@ impl StreamableHttp {
 
     /// Serves the endpoint on `listener` until [`shutdown`](Self::shutdown) (or
     /// [`Server::shutdown`]). The listener's address is added to the allowed `Host` values;
-    /// connections get `TCP_NODELAY` and HTTP/1.1 keep-alive.
+    /// connections get `TCP_NODELAY` and HTTP/1.1 keep-alive, and with feature `http2` HTTP/2
+    /// with prior knowledge (h2c) on the same port. Over TLS: `serve_tls`
+    /// (feature `tls`).
     pub async fn serve(self, listener: TcpListener) -> std::io::Result<()> {
         self.serve_with_shutdown(listener, std::future::pending())
             .await
@@ -239,14 +245,35 @@ impl StreamableHttp {
     where
         F: Future<Output = ()> + Send,
     {
+        self.accept_loop(listener, signal, conn::Transport::Plain)
+            .await
+    }
+
+    /// Accepts connections on `listener` and serves each with `transport` until shutdown.
+    async fn accept_loop<F>(
+        self,
+        listener: TcpListener,
+        signal: F,
+        transport: conn::Transport,
+    ) -> std::io::Result<()>
+    where
+        F: Future<Output = ()> + Send,
+    {
         if let Ok(addr) = listener.local_addr() {
             self.inner.guard.add_bound(addr);
         }
-        let service = hyper_util::service::TowerToHyperService::new(self.router());
+        let service = conn::Service::new(self.router());
         let closing = self.inner.closing.clone();
         let header_timeout = self.inner.config.header_read_timeout;
-        let mut connections =
-            serve::accept(&listener, &service, &closing, header_timeout, signal).await;
+        let mut connections = serve::accept(
+            &listener,
+            &service,
+            &closing,
+            header_timeout,
+            signal,
+            &transport,
+        )
+        .await;
         drop(listener);
         self.inner.closing.cancel();
         let grace = self.inner.shared.config.shutdown_grace;
@@ -265,32 +292,6 @@ impl StreamableHttp {
         }
         self.inner.sessions.remove_all();
         Ok(())
-    }
-}
-
-pub(super) async fn serve_connection(
-    tcp: tokio::net::TcpStream,
-    peer: SocketAddr,
-    service: hyper_util::service::TowerToHyperService<Router>,
-    closing: CancellationToken,
-    header_timeout: Duration,
-) {
-    let mut builder = hyper::server::conn::http1::Builder::new();
-    builder
-        .timer(hyper_util::rt::TokioTimer::new())
-        .header_read_timeout(header_timeout)
-        .keep_alive(true);
-    let conn = builder.serve_connection(hyper_util::rt::TokioIo::new(tcp), service);
-    let mut conn = std::pin::pin!(conn);
-    let result = tokio::select! {
-        r = conn.as_mut() => r,
-        _ = closing.cancelled() => {
-            conn.as_mut().graceful_shutdown();
-            conn.await
-        }
-    };
-    if let Err(e) = result {
-        tracing::debug!(%peer, "connection ended: {e}");
     }
 }
 

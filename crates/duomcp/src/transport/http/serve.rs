@@ -21,6 +21,7 @@
 //! # }
 //! ```
 
+use super::conn::Transport;
 use axum::Router;
 use hyper_util::service::TowerToHyperService;
 use std::future::Future;
@@ -104,6 +105,7 @@ where
         &closing,
         options.header_read_timeout,
         signal,
+        &Transport::Plain,
     )
     .await;
     drop(listener);
@@ -119,14 +121,15 @@ where
     Ok(())
 }
 
-/// Accepts connections on `listener` and serves each with `service` until `signal` completes
-/// or `closing` fires; returns the connections still open.
+/// Accepts connections on `listener` and serves each with `service` (over `transport`) until
+/// `signal` completes or `closing` fires; returns the connections still open.
 pub(super) async fn accept<F>(
     listener: &TcpListener,
     service: &TowerToHyperService<Router>,
     closing: &CancellationToken,
     header_timeout: Duration,
     signal: F,
+    transport: &Transport,
 ) -> JoinSet<()>
 where
     F: Future<Output = ()> + Send,
@@ -152,7 +155,8 @@ where
         if let Err(e) = tcp.set_nodelay(true) {
             tracing::debug!(%peer, "TCP_NODELAY not set: {e}");
         }
-        connections.spawn(super::serve_connection(
+        connections.spawn(super::conn::accepted(
+            transport.clone(),
             tcp,
             peer,
             service.clone(),
