@@ -1,8 +1,9 @@
 //! Matching URIs against RFC 6570 URI templates (the reverse of expansion).
 //!
 //! Written by hand: the crates on crates.io for RFC 6570 expand templates but do not match
-//! URIs against them, which is what `resources/read` needs. Supported: simple `{x}`, reserved
-//! `{+x}`, fragment `{#x}`, path segment `{/x}` and query `{?x,y}` / `{&x}` expressions.
+//! URIs against them, which is what `resources/read` needs. Supported, with one or several
+//! names each: simple `{x,y}`, reserved `{+x}`, fragment `{#x}`, path segment `{/x}`, label
+//! `{.x}`, path parameter `{;x}` and query `{?x,y}` / `{&x}` expressions.
 
 use serde_json::{Map, Value};
 
@@ -81,8 +82,50 @@ impl UriTemplate {
     }
 }
 
-fn stops_simple(c: char) -> bool {
-    matches!(c, '/' | '?' | '#' | '&' | ',')
+/// Whether `c` ends the value of a non-reserved expression. `sep` is the expression's separator
+/// between values, which does not end it when the expression has several names.
+fn stops_value(c: char, sep: Option<char>) -> bool {
+    matches!(c, '/' | '?' | '#' | '&' | ',') && Some(c) != sep
+}
+
+/// The separator RFC 6570 puts between the values of one expression (Appendix A).
+fn separator(op: Option<char>) -> char {
+    match op {
+        Some('/') => '/',
+        Some('.') => '.',
+        Some(';') => ';',
+        _ => ',',
+    }
+}
+
+/// Binds `names` to the values of one expansion (`text`, its prefix already removed); `false`
+/// when the number of values or (for `;`) the names do not fit.
+fn bind(op: Option<char>, names: &[String], text: &str, vars: &mut Map<String, Value>) -> bool {
+    let values: Vec<&str> = if names.len() == 1 {
+        vec![text]
+    } else {
+        text.split(separator(op)).collect()
+    };
+    if values.len() != names.len() {
+        return false;
+    }
+    for (name, raw) in names.iter().zip(values) {
+        let raw = if op == Some(';') {
+            // `;x=1` or, for an empty value, `;x`.
+            match raw.strip_prefix(name.as_str()) {
+                Some("") => "",
+                Some(tail) => match tail.strip_prefix('=') {
+                    Some(v) => v,
+                    None => return false,
+                },
+                None => return false,
+            }
+        } else {
+            raw
+        };
+        vars.insert(name.clone(), Value::String(percent_decode(raw)));
+    }
+    true
 }
 
 fn match_parts(parts: &[Part], input: &str, vars: &mut Map<String, Value>) -> bool {
@@ -128,14 +171,19 @@ fn match_parts(parts: &[Part], input: &str, vars: &mut Map<String, Value>) -> bo
                     Some(t) => (t, false),
                     None => return false,
                 },
+                Some(';') => match input.strip_prefix(';') {
+                    Some(t) => (t, false),
+                    None => return false,
+                },
                 Some('+') => (input, true),
                 _ => (input, false),
             };
+            let sep = (names.len() > 1).then(|| separator(*op));
             // Try the longest candidate first, then shorter ones (backtracking).
             let limit = if allow_any {
                 input.len()
             } else {
-                input.find(stops_simple).unwrap_or(input.len())
+                input.find(|c| stops_value(c, sep)).unwrap_or(input.len())
             };
             let mut ends: Vec<usize> = input[..limit]
                 .char_indices()
@@ -144,20 +192,10 @@ fn match_parts(parts: &[Part], input: &str, vars: &mut Map<String, Value>) -> bo
                 .collect();
             ends.push(limit);
             for &end in ends.iter().rev() {
-                let value = &input[..end];
                 let mut attempt = vars.clone();
-                if names.len() == 1 {
-                    attempt.insert(names[0].clone(), Value::String(percent_decode(value)));
-                } else {
-                    let values: Vec<&str> = value.split(',').collect();
-                    if values.len() != names.len() {
-                        continue;
-                    }
-                    for (n, v) in names.iter().zip(values) {
-                        attempt.insert(n.clone(), Value::String(percent_decode(v)));
-                    }
-                }
-                if match_parts(rest, &input[end..], &mut attempt) {
+                if bind(*op, names, &input[..end], &mut attempt)
+                    && match_parts(rest, &input[end..], &mut attempt)
+                {
                     *vars = attempt;
                     return true;
                 }
@@ -213,5 +251,52 @@ mod tests {
         assert_eq!(UriTemplate::parse("x://{}").map(|_| ()), None);
         let t = UriTemplate::parse("x://{name}").unwrap();
         assert_eq!(t.matches("x://a%20b").unwrap()["name"], "a b");
+    }
+
+    fn strs<'a>(v: &'a Map<String, Value>, names: &[&str]) -> Vec<Option<&'a str>> {
+        names
+            .iter()
+            .map(|n| v.get(*n).and_then(Value::as_str))
+            .collect()
+    }
+
+    #[test]
+    fn matches_expressions_with_several_names() {
+        // The fuzz finding uri_template/crash-1c2f…: `{v1,w1}` stopped its value at the `,`.
+        let t = UriTemplate::parse("{.v0}c{v1,w1}-aZ{?q1,q2}").unwrap();
+        let v = t.matches(".hBrfc0v,7-aZ?q1=u&q2=1").unwrap();
+        assert_eq!(
+            strs(&v, &["v0", "v1", "w1", "q1", "q2"]),
+            [Some("hBrf"), Some("0v"), Some("7"), Some("u"), Some("1")]
+        );
+        // Every operator, each with its own separator (RFC 6570 Appendix A).
+        let cases = [
+            ("x:{a,b}", "x:1,2"),
+            ("x:{+a,b}", "x:1/3,2"),
+            ("x:{#a,b}", "x:#1,2"),
+            ("x:{/a,b}", "x:/1/2"),
+            ("x:{.a,b}", "x:.1.2"),
+            ("x:{;a,b}", "x:;a=1;b=2"),
+        ];
+        for (template, uri) in cases {
+            let v = UriTemplate::parse(template).unwrap().matches(uri);
+            let v = v.unwrap_or_else(|| panic!("{template} does not match {uri}"));
+            let a = if template.contains('+') { "1/3" } else { "1" };
+            assert_eq!(strs(&v, &["a", "b"]), [Some(a), Some("2")], "{template}");
+        }
+        // An encoded `,` stays inside one value; a wrong count of values does not match.
+        let t = UriTemplate::parse("x:{a,b}").unwrap();
+        let v = t.matches("x:1%2C5,2").unwrap();
+        assert_eq!(strs(&v, &["a", "b"]), [Some("1,5"), Some("2")]);
+        assert!(t.matches("x:1,2,3").is_none());
+        assert!(UriTemplate::parse("x:{;a,b}")
+            .unwrap()
+            .matches("x:;b=1;a=2")
+            .is_none());
+        let v = UriTemplate::parse("x:{;a,b}")
+            .unwrap()
+            .matches("x:;a;b=2")
+            .unwrap();
+        assert_eq!(strs(&v, &["a", "b"]), [Some(""), Some("2")]);
     }
 }

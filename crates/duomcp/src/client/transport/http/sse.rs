@@ -73,7 +73,8 @@ impl Parser {
     /// grows past the limit.
     pub(crate) fn feed(&mut self, chunk: &[u8], out: &mut Vec<Event>) -> Result<(), String> {
         let mut rest = chunk;
-        if self.after_cr {
+        // An empty chunk says nothing about the byte after a `\r`: the flag waits for a byte.
+        if self.after_cr && !rest.is_empty() {
             self.after_cr = false;
             if let Some(stripped) = rest.strip_prefix(b"\n") {
                 rest = stripped;
@@ -204,6 +205,27 @@ mod tests {
                     data: "c".into()
                 }
             ]
+        );
+    }
+
+    #[test]
+    fn empty_chunks_keep_a_pending_cr() {
+        // The fuzz finding sse_client/crash-0d3b…: a `\r\n` cut as `\r`, ``, `\n` was read as
+        // two line ends (an extra blank line dispatching `id:`), unlike the whole stream.
+        let stream: &[u8] = b"id: 7\r\ndata: x\n";
+        let (whole_events, whole) = parse(&[stream]);
+        let (split_events, split) = parse(&[&stream[..6], b"", &stream[6..7], b"", &stream[7..]]);
+        assert_eq!(whole.last_event_id, None);
+        assert_eq!(split.last_event_id, None);
+        assert!(whole_events.is_empty() && split_events.is_empty());
+        let (events, p) = parse(&[b"id: 7\r", b"", b"\ndata: x\r", b"", b"\n\n"]);
+        assert_eq!(p.last_event_id.as_deref(), Some("7"));
+        assert_eq!(
+            events,
+            [Event {
+                kind: String::new(),
+                data: "x".into()
+            }]
         );
     }
 
