@@ -187,7 +187,8 @@ impl super::StreamableHttp {
     /// let http = StreamableHttp::new(duomcp::server::Server::builder().build());
     /// let (mut client, server_end) = tokio::io::duplex(64 * 1024);
     /// tokio::spawn(async move { http.serve_connection(server_end).await });
-    /// let body = r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#;
+    /// let body = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{
+    ///     "protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"doc","version":"0"}}}"#;
     /// let request = format!(
     ///     "POST /mcp HTTP/1.1\r\nhost: localhost\r\ncontent-type: application/json\r\n\
     ///      accept: application/json, text/event-stream\r\nconnection: close\r\n\
