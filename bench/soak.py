@@ -6,7 +6,9 @@ warm-up round, then for a fixed time runs, from several threads at once:
 
 * session churn (2025-11-25): `initialize`, `notifications/initialized`, a `tools/call`,
   then `DELETE` of the session; a fraction of them is abandoned instead: `initialize` only,
-  never initialized, never deleted (the cheap flood of issue 16 defect 3);
+  never initialized, never deleted (the cheap flood of issue 16 defect 3); with
+  --abandon-used another fraction is used (initialized, a call) and then left without a
+  `DELETE`, for the idle timeout (or the full table's least-recently-used eviction) to end;
 * request load in both revisions: 2026-07-28 `tools/call` and `server/discover` (no session,
   with the mirrored headers), 2025-11-25 `tools/call` and `ping` in a kept session;
 * listen streams opening and closing: 2026-07-28 `subscriptions/listen` (read the
@@ -22,11 +24,16 @@ After the load it waits for the server to settle and asserts that the fds are ba
 baseline (within --fd-margin) and the RSS within --rss-margin-mib plus --rss-margin-pct of it.
 
     bench/soak.py --short                 # CI: ~1 minute
-    bench/soak.py --sessions 100000       # long form: churn until 100,000 sessions were made
+    bench/soak.py --long                  # 100,000 sessions (used, abandoned or deleted)
+    bench/soak.py --sessions 100000       # churn until 100,000 sessions were made
     bench/soak.py --seconds 600 --server target/release/duomcp -- --some-serve-flag
 
 Arguments after `--` go to `duomcp serve --http ADDR` unchanged (limits such as session
-timeouts, when the server has flags for them). Standard library only.
+timeouts). `--long` is `--sessions 100000 --churn 0.7 --abandon-used 0.01 --print-every 10` against a
+server started with `--limit session-idle-timeout=20s --limit session-handshake-timeout=10s`,
+so that the abandoned sessions end within the run: its settle phase waits past both timeouts
+and then asserts that the abandoned session ids it kept (a sample) are answered `404`.
+Standard library only.
 """
 
 import argparse
@@ -119,6 +126,8 @@ class Stats:
         self.sessions_created = 0
         self.sessions_deleted = 0
         self.abandoned = 0
+        self.abandoned_used = 0
+        self.abandoned_ids = []
         self.streams = 0
         self.vanished = 0
         self.errors = []
@@ -196,10 +205,18 @@ def legacy_session(c):
     return sid
 
 
-def churn(c, abandon):
+def keep_abandoned(stats, sid):
+    """Keeps a sample of abandoned session ids (the first 64), probed once they expired."""
+    with stats.lock:
+        if len(stats.abandoned_ids) < 64:
+            stats.abandoned_ids.append(sid)
+
+
+def churn(c, abandon, abandon_used):
     sid = legacy_session(c)
     if abandon:
         c.stats.add(abandoned=1)
+        keep_abandoned(c.stats, sid)
         return
     resp = c.post(INITIALIZED, {"mcp-session-id": sid})
     resp.read()
@@ -207,6 +224,11 @@ def churn(c, abandon):
     resp = c.post(rpc(2, "tools/call", {"name": "test_simple_text"}), {"mcp-session-id": sid})
     msg = last_json(resp)
     expect(resp.status == 200 and "result" in msg, f"legacy call: {resp.status} {msg}")
+    if abandon_used:
+        # Used, then left: no DELETE (the idle timeout ends it).
+        c.stats.add(abandoned_used=1)
+        keep_abandoned(c.stats, sid)
+        return
     resp = c.request("DELETE", None, {"mcp-session-id": sid, "mcp-protocol-version": LEGACY})
     resp.read()
     expect(resp.status in (200, 202, 204), f"DELETE: {resp.status}")
@@ -281,28 +303,46 @@ def vanish(port, stats):
     stats.add(vanished=1)
 
 
-def worker(port, stats, stop, rng, abandon_fraction, session_target):
+# The mix of the load: churn takes a share of the operations (--churn), the rest go to the
+# others in these proportions.
+OTHERS = [("modern", 20), ("legacy", 15), ("listen", 8), ("get", 6), ("vanish", 6)]
+
+
+def pick(r, churn_share):
+    if r < churn_share:
+        return "churn"
+    left = (r - churn_share) / (1 - churn_share) * sum(w for _, w in OTHERS)
+    for name, w in OTHERS:
+        if left < w:
+            return name
+        left -= w
+    return OTHERS[-1][0]
+
+
+def worker(port, stats, stop, rng, abandon_fraction, used_fraction, session_target, churn_share):
     c = Client(port, stats)
     kept = None
     try:
         while not stop.is_set():
             if session_target and stats.sessions_created >= session_target:
                 break
-            r = rng.random()
+            op = pick(rng.random(), churn_share)
             try:
-                if r < 0.45:
-                    churn(c, rng.random() < abandon_fraction)
-                elif r < 0.65:
+                if op == "churn":
+                    a = rng.random()
+                    churn(c, a < abandon_fraction,
+                          abandon_fraction <= a < abandon_fraction + used_fraction)
+                elif op == "modern":
                     modern_load(c)
-                elif r < 0.80:
+                elif op == "legacy":
                     if kept is None:
                         kept = legacy_session(c)
                         resp = c.post(INITIALIZED, {"mcp-session-id": kept})
                         resp.read()
                     legacy_load(c, kept)
-                elif r < 0.88:
+                elif op == "listen":
                     listen(port, stats)
-                elif r < 0.94:
+                elif op == "get":
                     if kept is not None:
                         legacy_get_stream(port, stats, kept)
                 else:
@@ -320,24 +360,33 @@ def worker(port, stats, stop, rng, abandon_fraction, session_target):
         c.close()
 
 
-def sample(pid, t0, stats, curve):
+# Print every Nth sample of the curve (--print-every); every sample goes to --json.
+PRINT_EVERY = 1
+
+
+def sample(pid, t0, stats, curve, force=False):
     point = {
         "t": round(time.monotonic() - t0, 1),
         "rss_mib": round(status_kib(pid, "VmRSS") / 1024, 1),
         "fds": fds(pid),
         "sessions": stats.open_sessions,
+        "created": stats.sessions_created,
         "requests": stats.requests,
     }
     curve.append(point)
-    print(f"{point['t']:7.1f}s  rss {point['rss_mib']:7.1f} MiB  fds {point['fds']:5}  "
-          f"sessions {point['sessions']:7}  requests {point['requests']:8}", flush=True)
+    if force or len(curve) % PRINT_EVERY == 0:
+        print(f"{point['t']:7.1f}s  rss {point['rss_mib']:7.1f} MiB  fds {point['fds']:5}  "
+              f"sessions {point['sessions']:7}  created {point['created']:7}  "
+              f"requests {point['requests']:8}", flush=True)
     return point
 
 
-def run_load(port, stats, seconds, threads, abandon, session_target, pid, t0, curve, seed):
+def run_load(port, stats, seconds, threads, abandon, used, session_target, pid, t0, curve, seed,
+             churn_share):
     stop = threading.Event()
     workers = [threading.Thread(target=worker, daemon=True,
-                                args=(port, stats, stop, random.Random(seed + i), abandon, session_target))
+                                args=(port, stats, stop, random.Random(seed + i), abandon, used,
+                                      session_target, churn_share))
                for i in range(threads)]
     for w in workers:
         w.start()
@@ -351,15 +400,36 @@ def run_load(port, stats, seconds, threads, abandon, session_target, pid, t0, cu
         w.join()
 
 
-def settle(pid, t0, stats, curve, baseline_fds, fd_margin, seconds):
-    """Samples until the fds are back near the baseline (streams closing), at most `seconds`."""
-    end = time.monotonic() + seconds
-    point = sample(pid, t0, stats, curve)
-    while time.monotonic() < end and point["fds"] > baseline_fds + fd_margin:
+def settle(pid, t0, stats, curve, baseline_fds, fd_margin, seconds, at_least=0.0):
+    """Samples until the fds are back near the baseline (streams closing), at most `seconds`
+    and at least `at_least` (the session timeouts of the long form)."""
+    start = time.monotonic()
+    end = start + max(seconds, at_least)
+    point = sample(pid, t0, stats, curve, force=True)
+    while time.monotonic() < end and (point["fds"] > baseline_fds + fd_margin
+                                      or time.monotonic() < start + at_least):
         time.sleep(1)
         point = sample(pid, t0, stats, curve)
     time.sleep(1)
-    return sample(pid, t0, stats, curve)
+    return sample(pid, t0, stats, curve, force=True)
+
+
+def probe_gone(port, sids):
+    """How many of these session ids the server still knows (anything but 404 to a ping)."""
+    known = 0
+    for sid in sids:
+        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+        try:
+            h = {"content-type": "application/json", "accept": ACCEPT,
+                 "mcp-protocol-version": LEGACY, "mcp-session-id": sid}
+            conn.request("POST", "/mcp", rpc(99, "ping"), h)
+            resp = conn.getresponse()
+            resp.read()
+            if resp.status != 404:
+                known += 1
+        finally:
+            conn.close()
+    return known
 
 
 def main():
@@ -372,12 +442,23 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--server", default=os.path.join(root, "target", "debug", "duomcp"))
     ap.add_argument("--short", action="store_true", help="the CI form: 45 s of load")
+    ap.add_argument("--long", action="store_true",
+                    help="100,000 sessions, short session timeouts, expiry probed at the end")
     ap.add_argument("--seconds", type=float, default=300)
     ap.add_argument("--sessions", type=int, default=0,
                     help="stop once this many sessions were created (0: run --seconds)")
     ap.add_argument("--threads", type=int, default=6)
     ap.add_argument("--abandon", type=float, default=0.02,
                     help="fraction of churned sessions abandoned after initialize")
+    ap.add_argument("--abandon-used", type=float, default=0.0,
+                    help="fraction of churned sessions used, then left without DELETE")
+    ap.add_argument("--churn", type=float, default=0.45,
+                    help="share of the operations that are session churn (the rest: load, streams)")
+    ap.add_argument("--print-every", type=int, default=1, help="print every Nth sample")
+    ap.add_argument("--settle-at-least", type=float, default=0.0,
+                    help="settle for at least this long (past the server's session timeouts)")
+    ap.add_argument("--probe-abandoned", action="store_true",
+                    help="after settling, assert the kept abandoned session ids get 404")
     ap.add_argument("--rss-margin-mib", type=float, default=8)
     ap.add_argument("--rss-margin-pct", type=float, default=10)
     ap.add_argument("--fd-margin", type=int, default=3)
@@ -387,8 +468,19 @@ def main():
     args = ap.parse_args(argv)
     if args.short:
         args.seconds = min(args.seconds, 45)
+    if args.long:
+        args.sessions = args.sessions or 100_000
+        args.abandon_used = args.abandon_used or 0.01
+        args.churn = max(args.churn, 0.7)
+        args.print_every = max(args.print_every, 10)
+        args.settle_at_least = max(args.settle_at_least, 45)
+        args.probe_abandoned = True
+        serve_args = ["--limit", "session-idle-timeout=20s",
+                      "--limit", "session-handshake-timeout=10s"] + serve_args
     if args.sessions:
         args.seconds = 24 * 3600
+    global PRINT_EVERY
+    PRINT_EVERY = max(1, args.print_every)
 
     port = free_port()
     cmd = [args.server, "serve", "--http", f"127.0.0.1:{port}"] + serve_args
@@ -408,16 +500,19 @@ def main():
                 time.sleep(0.05)
         t0 = time.monotonic()
         print("-- warm-up", flush=True)
-        run_load(port, stats, 5, args.threads, 0.0, 0, server.pid, t0, curve, args.seed + 1000)
+        run_load(port, stats, 5, args.threads, 0.0, 0.0, 0, server.pid, t0, curve,
+                 args.seed + 1000, 0.45)
         base = settle(server.pid, t0, stats, curve, 10**9, 0, 3)
         warm_errors = len(stats.errors)
         print(f"-- baseline: rss {base['rss_mib']} MiB, fds {base['fds']}", flush=True)
         print("-- load", flush=True)
-        run_load(port, stats, args.seconds, args.threads, args.abandon, args.sessions,
-                 server.pid, t0, curve, args.seed)
+        run_load(port, stats, args.seconds, args.threads, args.abandon, args.abandon_used,
+                 args.sessions, server.pid, t0, curve, args.seed, args.churn)
         peak = max(p["rss_mib"] for p in curve)
         print("-- settle", flush=True)
-        end = settle(server.pid, t0, stats, curve, base["fds"], args.fd_margin, args.settle)
+        end = settle(server.pid, t0, stats, curve, base["fds"], args.fd_margin, args.settle,
+                     args.settle_at_least)
+        still_known = probe_gone(port, stats.abandoned_ids) if args.probe_abandoned else 0
         rss_limit = base["rss_mib"] * (1 + args.rss_margin_pct / 100) + args.rss_margin_mib
         fd_limit = base["fds"] + args.fd_margin
         alive = server.poll() is None
@@ -428,6 +523,9 @@ def main():
             "sessions_created": stats.sessions_created,
             "sessions_deleted": stats.sessions_deleted,
             "sessions_abandoned": stats.abandoned,
+            "sessions_used_then_abandoned": stats.abandoned_used,
+            "abandoned_ids_probed": len(stats.abandoned_ids) if args.probe_abandoned else 0,
+            "abandoned_ids_still_known": still_known,
             "streams_opened_and_dropped": stats.streams,
             "clients_vanished_mid_stream": stats.vanished,
             "errors": len(stats.errors),
@@ -443,7 +541,10 @@ def main():
         }
         ok = (alive and not stats.errors and warm_errors == 0
               and end["rss_mib"] <= rss_limit and end["fds"] <= fd_limit
-              and stats.sessions_created > 0 and stats.streams > 0 and stats.vanished > 0)
+              and stats.sessions_created > 0 and stats.streams > 0 and stats.vanished > 0
+              and still_known == 0
+              and (not args.sessions or stats.sessions_created >= args.sessions)
+              and (not args.probe_abandoned or stats.abandoned_ids))
         report["passed"] = ok
         print(json.dumps(report, indent=2), flush=True)
         if args.json:

@@ -4,7 +4,8 @@
 # and open fds return to within a margin of their baseline. Prints the curve.
 #
 #   scripts/soak.sh --short                  # the CI form (~1 minute)
-#   scripts/soak.sh --sessions 100000        # the long form
+#   scripts/soak.sh --long                   # the long form: 100,000 sessions
+#   scripts/soak.sh --sessions 100000        # churn until 100,000 sessions were made
 #   scripts/soak.sh --seconds 600 -- FLAGS   # FLAGS go to `duomcp serve --http ADDR`
 #
 # Uses target/debug/duomcp (built here if needed); --server PATH picks another binary.

@@ -7,7 +7,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use duomcp::schema::{ElicitRequestFormParams, ElicitRequestParams, Resource, ResourceTemplate};
-use duomcp::server::{Args, Context, HandlerError, Server, ServerConfig, ToolSpec};
+use duomcp::server::{Args, Context, HandlerError, PromptSpec, Server, ServerConfig, ToolSpec};
 use duomcp::transport::http::{HttpConfig, MemoryEventStore, ServeOptions, StreamableHttp};
 use serde_json::{json, Value};
 use std::net::SocketAddr;
@@ -30,6 +30,8 @@ fn server() -> Server {
         .config({
             let mut c = ServerConfig::default();
             c.max_subscriptions = 3;
+            c.max_input_rounds = 3;
+            c.max_request_state_bytes = 4096;
             c
         })
         .resource(Resource::new("test://watched", "watched"), || async {
@@ -56,12 +58,34 @@ fn server() -> Server {
                 Ok::<_, HandlerError>(format!("deleted {}", a["target"].as_str().unwrap_or("")))
             },
         )
+        .prompt(
+            PromptSpec::new("confirm_prompt").argument("target", "what to confirm", true),
+            |ctx: Context, Args(a): Args<Value>| async move {
+                ctx.elicit("confirm", confirm_params()).await?;
+                Ok::<_, HandlerError>(format!("confirmed {}", a["target"].as_str().unwrap_or("")))
+            },
+        )
+        .resource_template(
+            ResourceTemplate::new("test://secret/{id}", "secret"),
+            |ctx: Context, Args(a): Args<Value>| async move {
+                ctx.elicit("confirm", confirm_params()).await?;
+                Ok::<_, HandlerError>(format!("secret {}", a["id"].as_str().unwrap_or("")))
+            },
+        )
         .tool("plain", || async { "plain" })
         .tool("wait", || async {
             tokio::time::sleep(Duration::from_secs(3600)).await;
             "never"
         })
         .build()
+}
+
+fn confirm_params() -> ElicitRequestParams {
+    let schema = serde_json::from_value(json!({
+        "type": "object", "properties": { "ok": { "type": "boolean" } }
+    }))
+    .unwrap_or_default();
+    ElicitRequestParams::Form(ElicitRequestFormParams::new("Go ahead?", schema))
 }
 
 async fn start(config: HttpConfig) -> (SocketAddr, StreamableHttp) {
@@ -818,4 +842,154 @@ async fn defect_10_request_state_is_refused_for_other_arguments() {
         "{}",
         swapped.body
     );
+}
+
+// ---------------------------------------------------------------------------------------------
+// MRTR: requestState bound to the salient params of prompts/get and resources/read; rounds and
+// state size bounded (the fixture has max_input_rounds = 3, max_request_state_bytes = 4096).
+
+/// A 2026-07-28 request of a method that may ask for input, from a client that can elicit.
+async fn mrtr_call(addr: SocketAddr, method: &str, mut params: Value) -> Raw {
+    params["_meta"] = json!({"io.modelcontextprotocol/protocolVersion": MODERN,
+        "io.modelcontextprotocol/clientCapabilities": {"elicitation": {"form": {}}}});
+    let name = params
+        .get("name")
+        .or_else(|| params.get("uri"))
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_owned();
+    let headers = [
+        "MCP-Protocol-Version: 2026-07-28".to_owned(),
+        format!("Mcp-Method: {method}"),
+        format!("Mcp-Name: {name}"),
+    ];
+    let headers: Vec<&str> = headers.iter().map(String::as_str).collect();
+    let body = json!({"jsonrpc":"2.0","id":3,"method":method,"params":params});
+    post(addr, &headers, &body).await
+}
+
+/// `params` with a retry's `requestState` and `inputResponses`.
+fn retry(mut params: Value, state: &str, answers: Value) -> Value {
+    params["requestState"] = json!(state);
+    params["inputResponses"] = answers;
+    params
+}
+
+/// The `requestState` of an `InputRequiredResult`.
+fn state_of(res: &Raw) -> String {
+    let result = &res.json()["result"];
+    assert_eq!(result["resultType"], "input_required", "{}", res.body);
+    result["requestState"].as_str().unwrap().to_owned()
+}
+
+fn accepted() -> Value {
+    json!({"confirm": {"action": "accept", "content": {"ok": true}}})
+}
+
+fn assert_refused(res: &Raw, why: &str) {
+    assert_eq!(res.status, 200, "{res:?}");
+    assert_eq!(res.code(), -32602, "{}", res.body);
+    assert!(res.body.contains(why), "{}", res.body);
+}
+
+#[tokio::test]
+async fn limit_request_state_is_bound_to_the_prompt_and_its_arguments() {
+    let (addr, _http) = start(HttpConfig::default()).await;
+    let get = |arguments: Value| json!({"name": "confirm_prompt", "arguments": arguments});
+    let first = mrtr_call(addr, "prompts/get", get(json!({"target": "a.txt"}))).await;
+    let state = state_of(&first);
+    // The same arguments, in another key order, complete.
+    let same = json!({"target": "a.txt", "unused": {"y": 2, "x": 1}});
+    let reordered = json!({"unused": {"x": 1, "y": 2}, "target": "a.txt"});
+    let first = mrtr_call(addr, "prompts/get", get(same)).await;
+    let state2 = state_of(&first);
+    let ok = mrtr_call(
+        addr,
+        "prompts/get",
+        retry(get(reordered), &state2, accepted()),
+    )
+    .await;
+    let text = &ok.json()["result"]["messages"][0]["content"]["text"];
+    assert_eq!(text, "confirmed a.txt", "{}", ok.body);
+    // Other arguments with the first state are refused...
+    let other = retry(get(json!({"target": "/etc/important"})), &state, accepted());
+    let res = mrtr_call(addr, "prompts/get", other).await;
+    assert_refused(&res, "issued for another request");
+    // ...and so is the state of a prompt on a tool with the same name and arguments.
+    let call = json!({"name": "confirm_prompt", "arguments": {"target": "a.txt"}});
+    let res = mrtr_call(addr, "tools/call", retry(call, &state, accepted())).await;
+    assert_eq!(res.code(), -32602, "{}", res.body);
+}
+
+#[tokio::test]
+async fn limit_request_state_is_bound_to_the_resource_uri() {
+    let (addr, _http) = start(HttpConfig::default()).await;
+    let read = |uri: &str| json!({"uri": uri});
+    let first = mrtr_call(addr, "resources/read", read("test://secret/1")).await;
+    let state = state_of(&first);
+    let res = mrtr_call(
+        addr,
+        "resources/read",
+        retry(read("test://secret/2"), &state, accepted()),
+    )
+    .await;
+    assert_refused(&res, "issued for another request");
+    let ok = mrtr_call(
+        addr,
+        "resources/read",
+        retry(read("test://secret/1"), &state, accepted()),
+    )
+    .await;
+    assert_eq!(
+        ok.json()["result"]["contents"][0]["text"],
+        "secret 1",
+        "{}",
+        ok.body
+    );
+}
+
+#[tokio::test]
+async fn limit_input_rounds_are_bounded() {
+    let (addr, _http) = start(HttpConfig::default()).await;
+    let call = json!({"name": "delete", "arguments": {"target": "a.txt"}});
+    // An answer of the wrong shape is asked for again: rounds 1, 2 and 3...
+    let mut res = mrtr_call(addr, "tools/call", call.clone()).await;
+    let wrong = json!({"confirm": "not an ElicitResult"});
+    for _ in 0..2 {
+        let state = state_of(&res);
+        res = mrtr_call(
+            addr,
+            "tools/call",
+            retry(call.clone(), &state, wrong.clone()),
+        )
+        .await;
+    }
+    let state = state_of(&res);
+    // ...and a fourth is refused.
+    let res = mrtr_call(addr, "tools/call", retry(call.clone(), &state, wrong)).await;
+    assert_refused(&res, "more than 3 rounds of input");
+    // The third round's state still completes with a proper answer.
+    let ok = mrtr_call(addr, "tools/call", retry(call, &state, accepted())).await;
+    assert_eq!(
+        ok.json()["result"]["content"][0]["text"],
+        "deleted a.txt",
+        "{}",
+        ok.body
+    );
+}
+
+#[tokio::test]
+async fn limit_request_state_size_is_bounded() {
+    let (addr, _http) = start(HttpConfig::default()).await;
+    let call = json!({"name": "delete", "arguments": {"target": "a.txt"}});
+    // A requestState longer than the bound is refused before it is checked.
+    let long = format!("v1.{}.x", "A".repeat(5000));
+    let res = mrtr_call(addr, "tools/call", retry(call.clone(), &long, json!({}))).await;
+    assert_refused(&res, "requestState is longer than 4096 bytes");
+    // Answers that would seal into a longer state end the request instead of growing it.
+    let first = mrtr_call(addr, "tools/call", call.clone()).await;
+    let state = state_of(&first);
+    let bulky = json!({"junk": "x".repeat(5000)});
+    let res = mrtr_call(addr, "tools/call", retry(call, &state, bulky)).await;
+    assert_refused(&res, "requestState longer than 4096 bytes");
 }

@@ -18,6 +18,7 @@ struct Sealed {
     expiry: u64,
     answers: Vec<(String, String)>,
     user: Option<String>,
+    rounds: u8,
     /// What the retry asks for: the same method, target and principal, or others.
     ask_method: Option<String>,
     ask_target: Option<String>,
@@ -51,6 +52,7 @@ pub fn request_state(data: &[u8]) {
                     .map(|(k, v)| (k, Value::from(v)))
                     .collect::<Map<_, _>>(),
                 u: s.user.map(Value::from),
+                n: u32::from(s.rounds),
             };
             let token = seal(&key, &state);
             let method = s.ask_method.unwrap_or_else(|| state.m.clone());

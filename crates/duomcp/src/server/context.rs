@@ -82,6 +82,8 @@ pub(crate) struct InputState {
     pub requested: Vec<(String, InputRequest)>,
     /// The handler's own state, carried in `requestState`.
     pub user_state: Option<Value>,
+    /// Rounds of input this request has had so far (from `requestState`).
+    pub rounds: u32,
 }
 
 impl Context {
@@ -121,6 +123,7 @@ impl Context {
                 responses: input.responses.clone(),
                 requested: Vec::new(),
                 user_state: input.user_state.clone(),
+                rounds: input.rounds,
             }
         };
         Context::new(Inner {

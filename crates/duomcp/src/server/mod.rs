@@ -98,6 +98,12 @@ pub struct ServerConfig {
     pub client_request_timeout: Duration,
     /// Lifetime of a sealed `requestState` (default 10 minutes).
     pub request_state_ttl: Duration,
+    /// Rounds of input one 2026-07-28 request may take (`InputRequiredResult`s before its
+    /// result; default 16). A handler asking once more gets the client `-32602`.
+    pub max_input_rounds: u32,
+    /// Longest `requestState`, in bytes (default 1 MiB): a longer one is refused (`-32602`), and
+    /// a round whose answers and handler state would seal into a longer one ends in `-32602`.
+    pub max_request_state_bytes: usize,
     /// How long in-flight requests may finish after the input ends (default 5 s).
     pub shutdown_grace: Duration,
     /// Cache policy of `server/discover`.
@@ -125,6 +131,8 @@ impl Default for ServerConfig {
             max_in_flight: 1024,
             client_request_timeout: Duration::from_secs(60),
             request_state_ttl: Duration::from_secs(600),
+            max_input_rounds: 16,
+            max_request_state_bytes: 1024 * 1024,
             shutdown_grace: Duration::from_secs(5),
             discover_cache: CachePolicy::default(),
             tools_cache: CachePolicy::default(),

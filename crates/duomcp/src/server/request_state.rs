@@ -2,9 +2,10 @@
 //!
 //! `requestState` travels through the client and comes back on the retry, so it is
 //! attacker-controlled. The server seals it with HMAC-SHA256 and binds it to the method, the
-//! target (tool or prompt name, resource URI), the principal and an expiry. The payload also
-//! carries the answers of earlier rounds, so a handler sees every answer it has been given,
-//! not just the latest round's.
+//! target (tool or prompt name with a digest of its arguments, resource URI), the principal
+//! and an expiry. The payload also carries the answers of earlier rounds, so a handler sees
+//! every answer it has been given, not just the latest round's, and how many rounds there
+//! were (bounded by `ServerConfig::max_input_rounds`).
 
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use base64::Engine as _;
@@ -76,7 +77,7 @@ impl std::fmt::Debug for SealingKey {
 pub(crate) struct SealedState {
     /// Method the state belongs to.
     pub m: String,
-    /// Target: tool or prompt name, or resource URI.
+    /// Target: tool or prompt name with the digest of its arguments, or resource URI.
     pub t: String,
     /// Expiry, milliseconds since the Unix epoch.
     pub e: u64,
@@ -89,6 +90,13 @@ pub(crate) struct SealedState {
     /// The handler's own state.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub u: Option<Value>,
+    /// Rounds of input so far: 1 for the state of the first `InputRequiredResult`.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub n: u32,
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
 }
 
 pub(crate) fn seal(key: &SealingKey, state: &SealedState) -> String {
@@ -162,11 +170,13 @@ pub(crate) fn unseal(
     Ok(state)
 }
 
-/// The target a `tools/call` state is sealed to: the tool's name and a SHA-256 digest of its
-/// arguments (without `_meta`, keys sorted at every depth, so key order does not matter). A
-/// retry with other arguments then fails the target check: the MRTR text says servers SHOULD
-/// bind the state to the salient parameters of the request, and a tool's arguments are what
-/// its answers were given for (a confirmation for `a.txt` is not one for `/etc/important`).
+/// The target a `tools/call` or `prompts/get` state is sealed to: the tool's or prompt's name
+/// and a SHA-256 digest of its arguments (without `_meta`, keys sorted at every depth, so key
+/// order does not matter). A retry with other arguments then fails the target check: the MRTR
+/// text says servers SHOULD bind the state to the salient parameters of the request, and the
+/// arguments are what its answers were given for (a confirmation for `a.txt` is not one for
+/// `/etc/important`). (`resources/read` has one salient parameter, its URI, which is the
+/// target as it is.)
 pub(crate) fn bind_arguments(tool: &str, arguments: Option<&Value>) -> String {
     use sha2::Digest as _;
     let mut text = Vec::new();
@@ -234,6 +244,7 @@ mod tests {
             p: None,
             r: Map::new(),
             u: Some(Value::from(3)),
+            n: 2,
         }
     }
 

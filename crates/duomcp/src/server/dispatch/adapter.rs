@@ -63,8 +63,8 @@ pub(super) trait Adapter: Sized + Send + Sync {
         responses: Option<Map<String, Value>>,
     ) -> Result<(), ProtocolError>;
 
-    /// What the input of a multi-round-trip `tools/call` is bound to: the tool, and (where
-    /// the era seals state) a digest of its arguments.
+    /// What the input of a multi-round-trip `tools/call` or `prompts/get` is bound to: the
+    /// tool or prompt, and (where the era seals state) a digest of its arguments.
     fn call_target<'t>(&self, name: &'t str, arguments: Option<&Value>) -> Cow<'t, str>;
 
     /// Plans a `tools/call` (inline, or as a task) and runs it.

@@ -331,6 +331,12 @@ fn restore_input(
     let mut input = InputState::default();
     if let Some(token) = state {
         let shared = ctx.shared();
+        let max = shared.config.max_request_state_bytes;
+        if token.len() > max {
+            return Err(ProtocolError::InvalidParams(format!(
+                "Invalid params: requestState is longer than {max} bytes"
+            )));
+        }
         let sealed = request_state::unseal(
             &shared.sealing_key,
             token,
@@ -342,6 +348,7 @@ fn restore_input(
         .map_err(|r| ProtocolError::InvalidParams(format!("Invalid params: {}", r.message())))?;
         input.responses = sealed.r;
         input.user_state = sealed.u;
+        input.rounds = sealed.n;
     }
     if let Some(new) = responses {
         input.responses.extend(new);
@@ -366,6 +373,12 @@ fn input_required(
         ));
     }
     let shared = ctx.shared();
+    let max_rounds = shared.config.max_input_rounds;
+    if input.rounds >= max_rounds {
+        return Err(ProtocolError::InvalidParams(format!(
+            "Invalid params: the request needed more than {max_rounds} rounds of input"
+        )));
+    }
     // The server's one clock (`TaskConfig::clock`) times sealed state as it times tasks.
     let expiry = shared.tasks.now() + shared.config.request_state_ttl.as_millis() as u64;
     let sealed = SealedState {
@@ -375,15 +388,24 @@ fn input_required(
         p: ctx.principal().map(|p| p.key()),
         r: input.responses,
         u: input.user_state,
+        n: input.rounds + 1,
     };
     let requests: Map<String, Value> = input
         .requested
         .into_iter()
         .map(|(k, r)| (k, serde_json::to_value(r).unwrap_or(Value::Null)))
         .collect();
+    let state = request_state::seal(&shared.sealing_key, &sealed);
+    let max = shared.config.max_request_state_bytes;
+    if state.len() > max {
+        return Err(ProtocolError::InvalidParams(format!(
+            "Invalid params: the answers and state of this request's input rounds need a \
+             requestState longer than {max} bytes"
+        )));
+    }
     let mut result = json!({
         "resultType": "input_required",
-        "requestState": request_state::seal(&shared.sealing_key, &sealed),
+        "requestState": state,
         "_meta": { meta::SERVER_INFO: server_info },
     });
     if !requests.is_empty() {

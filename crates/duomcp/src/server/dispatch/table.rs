@@ -62,10 +62,16 @@ pub(super) async fn run<A: Adapter>(
             }
             m if m == <methods::GetPrompt as RequestMethod>::NAME => {
                 let p: GetPromptParams = params.parse()?;
+                let arguments = p.arguments.map(Value::Object);
+                let target = a.call_target(&p.name, arguments.as_ref());
                 let state = p.request_state.as_deref();
-                a.restore_input(&ctx, method, &p.name, state, p.input_responses)?;
-                let r = Box::pin(invoke::get_prompt(&ctx, &p.name, p.arguments)).await;
-                a.finish(&ctx, id, method, &p.name, r, None)?
+                a.restore_input(&ctx, method, &target, state, p.input_responses)?;
+                let arguments = match arguments {
+                    Some(Value::Object(map)) => Some(map),
+                    _ => None,
+                };
+                let r = Box::pin(invoke::get_prompt(&ctx, &p.name, arguments)).await;
+                a.finish(&ctx, id, method, &target, r, None)?
             }
             m if m == <methods::ReadResource as RequestMethod>::NAME => {
                 let p: ReadParams = params.parse()?;
