@@ -3,6 +3,7 @@
 
 use http::header::{ACCEPT, CONTENT_TYPE, HOST, ORIGIN};
 use http::{HeaderMap, Uri};
+use std::borrow::Cow;
 use std::net::SocketAddr;
 use std::sync::RwLock;
 
@@ -129,7 +130,8 @@ impl HostGuard {
     }
 
     /// `Err((status, reason))` when the request's authority or `Origin` is refused: `400` for
-    /// a repeated, missing or malformed `Host` (RFC 9112 §3.2), `403` for one not allowed.
+    /// a repeated, missing or malformed `Host` (RFC 9112 §3.2), `403` for one not allowed (the
+    /// reason names it, so that an operator sees what to add to the allow-list).
     ///
     /// The authority checked is the target's when the request line is in absolute form
     /// (`POST http://host/mcp`), which RFC 9112 §3.2.2 says takes the place of `Host`; else
@@ -138,14 +140,14 @@ impl HostGuard {
         &self,
         headers: &HeaderMap,
         uri: &Uri,
-    ) -> Result<(), (http::StatusCode, &'static str)> {
+    ) -> Result<(), (http::StatusCode, Cow<'static, str>)> {
         use http::StatusCode;
         let mut hosts = headers.get_all(HOST).iter();
         let first_host = hosts.next();
         if hosts.next().is_some() {
             return Err((
                 StatusCode::BAD_REQUEST,
-                "Bad Request: more than one Host header",
+                "Bad Request: more than one Host header".into(),
             ));
         }
         if self.hosts.is_some() {
@@ -157,18 +159,18 @@ impl HostGuard {
             let Some((name, port)) = host.and_then(split_authority) else {
                 return Err((
                     StatusCode::BAD_REQUEST,
-                    "Bad Request: missing or malformed Host header",
+                    "Bad Request: missing or malformed Host header".into(),
                 ));
             };
             if !self.host_allowed(&name, port) {
-                return Err((StatusCode::FORBIDDEN, "Forbidden: Host not allowed"));
+                return Err((StatusCode::FORBIDDEN, refused_host(&name, port).into()));
             }
         }
         if let (Some(origins), Some(origin)) = (&self.origins, headers.get(ORIGIN)) {
             let Ok(origin) = origin.to_str() else {
                 return Err((
                     http::StatusCode::FORBIDDEN,
-                    "Forbidden: malformed Origin header",
+                    "Forbidden: malformed Origin header".into(),
                 ));
             };
             let origin = origin.trim().to_ascii_lowercase();
@@ -183,10 +185,27 @@ impl HostGuard {
                     .is_some_and(|(host, port)| h.matches(host, *port)),
             });
             if !allowed {
-                return Err((http::StatusCode::FORBIDDEN, "Forbidden: Origin not allowed"));
+                return Err((
+                    http::StatusCode::FORBIDDEN,
+                    "Forbidden: Origin not allowed".into(),
+                ));
             }
         }
         Ok(())
+    }
+}
+
+/// The reason of a `403` for a `Host` not allowed, naming it (as parsed: lower case, at most
+/// 255 bytes of the name; JSON-escaped in the error object like any message).
+fn refused_host(name: &str, port: Option<u16>) -> String {
+    let mut end = name.len().min(255);
+    while !name.is_char_boundary(end) {
+        end -= 1;
+    }
+    let name = &name[..end];
+    match port {
+        Some(port) => format!("Forbidden: Host {name}:{port} not allowed"),
+        None => format!("Forbidden: Host {name} not allowed"),
     }
 }
 
@@ -279,9 +298,16 @@ mod tests {
             .is_ok());
         assert!(g.check(&headers(&[("host", "127.0.0.1")]), &uri).is_ok());
         assert!(g.check(&headers(&[("host", "[::1]:9")]), &uri).is_ok());
-        assert!(g
-            .check(&headers(&[("host", "evil.example.com")]), &uri)
-            .is_err());
+        let (status, why) = g
+            .check(&headers(&[("host", "evil.example.com:8080")]), &uri)
+            .unwrap_err();
+        assert_eq!(status, 403);
+        assert_eq!(why, "Forbidden: Host evil.example.com:8080 not allowed");
+        let long = format!("{}.example", "a".repeat(300));
+        let mut h = HeaderMap::new();
+        h.append(HOST, HeaderValue::from_str(&long).unwrap());
+        let why = g.check(&h, &uri).unwrap_err().1;
+        assert_eq!(why, format!("Forbidden: Host {} not allowed", &long[..255]));
         assert!(g
             .check(&headers(&[("host", "localhost.evil.example.com")]), &uri)
             .is_err());
