@@ -29,10 +29,11 @@ baseline (within --fd-margin) and the RSS within --rss-margin-mib plus --rss-mar
     bench/soak.py --seconds 600 --server target/release/duomcp -- --some-serve-flag
 
 Arguments after `--` go to `duomcp serve --http ADDR` unchanged (limits such as session
-timeouts). `--long` is `--sessions 100000 --churn 0.7 --abandon-used 0.01 --print-every 10` against a
-server started with `--limit session-idle-timeout=20s --limit session-handshake-timeout=10s`,
-so that the abandoned sessions end within the run: its settle phase waits past both timeouts
-and then asserts that the abandoned session ids it kept (a sample) are answered `404`.
+timeouts). `--long` is `--sessions 100000 --churn 0.7 --abandon-used 0.01 --print-every 10`
+against a server started with `--limit session-idle-timeout=20s --limit
+session-handshake-timeout=10s`, so that the abandoned sessions end within the run: its settle
+phase waits past both timeouts and then asserts that the abandoned session ids it kept (a
+sample) are answered `404`.
 Standard library only.
 """
 
@@ -46,6 +47,8 @@ import subprocess
 import sys
 import threading
 import time
+
+from proc_util import fds, free_port, status_kib
 
 LEGACY = "2025-11-25"
 MODERN = "2026-07-28"
@@ -67,26 +70,6 @@ def rpc(id_, method, params=None):
 INIT = rpc(1, "initialize", {"protocolVersion": LEGACY, "capabilities": {},
                              "clientInfo": {"name": "soak", "version": "1"}})
 INITIALIZED = json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}).encode()
-
-
-def status_kib(pid, field):
-    with open(f"/proc/{pid}/status") as f:
-        for line in f:
-            if line.startswith(field + ":"):
-                return int(line.split()[1])
-    raise RuntimeError(f"no {field} for {pid}")
-
-
-def fds(pid):
-    return len(os.listdir(f"/proc/{pid}/fd"))
-
-
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
 
 
 class Failure(Exception):
