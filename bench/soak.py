@@ -527,7 +527,7 @@ def main():
               and stats.sessions_created > 0 and stats.streams > 0 and stats.vanished > 0
               and still_known == 0
               and (not args.sessions or stats.sessions_created >= args.sessions)
-              and (not args.probe_abandoned or stats.abandoned_ids))
+              and (not args.probe_abandoned or bool(stats.abandoned_ids)))
         report["passed"] = ok
         print(json.dumps(report, indent=2), flush=True)
         if args.json:

@@ -41,6 +41,10 @@ else
   TARGETS=("$@")
   BUILD=(-s none)
 fi
+# FUZZ_TARGET_DIR: another cargo target dir than fuzz/target (for instance one per form).
+if [ -n "${FUZZ_TARGET_DIR:-}" ]; then
+  BUILD+=(--target-dir "$FUZZ_TARGET_DIR")
+fi
 if [ ${#TARGETS[@]} -eq 0 ]; then
   mapfile -t TARGETS < <(cargo +nightly fuzz list)
 fi
