@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # The fuzz targets of fuzz/ (cargo-fuzz, libFuzzer, nightly Rust), in one of two forms.
 #
-#   scripts/fuzz.sh --ci [RUNS]      # CI: every target, -seed=1 -runs=RUNS (default 4000) over
+#   scripts/fuzz.sh --ci [RUNS]      # CI: every target, -seed=1 -runs=RUNS (default 2000) over
 #                                    # its checked-in corpus; an unoptimised build (--dev)
 #   scripts/fuzz.sh 300              # every target, 300 s each (an optimised build)
 #   scripts/fuzz.sh 300 jwt_front_door meta   # chosen targets
+#   scripts/fuzz.sh --dev 300        # the timed form on the unoptimised build of the CI form
 #
 # The CI form repeats exactly: a fixed seed, a fixed number of executions (not a time), the
 # checked-in corpus as it is (new inputs go to a scratch directory emptied first), one job.
@@ -31,15 +32,19 @@ fi
 CI=0
 if [ "${1:-}" = "--ci" ]; then
   CI=1
-  RUNS=${2:-4000}
+  RUNS=${2:-2000}
   shift $(( $# >= 2 ? 2 : 1 ))
   TARGETS=()
   BUILD=(-s none --dev)
 else
+  BUILD=(-s none)
+  if [ "${1:-}" = "--dev" ]; then
+    BUILD+=(--dev)
+    shift
+  fi
   SECONDS_EACH=${1:-20}
   shift || true
   TARGETS=("$@")
-  BUILD=(-s none)
 fi
 # FUZZ_TARGET_DIR: another cargo target dir than fuzz/target (for instance one per form).
 if [ -n "${FUZZ_TARGET_DIR:-}" ]; then
@@ -53,26 +58,54 @@ fi
 # parallel.
 cargo +nightly fuzz build "${BUILD[@]}"
 mkdir -p fuzz/target/logs
-for t in "${TARGETS[@]}"; do
-  log="fuzz/target/logs/$t.log"
+
+# One target, its libFuzzer output in fuzz/target/logs/<target>.log.
+run_one() {
+  local t=$1 log="fuzz/target/logs/$1.log" args
   if [ "$CI" = 1 ]; then
-    scratch="fuzz/target/ci-corpus/$t"
+    local scratch="fuzz/target/ci-corpus/$t"
     rm -rf "$scratch"
     mkdir -p "$scratch"
-    echo "== fuzz $t (-seed=1 -runs=$RUNS)"
     args=("$scratch" "fuzz/corpus/$t" -- -seed=1 -runs="$RUNS")
   else
     mkdir -p "fuzz/target/corpus/$t"
-    echo "== fuzz $t (${SECONDS_EACH}s)"
     args=("fuzz/target/corpus/$t" "fuzz/corpus/$t" -- -max_total_time="$SECONDS_EACH")
   fi
-  if ! cargo +nightly fuzz run "${BUILD[@]}" "$t" "${args[@]}" \
-      -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 >"$log" 2>&1; then
-    tail -60 "$log" >&2
-    echo "fuzz target $t failed: the input is in fuzz/artifacts/$t/" >&2
-    exit 1
-  fi
-  grep -E '^#[0-9]+' "$log" | tail -1
-  grep -E '^stat::(number_of_executed_units|average_exec_per_sec|peak_rss_mb)' "$log" | tr '\n' ' '
+  cargo +nightly fuzz run "${BUILD[@]}" "$t" "${args[@]}" \
+    -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 >"$log" 2>&1
+}
+
+# FUZZ_JOBS targets at a time (each run is one process, so this changes no result): the
+# number of CPUs in the CI form, one at a time in the timed form.
+if [ "$CI" = 1 ]; then JOBS=${FUZZ_JOBS:-$(nproc)}; else JOBS=${FUZZ_JOBS:-1}; fi
+if [ "$CI" = 1 ]; then
+  echo "fuzz: ${#TARGETS[@]} targets, -seed=1 -runs=$RUNS each, $JOBS at a time"
+else
+  echo "fuzz: ${#TARGETS[@]} targets, ${SECONDS_EACH}s each, $JOBS at a time"
+fi
+declare -A PID_OF
+failed=()
+for t in "${TARGETS[@]}"; do
+  while [ "$(jobs -rp | wc -l)" -ge "$JOBS" ]; do
+    wait -n || true
+  done
+  run_one "$t" &
+  PID_OF[$t]=$!
+done
+for t in "${TARGETS[@]}"; do
+  wait "${PID_OF[$t]}" || failed+=("$t")
+done
+
+for t in "${TARGETS[@]}"; do
+  log="fuzz/target/logs/$t.log"
+  echo "== fuzz $t"
+  grep -E '^#[0-9]+' "$log" | tail -1 || true
+  grep -E '^stat::(number_of_executed_units|average_exec_per_sec|peak_rss_mb)' "$log" \
+    | tr '\n' ' ' || true
   echo
 done
+for t in "${failed[@]}"; do
+  tail -60 "fuzz/target/logs/$t.log" >&2
+  echo "fuzz target $t failed: the input is in fuzz/artifacts/$t/" >&2
+done
+[ ${#failed[@]} -eq 0 ]
