@@ -54,6 +54,15 @@ enum Command {
         /// a client gets: LIMITS.md.
         #[arg(long = "limit", value_name = "KEY=VALUE")]
         limits: Vec<String>,
+        /// With --http: keep the state replicas share in Redis (`redis://HOST:PORT`): the SSE
+        /// event log and, without --state-key-file, the `requestState` key. README: "Several
+        /// replicas".
+        #[arg(long, value_name = "URL", requires = "http")]
+        redis: Option<String>,
+        /// The `requestState` keyring: one base64 key of >= 32 random bytes per line, newest
+        /// first (`head -c 32 /dev/urandom | base64`). The newest seals; all open.
+        #[arg(long, value_name = "PATH")]
+        state_key_file: Option<std::path::PathBuf>,
     },
     /// Load any MCP server (stdio or HTTP, either era) and report throughput and latency.
     Bench(duomcp_cli::bench::BenchArgs),
@@ -172,6 +181,8 @@ fn main() -> std::process::ExitCode {
                 allow_hosts,
                 allow_origins,
                 limits,
+                redis,
+                state_key_file,
             } => {
                 let server = match duomcp_cli::reference::server_with_skill_dirs(&skills) {
                     Ok(server) => server,
@@ -184,6 +195,14 @@ fn main() -> std::process::ExitCode {
                     // Ctrl-C / SIGTERM: stop reading, let requests in flight finish within
                     // the grace period, cancel the rest, exit 0.
                     None => {
+                        duomcp_cli::shared_state::apply(
+                            &server,
+                            &mut duomcp::transport::http::HttpConfig::default(),
+                            None,
+                            state_key_file.as_deref(),
+                        )
+                        .await
+                        .map_err(Some)?;
                         say_what_stdio_waits_for();
                         server
                             .serve_stdio_with_shutdown(duomcp::server::shutdown_signal())
@@ -198,6 +217,14 @@ fn main() -> std::process::ExitCode {
                         for origin in allow_origins {
                             config = config.allow_origin(origin);
                         }
+                        duomcp_cli::shared_state::apply(
+                            &server,
+                            &mut config,
+                            redis.as_deref(),
+                            state_key_file.as_deref(),
+                        )
+                        .await
+                        .map_err(Some)?;
                         serve_http(&addr, tls_cert.zip(tls_key), server, config, &limits).await
                     }
                 }

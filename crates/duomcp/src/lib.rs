@@ -66,6 +66,8 @@ pub mod jsonrpc;
 mod schema_check;
 #[cfg(feature = "server")]
 pub mod server;
+#[cfg(feature = "redis")]
+pub mod redis;
 #[cfg(feature = "server")]
 pub mod transport;
 #[cfg(feature = "server")]
