@@ -3,13 +3,12 @@
 //!
 //! `--state-key-file` is the `requestState` keyring (one base64 key of at least 32 random bytes
 //! per line, newest first). Without it, `--redis` makes the replicas share one key kept in
-//! Redis. `--redis` also keeps the legacy SSE event log there, so a stream resumes on any
-//! replica.
+//! Redis. `--redis` also keeps legacy sessions and their SSE event log there, so a session
+//! minted by one replica is served by every replica.
 
 use duomcp::server::{Keyring, Server};
 use duomcp::transport::http::HttpConfig;
 use std::path::Path;
-use std::sync::Arc;
 use std::time::Duration;
 
 /// Installs the shared stores in `config` and the keyring in `server`.
@@ -42,6 +41,6 @@ pub async fn apply(
         };
         server.keyring().replace(&ring);
     }
-    config.event_store = Arc::new(duomcp::redis::RedisEventStore::new(redis));
+    *config = std::mem::take(config).redis(&redis);
     Ok(())
 }

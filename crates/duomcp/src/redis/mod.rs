@@ -1,9 +1,11 @@
 //! Shared state in Redis, for several replicas behind a load balancer (feature `redis`).
 //!
 //! One [`Redis`] handle (a connection to one Redis server, cheap to clone) backs the stores
-//! replicas must share: the legacy SSE event log ([`RedisEventStore`], an
-//! [`EventStore`](crate::transport::http::EventStore)) and the `requestState` key
-//! ([`Redis::shared_keyring`]). The in-memory stores stay the default for one process.
+//! replicas must share: the legacy sessions ([`RedisSessionStore`], a
+//! [`SessionStore`](crate::transport::http::SessionStore)), the legacy SSE event log
+//! ([`RedisEventStore`], an [`EventStore`](crate::transport::http::EventStore)) and the
+//! `requestState` key ([`Redis::shared_keyring`]). [`HttpConfig::redis`] installs the first
+//! two at once. The in-memory stores stay the default for one process.
 //!
 //! # Why redis-rs and its connection manager
 //!
@@ -30,8 +32,10 @@
 //! hash tag, so the keys of one session live in one slot.
 
 mod events;
+mod sessions;
 
 pub use events::RedisEventStore;
+pub use sessions::RedisSessionStore;
 
 use ::redis::aio::{ConnectionManager, ConnectionManagerConfig};
 use std::sync::Arc;
@@ -194,5 +198,28 @@ impl Redis {
             })
             .await?;
         crate::server::Keyring::parse(&stored).map_err(|e| RedisError::new("state-key", e))
+    }
+}
+
+impl crate::transport::http::HttpConfig {
+    /// Keeps legacy sessions and the SSE event log in `redis` ([`RedisSessionStore`],
+    /// [`RedisEventStore`] with its default bounds), so that any replica sharing it serves
+    /// any session. The `requestState` key is the server's: see [`Redis::shared_keyring`].
+    ///
+    /// ```no_run
+    /// use duomcp::redis::Redis;
+    /// use duomcp::server::Server;
+    /// use duomcp::transport::http::{HttpConfig, StreamableHttp};
+    /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+    /// let redis = Redis::connect("redis://127.0.0.1:6379/").unwrap();
+    /// let server = Server::builder().keyring(redis.shared_keyring().await.unwrap()).build();
+    /// let http = StreamableHttp::with_config(server, HttpConfig::default().redis(&redis));
+    /// # let _ = http;
+    /// # });
+    /// ```
+    pub fn redis(mut self, redis: &Redis) -> Self {
+        self.event_store = Arc::new(RedisEventStore::new(redis.clone()));
+        self.session_store = Some(Arc::new(RedisSessionStore::new(redis.clone())));
+        self
     }
 }
