@@ -207,7 +207,12 @@ impl RedisServer {
             .lines()
             .filter_map(|l| {
                 let (name, rest) = l.strip_prefix("cmdstat_")?.split_once(':')?;
-                let calls = rest.strip_prefix("calls=")?.split(',').next()?.parse().ok()?;
+                let calls = rest
+                    .strip_prefix("calls=")?
+                    .split(',')
+                    .next()?
+                    .parse()
+                    .ok()?;
                 Some((name.to_owned(), calls))
             })
             .collect())

@@ -62,12 +62,12 @@ pub mod clock;
 mod common;
 pub mod era;
 pub mod jsonrpc;
+#[cfg(feature = "redis")]
+pub mod redis;
 #[cfg(feature = "server")]
 mod schema_check;
 #[cfg(feature = "server")]
 pub mod server;
-#[cfg(feature = "redis")]
-pub mod redis;
 #[cfg(feature = "server")]
 pub mod transport;
 #[cfg(feature = "server")]

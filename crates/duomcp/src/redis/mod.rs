@@ -33,9 +33,11 @@
 
 mod events;
 mod sessions;
+mod tasks;
 
 pub use events::RedisEventStore;
 pub use sessions::RedisSessionStore;
+pub use tasks::RedisTaskStore;
 
 use ::redis::aio::{ConnectionManager, ConnectionManagerConfig};
 use std::sync::Arc;

@@ -131,7 +131,10 @@ impl SessionStore for RedisSessionStore {
             let key = self.key(id);
             self.redis
                 .run("sessions", |mut c| async move {
-                    ::redis::cmd("DEL").arg(&key).query_async::<i64>(&mut c).await
+                    ::redis::cmd("DEL")
+                        .arg(&key)
+                        .query_async::<i64>(&mut c)
+                        .await
                 })
                 .await
                 .map(drop)

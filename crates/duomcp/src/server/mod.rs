@@ -23,12 +23,12 @@ mod envelope;
 mod error;
 mod handler;
 mod invoke;
+pub(crate) mod keyring;
 pub mod middleware;
 mod oneshot;
 pub(crate) mod params;
 pub(crate) mod principal;
 mod registry;
-pub(crate) mod keyring;
 pub(crate) mod request_state;
 pub(crate) mod session;
 mod shutdown;
@@ -43,9 +43,9 @@ pub use handler::{
     Args, CallParts, FromCallParts, Handler, IntoPromptResult, IntoReadResult, IntoToolResult,
     Json, Rejection, State, Uri,
 };
+pub use keyring::{Keyring, KeyringError};
 pub use principal::Principal;
 pub use registry::{PromptSpec, ResourceSpec, Scoped, TemplateSpec, ToolSpec};
-pub use keyring::{Keyring, KeyringError};
 pub use request_state::SealingKey;
 pub use shutdown::shutdown_signal;
 pub use uri_template::UriTemplate;

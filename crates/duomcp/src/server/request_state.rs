@@ -352,7 +352,10 @@ mod tests {
         let token = seal(&before, &state());
         assert!(token.starts_with(&format!("v2.{}.", old.id())));
         let rotated = Keyring::new(new.clone(), vec![old.clone()]);
-        assert_eq!(unseal(&rotated, &token, 0, "tools/call", "t", None), Ok(state()));
+        assert_eq!(
+            unseal(&rotated, &token, 0, "tools/call", "t", None),
+            Ok(state())
+        );
         // The rotated ring seals with the new key, which the old ring does not hold.
         let fresh = seal(&rotated, &state());
         assert!(fresh.starts_with(&format!("v2.{}.", new.id())));

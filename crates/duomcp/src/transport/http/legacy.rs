@@ -6,9 +6,9 @@ use super::headers::{LAST_EVENT_ID, SESSION_ID};
 use super::session::{
     event_id, parse_event_id, Attached, CreateError, HttpSession, Out, ReplySource, STANDALONE,
 };
+use super::shared_session as shared;
 use super::sse::{self, LegacyConn};
 use super::store::StoreError;
-use super::shared_session as shared;
 use super::{
     accepted, busy, client_data, guard, method_not_allowed, modern_header, owner_key, principal,
     reply_json, rpc_error, with_timeout, Inner, CONN_CAPACITY, SINK_CAPACITY,
