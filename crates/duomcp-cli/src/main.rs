@@ -217,6 +217,8 @@ fn main() -> std::process::ExitCode {
                         for origin in allow_origins {
                             config = config.allow_origin(origin);
                         }
+                        // After the limits: `--redis` replaces the in-memory event log they size.
+                        duomcp_cli::limits::apply(&mut config, &limits).map_err(Some)?;
                         duomcp_cli::shared_state::apply(
                             &server,
                             &mut config,
@@ -225,7 +227,7 @@ fn main() -> std::process::ExitCode {
                         )
                         .await
                         .map_err(Some)?;
-                        serve_http(&addr, tls_cert.zip(tls_key), server, config, &limits).await
+                        serve_http(&addr, tls_cert.zip(tls_key), server, config).await
                     }
                 }
             }
@@ -269,11 +271,9 @@ async fn serve_http(
     addr: &str,
     tls: Option<(std::path::PathBuf, std::path::PathBuf)>,
     server: duomcp::server::Server,
-    mut config: duomcp::transport::http::HttpConfig,
-    limits: &[String],
+    config: duomcp::transport::http::HttpConfig,
 ) -> Result<(), Option<String>> {
     use duomcp::transport::http::{tls as http_tls, StreamableHttp};
-    duomcp_cli::limits::apply(&mut config, limits).map_err(Some)?;
     // Read the certificate before binding: a bad file is reported before anything listens.
     let tls = match tls {
         Some((cert, key)) => Some(

@@ -267,8 +267,7 @@ fn legacy(addr: SocketAddr, sid: &str, id: u64, method: &str, params: Value) -> 
     let json = body
         .lines()
         .filter_map(|l| l.strip_prefix("data:"))
-        .filter(|d| !d.trim().is_empty())
-        .last()
+        .rfind(|d| !d.trim().is_empty())
         .map(|d| d.trim().to_owned())
         .unwrap_or(body);
     (status, serde_json::from_str(&json).unwrap_or(Value::Null))

@@ -4,7 +4,8 @@
 //! replicas must share: the legacy sessions ([`RedisSessionStore`], a
 //! [`SessionStore`](crate::transport::http::SessionStore)), the legacy SSE event log
 //! ([`RedisEventStore`], an [`EventStore`](crate::transport::http::EventStore)) and the
-//! `requestState` key ([`Redis::shared_keyring`]). [`HttpConfig::redis`] installs the first
+//! `requestState` key ([`Redis::shared_keyring`]).
+//! [`HttpConfig::redis`](crate::transport::http::HttpConfig::redis) installs the first
 //! two at once. The in-memory stores stay the default for one process.
 //!
 //! # Why redis-rs and its connection manager

@@ -118,9 +118,9 @@ impl SessionStore for RedisSessionStore {
                 Some([_]) => Ok(Touched::Unchanged),
                 Some([v, r, ..]) => {
                     let version = v.parse().map_err(|_| bad("a version is not a number"))?;
-                    let record =
-                        serde_json::from_str(r).map_err(|_| bad("a session record is not JSON"))?;
-                    Ok(Touched::Changed(version, record))
+                    let record = serde_json::from_str::<SessionRecord>(r)
+                        .map_err(|_| bad("a session record is not JSON"))?;
+                    Ok(Touched::Changed(version, Box::new(record)))
                 }
             }
         })

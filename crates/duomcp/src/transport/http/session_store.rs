@@ -46,11 +46,11 @@ pub enum Touched {
     Unchanged,
     /// Alive, with this record at this version (newer than the caller's, or the caller had
     /// none).
-    Changed(u64, SessionRecord),
+    Changed(u64, Box<SessionRecord>),
 }
 
-/// Where legacy sessions are shared between replicas (for example
-/// [`RedisSessionStore`](crate::redis::RedisSessionStore)). Records expire after the idle
+/// Where legacy sessions are shared between replicas (for example `RedisSessionStore` of
+/// `duomcp::redis`, feature `redis`). Records expire after the idle
 /// time given with each call unless touched again.
 pub trait SessionStore: Send + Sync + 'static {
     /// Writes the record of session `id` and returns its new version (greater than any before).

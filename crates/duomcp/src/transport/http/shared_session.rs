@@ -64,7 +64,7 @@ pub(super) async fn lookup(
                     }
                 },
             };
-            restore(&session, record);
+            restore(&session, *record);
             session.version.store(version, Ordering::Release);
             Ok(Some(session))
         }
