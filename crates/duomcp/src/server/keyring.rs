@@ -15,7 +15,7 @@ use base64::Engine as _;
 use std::sync::{Arc, RwLock};
 
 /// Keys accepted in one ring at most (a file with more is refused).
-pub const MAX_KEYS: usize = 16;
+pub(crate) const MAX_KEYS: usize = 16;
 
 /// Why a keyring could not be read.
 #[derive(Debug, thiserror::Error)]
@@ -38,14 +38,18 @@ pub enum KeyringError {
         /// What is wrong with it.
         reason: String,
     },
-    /// No key at all, or more than [`MAX_KEYS`].
+    /// No key at all, or more than 16.
     #[error("keyring: {0}")]
     Count(String),
 }
 
-/// The keys that seal (the first) and open (all) `requestState`; see the
-/// [module](self) documentation. Cloning shares the ring: [`replace`](Keyring::replace) on one
-/// clone is seen by every clone (a server keeps one clone, whoever configures it another).
+/// The keys that seal (the newest, first) and open (all, at most 16) `requestState`, so that
+/// replicas keep opening what an older key sealed after a rotation; a sealed state names its
+/// key. A keyring file ([`Keyring::from_file`], `duomcp serve --state-key-file`) has one
+/// base64 key of at least 32 random bytes per line, newest first
+/// (`head -c 32 /dev/urandom | base64`). Cloning shares the ring: [`replace`](Keyring::replace)
+/// on one clone is seen by every clone (a server keeps one clone, whoever configures it
+/// another).
 ///
 /// ```
 /// use duomcp::server::Keyring;
