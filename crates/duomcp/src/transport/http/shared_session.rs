@@ -5,6 +5,7 @@ use super::session::HttpSession;
 use super::session_store::{SessionRecord, SessionStore, Touched};
 use super::store::StoreError;
 use super::Inner;
+use crate::correlation::Limits;
 use crate::server::session::Negotiated;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -48,6 +49,7 @@ pub(super) async fn lookup(
                     t.config.max_sessions,
                     &t.closing,
                     t.config.event_store.clone(),
+                    Limits::default().running(t.config.max_concurrent_requests.max(1)),
                 ) {
                     Ok(s) => {
                         t.sessions.start_sweeper(
