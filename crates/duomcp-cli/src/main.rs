@@ -54,7 +54,14 @@ enum Command {
         /// a client gets: LIMITS.md.
         #[arg(long = "limit", value_name = "KEY=VALUE")]
         limits: Vec<String>,
+        /// Speak only one revision (`legacy`: 2025-11-25, `modern`: 2026-07-28), as a server
+        /// of that revision alone would; default both.
+        #[arg(long, value_enum, default_value = "both")]
+        era: duomcp_cli::reference::era::ServeEra,
     },
+    /// Serve other MCP servers (stdio commands, URLs) as one, to clients of both revisions,
+    /// bridging between them: `duomcp gateway -- CMD ARGS`, `--upstream URL`, `--config FILE`.
+    Gateway(duomcp_cli::commands::gateway::GatewayArgs),
     /// Load any MCP server (stdio or HTTP, either era) and report throughput and latency.
     Bench(duomcp_cli::bench::BenchArgs),
     /// Authorize against an MCP server (OAuth in the browser) and store the tokens: later
@@ -160,6 +167,9 @@ fn main() -> std::process::ExitCode {
         Command::Client(command) => return runtime.block_on(duomcp_cli::commands::run(command)),
         Command::Login(args) => return runtime.block_on(duomcp_cli::commands::login::run(args)),
         Command::Bench(args) => return runtime.block_on(duomcp_cli::bench::run(args)),
+        Command::Gateway(args) => {
+            return runtime.block_on(duomcp_cli::commands::gateway::run(args))
+        }
         other => other,
     };
     let result = runtime.block_on(async {
@@ -172,8 +182,9 @@ fn main() -> std::process::ExitCode {
                 allow_hosts,
                 allow_origins,
                 limits,
+                era,
             } => {
-                let server = match duomcp_cli::reference::server_with_skill_dirs(&skills) {
+                let server = match duomcp_cli::reference::server_for_era(&skills, era) {
                     Ok(server) => server,
                     Err(e) => {
                         eprintln!("duomcp: cannot serve the skills: {e}");
@@ -204,6 +215,7 @@ fn main() -> std::process::ExitCode {
             }
             Command::Client(_)
             | Command::Bench(_)
+            | Command::Gateway(_)
             | Command::Login(_)
             | Command::Completions { .. }
             | Command::Servers { .. } => Ok(()),
