@@ -74,6 +74,8 @@ pub struct GatewaySettings {
     pub hold_timeout_secs: u64,
     /// How many upstream calls may be held at once, over all clients (default 256).
     pub max_holds: usize,
+    /// Items per page of the gateway's lists, over all upstreams (default 100).
+    pub page_size: usize,
 }
 
 impl Default for GatewaySettings {
@@ -83,6 +85,7 @@ impl Default for GatewaySettings {
             prefix: PrefixMode::Auto,
             hold_timeout_secs: 60,
             max_holds: 256,
+            page_size: 100,
         }
     }
 }

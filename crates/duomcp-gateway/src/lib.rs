@@ -133,7 +133,9 @@ impl Gateway {
         if failures.len() == upstreams.len() {
             return Err(GatewayError::NoUpstream(failures.join("\n")));
         }
-        let mut builder = Server::builder();
+        let mut server_config = duomcp::server::ServerConfig::default();
+        server_config.page_size = settings.page_size.max(1);
+        let mut builder = Server::builder().config(server_config);
         match (&first_info, upstreams.len()) {
             // One upstream: the client sees its identity and instructions.
             (Some((info, instructions)), 1) => {
