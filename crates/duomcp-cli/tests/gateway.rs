@@ -354,3 +354,29 @@ async fn serve_era_switch_refuses_the_other_revision() {
         .await;
     assert_eq!(text(&ok), "This is a simple text response for testing.");
 }
+
+#[tokio::test]
+async fn modern_client_and_modern_upstream_relay_the_upstreams_own_input_rounds() {
+    tokio::time::timeout(BOUND, async {
+        let gw = gateway(GatewayConfig::single(serve("modern"))).await;
+        let mut wire = Wire::in_process(gw.server().clone(), MODERN);
+        let caps = json!({ "elicitation": {} });
+        let call = json!({ "name": "test_streaming_elicitation" });
+        let first = wire
+            .ok("tools/call", modern(call.clone(), caps.clone()))
+            .await;
+        assert_eq!(first["resultType"], "input_required", "{first}");
+        // The upstream's own key, not one the gateway made up; no call is held.
+        assert!(first["inputRequests"]["user_name"].is_object(), "{first}");
+        assert!(gw.holds().is_empty());
+        let mut retry = call;
+        retry["requestState"] = first["requestState"].clone();
+        retry["inputResponses"] =
+            json!({ "user_name": { "action": "accept", "content": { "name": "Ada" } } });
+        let done = wire.ok("tools/call", modern(retry, caps)).await;
+        assert_eq!(done["resultType"], "complete", "{done}");
+        assert!(text(&done).contains("Accept"), "{done}");
+    })
+    .await
+    .expect("bounded");
+}

@@ -11,11 +11,12 @@
 
 use crate::upstream::{Event, Upstream};
 use duomcp::client::{ClientError, RequestOptions};
+use duomcp::era::Era;
 use duomcp::era::ProtocolError;
 use duomcp::server::{Context, HandlerError, InputRequired};
-use duomcp_schema::{CallToolResult, InputRequest};
+use duomcp_schema::{CallToolResult, GetPromptResult, InputRequest};
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
+use serde_json::{Map, Value};
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -42,11 +43,13 @@ impl Drop for AbortOnDrop {
 struct Call {
     events: mpsc::Receiver<Event>,
     events_open: bool,
-    done: oneshot::Receiver<Result<CallToolResult, ClientError>>,
+    done: oneshot::Receiver<Result<Value, ClientError>>,
     _task: AbortOnDrop,
     pending: Vec<(String, Box<InputRequest>, Reply)>,
     next_key: u32,
     upstream: String,
+    /// The upstream's `InputRequiredResult`s come back as results, to relay.
+    relay: bool,
 }
 
 impl Call {
@@ -56,10 +59,17 @@ impl Call {
     }
 }
 
-/// What the sealed `requestState` carries: the held call's id.
+/// What the gateway keeps in the sealed `requestState` of its `InputRequiredResult`.
 #[derive(Serialize, Deserialize)]
-struct HoldRef {
-    hold: String,
+#[serde(tag = "k")]
+enum GatewayState {
+    /// The upstream call held in [`Holds`] under this id.
+    Hold { hold: String },
+    /// A 2026-07-28 upstream's own round, relayed: its `requestState` and `inputRequests`.
+    Relay {
+        state: Option<Value>,
+        requests: Map<String, Value>,
+    },
 }
 
 /// Upstream calls held for a 2026-07-28 client's retry: bounded in number and in time.
@@ -135,44 +145,206 @@ pub(crate) async fn call_tool(
     name: String,
     arguments: Value,
 ) -> Result<CallToolResult, HandlerError> {
-    let call = match ctx.request_state::<HoldRef>() {
-        Some(r) => holds.take(&r.hold).ok_or_else(|| {
+    let mut params = Map::new();
+    params.insert("name".into(), Value::String(name));
+    if arguments.as_object().is_some_and(|a| !a.is_empty()) {
+        params.insert("arguments".into(), arguments);
+    }
+    let value = forward(&upstream, &holds, &ctx, "tools/call", params).await?;
+    decode(&upstream, value)
+}
+
+/// The handler of every bridged prompt.
+pub(crate) async fn get_prompt(
+    upstream: Arc<Upstream>,
+    holds: Arc<Holds>,
+    ctx: Context,
+    name: String,
+    arguments: Map<String, Value>,
+) -> Result<GetPromptResult, HandlerError> {
+    let mut params = Map::new();
+    params.insert("name".into(), Value::String(name));
+    if !arguments.is_empty() {
+        params.insert("arguments".into(), Value::Object(arguments));
+    }
+    let value = forward(&upstream, &holds, &ctx, "prompts/get", params).await?;
+    decode(&upstream, value)
+}
+
+/// A complete result, without the envelope fields the gateway's own server sets again.
+fn decode<T: serde::de::DeserializeOwned>(
+    upstream: &Upstream,
+    mut value: Value,
+) -> Result<T, HandlerError> {
+    if let Some(o) = value.as_object_mut() {
+        for k in ["resultType", "ttlMs", "cacheScope", "_meta"] {
+            o.remove(k);
+        }
+    }
+    serde_json::from_value(value).map_err(|e| {
+        HandlerError::msg(format!(
+            "upstream `{}` sent a malformed result: {e}",
+            upstream.name()
+        ))
+    })
+}
+
+/// Carries `method` with `params` to the upstream and back; see the module's header.
+async fn forward(
+    upstream: &Arc<Upstream>,
+    holds: &Arc<Holds>,
+    ctx: &Context,
+    method: &'static str,
+    params: Map<String, Value>,
+) -> Result<Value, HandlerError> {
+    let state = ctx.request_state::<GatewayState>();
+    let call = match state {
+        Some(GatewayState::Hold { hold }) => holds.take(&hold).ok_or_else(|| {
             HandlerError::msg(
                 "the upstream call waiting for this input is gone (its hold timed out, or it \
                  was answered already): call the tool again",
             )
         })?,
-        None => start(&upstream, &ctx, name, arguments).await?,
+        relayed => {
+            let session = upstream
+                .session_for(ctx.client_capabilities())
+                .await
+                .map_err(|e| upstream_failure(upstream.name(), e))?;
+            // Both sides 2026-07-28: the upstream's input rounds are the client's, relayed.
+            let relay = ctx.era() == Era::Modern && session.client.era() == Era::Modern;
+            let mut params = params;
+            if relay {
+                if let Some(GatewayState::Relay { state, requests }) = relayed {
+                    let responses = answers(ctx, &requests).await?;
+                    let Some(responses) = responses else {
+                        ctx.set_request_state(GatewayState::Relay { state, requests });
+                        return Err(InputRequired.into());
+                    };
+                    params.insert("inputResponses".into(), Value::Object(responses));
+                    if let Some(state) = state {
+                        params.insert("requestState".into(), state);
+                    }
+                }
+            }
+            start(upstream, &session, ctx, method, params, relay).await?
+        }
     };
-    drive(&ctx, call, &holds).await
+    let (value, relay) = drive(ctx, call, holds).await?;
+    if !relay || value.get("resultType").and_then(Value::as_str) != Some("input_required") {
+        return Ok(value);
+    }
+    relay_round(upstream, ctx, value).await
+}
+
+/// A relayed upstream `InputRequiredResult`: its input requests become the client's, under the
+/// upstream's own keys, and its `requestState` rides in the gateway's sealed one.
+async fn relay_round(
+    upstream: &Arc<Upstream>,
+    ctx: &Context,
+    value: Value,
+) -> Result<Value, HandlerError> {
+    let requests = value
+        .get("inputRequests")
+        .and_then(Value::as_object)
+        .cloned()
+        .unwrap_or_default();
+    let state = value.get("requestState").cloned();
+    if requests.is_empty() && state.is_none() {
+        return Err(HandlerError::msg(format!(
+            "upstream `{}` asked for input without inputRequests or requestState",
+            upstream.name()
+        )));
+    }
+    for (key, raw) in &requests {
+        let request: InputRequest = serde_json::from_value(raw.clone()).map_err(|e| {
+            HandlerError::msg(format!(
+                "upstream `{}`: input request `{key}`: {e}",
+                upstream.name()
+            ))
+        })?;
+        match ask_client(ctx, key, &request).await {
+            Ok(_) | Err(HandlerError::InputRequired(_)) => {}
+            Err(e) => return Err(e),
+        }
+    }
+    ctx.set_request_state(GatewayState::Relay { state, requests });
+    Err(InputRequired.into())
+}
+
+/// The client's answers to the relayed `requests`, or `None` when one is still missing (the
+/// missing ones are asked again).
+async fn answers(
+    ctx: &Context,
+    requests: &Map<String, Value>,
+) -> Result<Option<Map<String, Value>>, HandlerError> {
+    let mut out = Map::new();
+    let mut missing = false;
+    for (key, raw) in requests {
+        let Ok(request) = serde_json::from_value::<InputRequest>(raw.clone()) else {
+            continue;
+        };
+        match ask_client(ctx, key, &request).await {
+            Ok(v) => {
+                out.insert(key.clone(), v);
+            }
+            Err(HandlerError::InputRequired(_)) => missing = true,
+            Err(e) => return Err(e),
+        }
+    }
+    Ok((!missing).then_some(out))
 }
 
 /// Starts the upstream call in a task of its own.
 async fn start(
     upstream: &Arc<Upstream>,
+    session: &Arc<crate::upstream::Session>,
     ctx: &Context,
-    name: String,
-    arguments: Value,
+    method: &'static str,
+    params: Map<String, Value>,
+    relay: bool,
 ) -> Result<Call, HandlerError> {
-    let session = upstream
-        .session_for(ctx.client_capabilities())
-        .await
-        .map_err(|e| upstream_failure(upstream.name(), e))?;
     let permit = upstream.permit().await;
     let (tx, events) = mpsc::channel(EVENT_BUFFER);
     let (done_tx, done) = oneshot::channel();
     let route = session.routes.enter(tx.clone());
     let client = session.client.clone();
     let progress = tx;
-    let options = RequestOptions::new()
+    // Ask for every log message: the gateway's server filters by the client's own level.
+    let level = ctx
+        .log_level()
+        .unwrap_or(duomcp_schema::LoggingLevel::Debug);
+    let mut options = RequestOptions::new()
         .timeout(upstream.config.timeout())
+        .log_level(level)
         .on_progress(move |p| {
             let _ = progress.try_send(Event::Progress(p.clone()));
         });
+    if relay {
+        options = options.relay_input_required();
+    }
     let task = tokio::spawn(async move {
         let _route = route;
         let _permit = permit;
-        let result = client.call_tool_with(&name, arguments, options).await;
+        let result = if method == "tools/call" && !relay {
+            // The typed call follows a task to its result (results inline).
+            let name = params
+                .get("name")
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_owned();
+            let arguments = params
+                .get("arguments")
+                .cloned()
+                .unwrap_or(Value::Object(Map::new()));
+            client
+                .call_tool_with(&name, arguments, options)
+                .await
+                .and_then(|r| {
+                    serde_json::to_value(r).map_err(|e| ClientError::Protocol(e.to_string()))
+                })
+        } else {
+            client.request(method, params, options).await
+        };
         let _ = done_tx.send(result);
     });
     Ok(Call {
@@ -183,6 +355,7 @@ async fn start(
         pending: Vec::new(),
         next_key: 0,
         upstream: upstream.name().to_owned(),
+        relay,
     })
 }
 
@@ -191,7 +364,7 @@ async fn drive(
     ctx: &Context,
     mut call: Call,
     holds: &Arc<Holds>,
-) -> Result<CallToolResult, HandlerError> {
+) -> Result<(Value, bool), HandlerError> {
     loop {
         let mut unanswered = Vec::new();
         for (key, request, reply) in std::mem::take(&mut call.pending) {
@@ -208,7 +381,7 @@ async fn drive(
         if !unanswered.is_empty() {
             call.pending = unanswered;
             let hold = holds.hold(call)?;
-            ctx.set_request_state(HoldRef { hold });
+            ctx.set_request_state(GatewayState::Hold { hold });
             return Err(InputRequired.into());
         }
         tokio::select! {
@@ -237,7 +410,7 @@ async fn drive(
                     relay(ctx, event).await;
                 }
                 return match result {
-                    Ok(r) => r.map_err(|e| upstream_failure(&call.upstream, e)),
+                    Ok(r) => r.map(|v| (v, call.relay)).map_err(|e| upstream_failure(&call.upstream, e)),
                     Err(_) => Err(HandlerError::msg(format!(
                         "upstream `{}`: the call ended without a result",
                         call.upstream
@@ -277,6 +450,18 @@ async fn ask_client(
 /// (closed, timed out) an error naming the upstream.
 pub(crate) fn upstream_failure(upstream: &str, e: ClientError) -> HandlerError {
     match e {
+        // The one error whose HTTP status differs (400): kept as what it is.
+        ClientError::Rpc { error, .. }
+            if error.code == duomcp_schema::error_code::MISSING_REQUIRED_CLIENT_CAPABILITY =>
+        {
+            let caps = error
+                .data
+                .as_ref()
+                .and_then(|d| d.get("requiredCapabilities"))
+                .cloned()
+                .unwrap_or_default();
+            ProtocolError::MissingClientCapability(caps).into()
+        }
         ClientError::Rpc { error, .. } => ProtocolError::Custom(error).into(),
         other => HandlerError::msg(format!("upstream `{upstream}`: {other}")),
     }

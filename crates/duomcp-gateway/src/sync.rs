@@ -125,8 +125,10 @@ pub(crate) async fn resync(shared: &Shared, index: usize) {
                     prompt.name = u.naming.outer(&inner);
                     let def = serde_json::to_value(&prompt).unwrap_or_default();
                     if old.prompts.get(&prompt.name) != Some(&def) {
-                        server
-                            .add_prompt(PromptSpec::from(prompt.clone()), prompt_handler(u, inner));
+                        server.add_prompt(
+                            PromptSpec::from(prompt.clone()),
+                            prompt_handler(shared, u, inner),
+                        );
                     }
                     fresh.prompts.insert(prompt.name, def);
                 }
@@ -235,23 +237,14 @@ type PromptFuture = std::pin::Pin<
 >;
 
 fn prompt_handler(
+    shared: &Shared,
     u: &Arc<Upstream>,
     inner: String,
-) -> impl Fn(Args<Map<String, Value>>) -> PromptFuture + Clone + Send + Sync + 'static {
-    let u = u.clone();
-    move |Args(args): Args<Map<String, Value>>| {
-        let (u, inner) = (u.clone(), inner.clone());
-        Box::pin(async move {
-            let client = u
-                .client()
-                .await
-                .map_err(|e| bridge::upstream_failure(u.name(), e))?;
-            let _permit = u.permit().await;
-            client
-                .get_prompt(&inner, args)
-                .await
-                .map_err(|e| bridge::upstream_failure(u.name(), e))
-        }) as PromptFuture
+) -> impl Fn(Context, Args<Map<String, Value>>) -> PromptFuture + Clone + Send + Sync + 'static {
+    let (u, holds) = (u.clone(), shared.holds.clone());
+    move |ctx: Context, Args(args): Args<Map<String, Value>>| {
+        let fut = bridge::get_prompt(u.clone(), holds.clone(), ctx, inner.clone(), args);
+        Box::pin(fut) as PromptFuture
     }
 }
 

@@ -576,6 +576,7 @@ impl Inner {
                     "the server answered {method} with a task, which the client did not ask for"
                 )))
                 }
+                Kind::InputRequired if opts.relay_input_required => return Ok((value, true)),
                 Kind::InputRequired => {}
             }
             if speak.era != Era::Modern {
