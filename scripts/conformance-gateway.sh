@@ -46,23 +46,33 @@ start_gateway() { # era of the upstream: both | legacy | modern
 }
 URL="http://127.0.0.1:$PORT/mcp"
 
-run_leg() { # name, args...
-  local name=$1; shift
+run_leg() { # group, name, args...
+  local group=$1 name=$2; shift 2
   local t0=$SECONDS
   echo "== conformance $name"
-  suite "$@" -o "$OUT/$name" --timeout 60000 >"$OUT/$name.txt" 2>&1 || true
+  mkdir -p "$OUT/$group"
+  suite "$@" -o "$OUT/$group/$name" --timeout 60000 >"$OUT/$name.txt" 2>&1 || true
   grep -E '^(Total|✗)' "$OUT/$name.txt" || true
   echo "   ($((SECONDS - t0)) s)"
 }
 
+T0=$SECONDS
 start_gateway both
-run_leg gateway-both-2025-11-25 server --url "$URL" --requirements 2025-11-25
-run_leg gateway-both-2026-07-28 server --url "$URL" --requirements 2026-07-28
-run_leg gateway-both-all server --url "$URL" --suite all
+run_leg both gateway-both-2025-11-25 server --url "$URL" --requirements 2025-11-25
+run_leg both gateway-both-2026-07-28 server --url "$URL" --requirements 2026-07-28
+run_leg both gateway-both-all server --url "$URL" --suite all
 start_gateway legacy
-run_leg gateway-legacy-2026-07-28 server --url "$URL" --requirements 2026-07-28
+run_leg legacy gateway-legacy-2026-07-28 server --url "$URL" --requirements 2026-07-28
 start_gateway modern
-run_leg gateway-modern-2025-11-25 server --url "$URL" --requirements 2025-11-25
+run_leg modern gateway-modern-2025-11-25 server --url "$URL" --requirements 2025-11-25
 stop_gateway
+echo "conformance-gateway: legs took $((SECONDS - T0)) s"
 
-python3 scripts/conformance_check.py "$OUT" conformance/expected-failures.yaml
+# Each upstream era has its own list of scenarios that may still miss through the gateway
+# (issue 18 is open); one that passes anyway is not an error here (some are timing-dependent).
+status=0
+for group in both legacy modern; do
+  CONFORMANCE_ALLOW_STALE=1 python3 scripts/conformance_check.py "$OUT/$group" \
+    "conformance/gateway-expected-failures-$group.yaml" || status=1
+done
+exit $status

@@ -380,3 +380,35 @@ async fn modern_client_and_modern_upstream_relay_the_upstreams_own_input_rounds(
     .await
     .expect("bounded");
 }
+
+#[tokio::test]
+async fn healthz_reports_every_upstream() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    tokio::time::timeout(BOUND, async {
+        let gw = std::sync::Arc::new(gateway(GatewayConfig::single(serve("legacy"))).await);
+        let app = duomcp_gateway::http::app(gw, duomcp::transport::http::HttpConfig::default());
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        tokio::spawn(duomcp::transport::http::serve(listener, app));
+        let mut tcp = tokio::net::TcpStream::connect(addr).await.unwrap();
+        tcp.write_all(
+            format!("GET /healthz HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n")
+                .as_bytes(),
+        )
+        .await
+        .unwrap();
+        let mut response = String::new();
+        tcp.read_to_string(&mut response).await.unwrap();
+        assert!(response.starts_with("HTTP/1.1 200"), "{response}");
+        let body: Value = serde_json::from_str(response.split("\r\n\r\n").nth(1).unwrap()).unwrap();
+        assert_eq!(body["ok"], true);
+        assert_eq!(body["upstreams"][0]["name"], "ref");
+        assert_eq!(body["upstreams"][0]["protocol_version"], LEGACY);
+        assert!(
+            body["upstreams"][0]["tools"].as_u64().unwrap() > 10,
+            "{body}"
+        );
+    })
+    .await
+    .expect("bounded");
+}
