@@ -412,3 +412,75 @@ async fn healthz_reports_every_upstream() {
     .await
     .expect("bounded");
 }
+
+/// The pids of the processes whose command line contains `marker` (the upstream's main
+/// session and its pooled ones).
+fn pids_with(marker: &str) -> Vec<u32> {
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    let mut pids: Vec<u32> = dir
+        .flatten()
+        .filter_map(|e| {
+            let pid: u32 = e.file_name().to_str()?.parse().ok()?;
+            let cmd = std::fs::read(e.path().join("cmdline")).ok()?;
+            String::from_utf8_lossy(&cmd)
+                .contains(marker)
+                .then_some(pid)
+        })
+        .collect();
+    pids.sort_unstable();
+    pids
+}
+
+#[tokio::test]
+async fn a_dead_stdio_upstream_fails_its_calls_clearly_and_is_restarted() {
+    tokio::time::timeout(BOUND, async {
+        let dir = support::TempDir::new("gateway-death");
+        let mut up = serve("legacy");
+        up.args.extend(["--skills".into(), dir.arg().to_owned()]);
+        let gw = gateway(GatewayConfig::single(up)).await;
+        let mut wire = Wire::in_process(gw.server().clone(), MODERN);
+        // A call in flight when the upstream dies...
+        wire.send(
+            json!({ "jsonrpc": "2.0", "id": 77, "method": "tools/call", "params":
+            modern(json!({ "name": "slow_compute", "arguments": { "seconds": 30 } }), json!({})) }),
+        )
+        .await;
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        let before = pids_with(dir.arg());
+        // One process: a stdio upstream's sessions are not pooled per capability set.
+        assert_eq!(before.len(), 1, "{before:?}");
+        for pid in &before {
+            let killed = std::process::Command::new("kill")
+                .args(["-9", &pid.to_string()])
+                .status()
+                .unwrap();
+            assert!(killed.success());
+        }
+        // ...gets a clear error naming the upstream, long before the call would have ended.
+        let r = wire.response_to(&json!(77)).await;
+        assert_eq!(r["result"]["isError"], true, "{r}");
+        let msg = text(&r["result"]);
+        assert!(msg.contains("upstream `ref`"), "{msg}");
+        // The process is restarted (a new pid) and the next call works.
+        let plain = wire
+            .ok(
+                "tools/call",
+                modern(json!({ "name": "test_simple_text" }), json!({})),
+            )
+            .await;
+        assert_eq!(
+            text(&plain),
+            "This is a simple text response for testing.",
+            "{plain}"
+        );
+        let again = pids_with(dir.arg());
+        assert!(
+            !again.is_empty() && again.iter().all(|p| !before.contains(p)),
+            "{before:?} {again:?}"
+        );
+    })
+    .await
+    .expect("bounded");
+}

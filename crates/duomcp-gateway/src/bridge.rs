@@ -30,6 +30,11 @@ const EVENT_BUFFER: usize = 64;
 
 type Reply = oneshot::Sender<Result<Value, String>>;
 
+/// After an upstream call's result, how long its route stays open for log messages still on
+/// their way: they come on the upstream connection's notification stream, which is read
+/// apart from the call's answer and may lag it.
+const LOG_GRACE: Duration = Duration::from_millis(20);
+
 /// Aborts the upstream call's task when dropped: an abandoned hold cancels the call.
 struct AbortOnDrop(JoinHandle<()>);
 
@@ -230,10 +235,61 @@ async fn forward(
         }
     };
     let (value, relay) = drive(ctx, call, holds).await?;
-    if !relay || value.get("resultType").and_then(Value::as_str) != Some("input_required") {
-        return Ok(value);
+    match value.get("resultType").and_then(Value::as_str) {
+        Some("input_required") if relay => relay_round(upstream, ctx, value).await,
+        Some("task") if relay => follow_task(upstream, ctx, holds, value).await,
+        _ => Ok(value),
     }
-    relay_round(upstream, ctx, value).await
+}
+
+/// A 2026-07-28 upstream answered with a task: the call becomes a task of the gateway's own
+/// (the client gets a `CreateTaskResult` and polls the gateway) when the client can take one,
+/// and the gateway follows the upstream's task to its result either way, relaying its input
+/// requests (parked as the gateway task's `input_required`, or as input rounds inline).
+async fn follow_task(
+    upstream: &Arc<Upstream>,
+    ctx: &Context,
+    holds: &Arc<Holds>,
+    created: Value,
+) -> Result<Value, HandlerError> {
+    let Some(task_id) = created
+        .get("taskId")
+        .and_then(Value::as_str)
+        .map(str::to_owned)
+    else {
+        return Err(HandlerError::msg(format!(
+            "upstream `{}` answered with a task without a taskId",
+            upstream.name()
+        )));
+    };
+    ctx.detach().await;
+    let session = upstream
+        .session_for(ctx.client_capabilities())
+        .await
+        .map_err(|e| upstream_failure(upstream.name(), e))?;
+    let (tx, events) = mpsc::channel(EVENT_BUFFER);
+    let (done_tx, done) = oneshot::channel();
+    let route = session.routes.enter(tx);
+    let handle = session.client.task(task_id);
+    let task = tokio::spawn(async move {
+        let _route = route;
+        let result = handle.result().await.and_then(|r| {
+            serde_json::to_value(r).map_err(|e| ClientError::Protocol(e.to_string()))
+        });
+        let _ = done_tx.send(result);
+        tokio::time::sleep(LOG_GRACE).await;
+    });
+    let call = Call {
+        events,
+        events_open: true,
+        done,
+        _task: AbortOnDrop(task),
+        pending: Vec::new(),
+        next_key: 0,
+        upstream: upstream.name().to_owned(),
+        relay: false,
+    };
+    Ok(drive(ctx, call, holds).await?.0)
 }
 
 /// A relayed upstream `InputRequiredResult`: its input requests become the client's, under the
@@ -346,6 +402,7 @@ async fn start(
             client.request(method, params, options).await
         };
         let _ = done_tx.send(result);
+        tokio::time::sleep(LOG_GRACE).await;
     });
     Ok(Call {
         events,
@@ -373,6 +430,12 @@ async fn drive(
                     let _ = reply.send(Ok(v));
                 }
                 Err(HandlerError::InputRequired(_)) => unanswered.push((key, request, reply)),
+                // The client cannot answer at all: the call fails as a server of the client's
+                // revision fails it (`-32021` in 2026-07-28), and the upstream call is dropped.
+                Err(e @ HandlerError::Protocol(ProtocolError::MissingClientCapability(_))) => {
+                    let _ = reply.send(Err(e.to_string()));
+                    return Err(e);
+                }
                 Err(e) => {
                     let _ = reply.send(Err(e.to_string()));
                 }
@@ -405,10 +468,14 @@ async fn drive(
                 None => call.events_open = false,
             },
             result = &mut call.done => {
-                // Progress and logs sent before the result reach the client first.
-                while let Ok(event) = call.events.try_recv() {
-                    relay(ctx, event).await;
-                }
+                // Progress and logs sent before the result reach the client first (bounded:
+                // the route closes `LOG_GRACE` after the result).
+                let drain = async {
+                    while let Some(event) = call.events.recv().await {
+                        relay(ctx, event).await;
+                    }
+                };
+                let _ = tokio::time::timeout(LOG_GRACE * 5, drain).await;
                 return match result {
                     Ok(r) => r.map(|v| (v, call.relay)).map_err(|e| upstream_failure(&call.upstream, e)),
                     Err(_) => Err(HandlerError::msg(format!(

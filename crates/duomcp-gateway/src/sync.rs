@@ -83,6 +83,7 @@ pub(crate) async fn resync(shared: &Shared, index: usize) {
         }
     };
     let caps = client.server_capabilities();
+    let modern = client.era() == duomcp::era::Era::Modern;
     let listen_now = client.era() == duomcp::era::Era::Modern
         && !lock(&shared.sync.registered)
             .get(u.name())
@@ -108,8 +109,16 @@ pub(crate) async fn resync(shared: &Shared, index: usize) {
                     tool.name = u.naming.outer(&inner);
                     let def = serde_json::to_value(&tool).unwrap_or_default();
                     if old.tools.get(&tool.name) != Some(&def) {
-                        server
-                            .add_tool(ToolSpec::from(tool.clone()), tool_handler(shared, u, inner));
+                        let mut spec = ToolSpec::from(tool.clone());
+                        if modern {
+                            // A 2026-07-28 upstream decides per call whether a tool runs as a
+                            // task (its list does not say): any tool may become one, when the
+                            // upstream answers with a task (see `bridge::follow_task`).
+                            spec = spec
+                                .task_support(duomcp_schema::TaskSupport::Optional)
+                                .defer_task();
+                        }
+                        server.add_tool(spec, tool_handler(shared, u, inner));
                     }
                     fresh.tools.insert(tool.name, def);
                 }

@@ -1,6 +1,7 @@
-//! One server behind the gateway: its connections (one pooled upstream session per distinct
-//! set of client capabilities), the calls in flight on each, and where the upstream's
-//! requests and notifications during a call are routed.
+//! One server behind the gateway: its connections (a URL upstream: one pooled upstream
+//! session per distinct set of client capabilities; a stdio upstream: its one process), the
+//! calls in flight on each, and where the upstream's requests and notifications during a call
+//! are routed.
 
 use crate::config::{UpstreamConfig, UpstreamEra};
 use crate::names::{Naming, ToolFilter};
@@ -17,8 +18,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use tokio::sync::{mpsc, oneshot, OnceCell, Semaphore};
 
-/// Distinct client capability sets with a session of their own, per upstream; further sets
-/// share the session that declares everything.
+/// Distinct client capability sets with a session of their own, per URL upstream (a stdio
+/// upstream has one session); further sets share the session that declares everything.
 pub const MAX_POOLED_SESSIONS: usize = 8;
 
 /// What an upstream sends during one of the gateway's calls to it.
@@ -223,7 +224,10 @@ impl Upstream {
     ) -> Result<Arc<Session>, ClientError> {
         let set = CapSet::of(caps);
         let key = set.key();
-        if key == CapSet::all().key() {
+        // A stdio upstream is one process with one state (what one call changes, the next
+        // sees): every client shares it; the gateway checks each client's capabilities
+        // itself when the upstream asks for input.
+        if key == CapSet::all().key() || self.config.command.is_some() {
             return self.main_session().await;
         }
         let cell = {
