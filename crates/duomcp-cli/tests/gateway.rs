@@ -484,3 +484,104 @@ async fn a_dead_stdio_upstream_fails_its_calls_clearly_and_is_restarted() {
     .await
     .expect("bounded");
 }
+
+/// Records the `Authorization` header of every HTTP request an upstream receives.
+#[derive(Clone)]
+struct RecordAuth<S> {
+    inner: S,
+    seen: std::sync::Arc<std::sync::Mutex<Vec<String>>>,
+}
+
+impl<S, B> duomcp::server::middleware::Service<hyper::Request<B>> for RecordAuth<S>
+where
+    S: duomcp::server::middleware::Service<hyper::Request<B>>,
+{
+    type Response = S::Response;
+    type Error = S::Error;
+    type Future = S::Future;
+
+    fn poll_ready(
+        &mut self,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Result<(), S::Error>> {
+        self.inner.poll_ready(cx)
+    }
+
+    fn call(&mut self, req: hyper::Request<B>) -> S::Future {
+        let auth = req
+            .headers()
+            .get("authorization")
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or("<none>")
+            .to_owned();
+        self.seen.lock().unwrap().push(auth);
+        self.inner.call(req)
+    }
+}
+
+#[tokio::test]
+async fn the_oauth_resource_server_fronts_the_gateway_and_the_clients_token_never_goes_upstream() {
+    use duomcp::auth::{Principal, ResourceServer, StaticTokens};
+    tokio::time::timeout(BOUND, async {
+        // The upstream: the reference server over Streamable HTTP, recording what it receives.
+        let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let recorder = {
+            let seen = seen.clone();
+            duomcp::server::middleware::layer_fn(move |inner| RecordAuth {
+                inner,
+                seen: seen.clone(),
+            })
+        };
+        let upstream_app = duomcp_cli::reference::server()
+            .http_router()
+            .layer(recorder);
+        let up_listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let up_addr = up_listener.local_addr().unwrap();
+        tokio::spawn(duomcp::transport::http::serve(up_listener, upstream_app));
+
+        // The gateway, with its own credential for the upstream, behind the resource server.
+        let mut upstream = UpstreamConfig::http("remote", format!("http://{up_addr}/mcp"));
+        upstream
+            .headers
+            .insert("Authorization".into(), "Bearer gateway-own-token".into());
+        let gw = std::sync::Arc::new(gateway(GatewayConfig::single(upstream)).await);
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let rs = ResourceServer::builder(format!("http://{addr}/mcp"))
+            .authorization_server("https://auth.example.com")
+            .validator(StaticTokens::new().with("client-secret-token", Principal::new("alice")))
+            .build()
+            .unwrap();
+        let app = rs.protect(duomcp_gateway::http::app(
+            gw,
+            duomcp::transport::http::HttpConfig::default(),
+        ));
+        tokio::spawn(duomcp::transport::http::serve(listener, app));
+        let url = format!("http://{addr}/mcp");
+
+        // Without a token the gateway refuses; with one, the call goes through.
+        assert!(duomcp::client::Client::builder()
+            .connect_http(&url)
+            .await
+            .is_err());
+        let client = duomcp::client::Client::builder()
+            .header("Authorization", "Bearer client-secret-token")
+            .connect_http(&url)
+            .await
+            .unwrap();
+        let r = client.call_tool("test_simple_text", ()).await.unwrap();
+        assert_eq!(
+            serde_json::to_value(&r).unwrap()["content"][0]["text"],
+            "This is a simple text response for testing."
+        );
+        let seen = seen.lock().unwrap().clone();
+        assert!(!seen.is_empty());
+        assert!(
+            seen.iter().all(|a| a == "Bearer gateway-own-token"),
+            "the upstream received: {seen:?}"
+        );
+        assert!(!seen.iter().any(|a| a.contains("client-secret-token")));
+    })
+    .await
+    .expect("bounded");
+}
