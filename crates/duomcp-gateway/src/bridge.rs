@@ -376,7 +376,12 @@ async fn start(
             let _ = progress.try_send(Event::Progress(p.clone()));
         });
     if relay {
+        // Both sides 2026-07-28: the upstream sees what this client declared, per request
+        // (what it may ask for, whether it takes tasks).
         options = options.relay_input_required();
+        if let Ok(caps) = serde_json::to_value(ctx.client_capabilities()) {
+            options = options.meta("io.modelcontextprotocol/clientCapabilities", caps);
+        }
     }
     let task = tokio::spawn(async move {
         let _route = route;

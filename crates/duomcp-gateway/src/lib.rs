@@ -21,6 +21,8 @@
 //! # Ok(()) }
 //! ```
 
+#![warn(missing_docs)]
+
 pub mod bridge;
 pub mod config;
 pub mod http;

@@ -153,7 +153,9 @@ impl RequestOptions {
         self
     }
 
-    /// Adds a key to the request's `_meta` (`traceparent`, an extension's key…).
+    /// Adds a key to the request's `_meta` (`traceparent`, an extension's key…). In 2026-07-28
+    /// an `io.modelcontextprotocol/clientCapabilities` given here replaces the client's own
+    /// declaration for this request (a gateway declares its client's).
     pub fn meta(mut self, key: impl Into<String>, value: Value) -> Self {
         self.meta.insert(key.into(), value);
         self
