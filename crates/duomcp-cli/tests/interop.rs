@@ -207,6 +207,69 @@ async fn our_2026_client_against_server_everything_through_the_gateway() {
         .expect("the test took too long");
 }
 
+/// Issue 18: the official Python SDK client (pinned in `interop/python/requirements.lock`,
+/// installed by scripts/interop.sh, `DUOMCP_INTEROP_PYTHON`) in 2026-07-28 mode, through
+/// `duomcp gateway`, against server-everything (2025-11-25): plain tools, elicitation and
+/// sampling (input-required rounds), a resource, a prompt.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_python_sdk_client_in_2026_mode_through_the_gateway() {
+    let kit = kit();
+    let python = env_path("DUOMCP_INTEROP_PYTHON");
+    let script =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../interop/python/gateway_client.py");
+    let mut cmd = tokio::process::Command::new(python);
+    cmd.arg(script)
+        .arg(env!("CARGO_BIN_EXE_duomcp"))
+        .arg(&kit.node)
+        .arg(kit.package("@modelcontextprotocol/server-everything/dist/index.js"))
+        .env("DUOMCP_INTEROP_DIR", &kit.dir);
+    let out = run_bounded(cmd, "the Python SDK client").await;
+    assert!(
+        out.status.success(),
+        "the Python client failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v = stdout_json(&out, "the Python SDK client");
+    assert_eq!(v["protocol_version"], "2026-07-28", "{v}");
+    assert!(
+        v["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|t| t == "trigger-elicitation-request"),
+        "{v}"
+    );
+    for (name, calls) in v["calls"].as_object().unwrap() {
+        assert_eq!(calls["isError"], false, "{name}: {calls}");
+    }
+    let joined = |name: &str| v["calls"][name]["text"].to_string();
+    assert!(joined("echo").contains("Echo: hello from python"), "{v}");
+    assert!(
+        joined("get-sum").contains("The sum of 2 and 3 is 5."),
+        "{v}"
+    );
+    assert!(
+        joined("trigger-elicitation-request").contains("Ada Lovelace"),
+        "{v}"
+    );
+    assert!(
+        joined("trigger-sampling-request").contains("python-sdk-model"),
+        "{v}"
+    );
+    assert!(
+        !v["elicited"].as_array().unwrap().is_empty(),
+        "the elicitation reached the Python callback"
+    );
+    assert!(
+        v["sampled"]
+            .to_string()
+            .contains("Say hi from the Python SDK"),
+        "{v}"
+    );
+    assert_eq!(v["read"]["contents"], 1, "{v}");
+    assert!(v["prompt_messages"].as_u64().unwrap() >= 1, "{v}");
+}
+
 async fn everything_stdio(kit: &Kit, through_gateway: bool) {
     let script = kit.package("@modelcontextprotocol/server-everything/dist/index.js");
     let cmd = if through_gateway {

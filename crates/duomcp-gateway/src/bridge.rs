@@ -435,12 +435,10 @@ async fn drive(
                     let _ = reply.send(Ok(v));
                 }
                 Err(HandlerError::InputRequired(_)) => unanswered.push((key, request, reply)),
-                // The client cannot answer at all: the call fails as a server of the client's
-                // revision fails it (`-32021` in 2026-07-28), and the upstream call is dropped.
-                Err(e @ HandlerError::Protocol(ProtocolError::MissingClientCapability(_))) => {
-                    let _ = reply.send(Err(e.to_string()));
-                    return Err(e);
-                }
+                // (A client that cannot answer, `MissingClientCapability` included, gets the
+                // upstream request answered with the error and the call goes on: a 2025-11-25
+                // upstream's request may not even belong to this call, e.g. its `roots/list`
+                // after `initialized`, routed to the newest call in flight.)
                 Err(e) => {
                     let _ = reply.send(Err(e.to_string()));
                 }
