@@ -38,6 +38,8 @@ pub(crate) struct SyncState {
     subscriptions: Mutex<HashMap<(String, String), tokio::task::JoinHandle<()>>>,
     /// One re-sync at a time.
     running: tokio::sync::Mutex<()>,
+    /// When each upstream was last re-synced for a read of an unknown URI.
+    last_miss: Mutex<HashMap<String, std::time::Instant>>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -307,7 +309,9 @@ impl SubscribeRelay {
 impl Service<McpRequest> for SubscribeRelay {
     type Response = McpResponse;
     type Error = <McpService as Service<McpRequest>>::Error;
-    type Future = <McpService as Service<McpRequest>>::Future;
+    type Future = std::pin::Pin<
+        Box<dyn std::future::Future<Output = Result<McpResponse, Self::Error>> + Send>,
+    >;
 
     fn poll_ready(&mut self, cx: &mut std::task::Context<'_>) -> Poll<Result<(), Self::Error>> {
         self.inner.poll_ready(cx)
@@ -340,7 +344,56 @@ impl Service<McpRequest> for SubscribeRelay {
                 }
             }
         }
-        self.inner.call(req)
+        // A read of a resource the gateway has not registered (yet): an upstream may have made
+        // it a moment ago, its list_changed still on the way. Re-sync that upstream first
+        // (at most once per `MISS_RESYNC_INTERVAL` per upstream), then read.
+        let miss = (req.method() == "resources/read")
+            .then(|| req.target().map(str::to_owned))
+            .flatten()
+            .and_then(|uri| Some((self.shared.upgrade()?, uri)))
+            .and_then(|(shared, uri)| {
+                let index = shared.sync.read_miss(&shared, &uri)?;
+                Some((shared, index))
+            });
+        let mut inner = self.inner.clone();
+        std::mem::swap(&mut self.inner, &mut inner);
+        Box::pin(async move {
+            if let Some((shared, index)) = miss {
+                resync(&shared, index).await;
+            }
+            inner.call(req).await
+        })
+    }
+}
+
+/// The shortest time between two re-syncs of one upstream caused by reads of unknown URIs.
+pub const MISS_RESYNC_INTERVAL: std::time::Duration = std::time::Duration::from_millis(500);
+
+impl SyncState {
+    /// The upstream to re-sync before reading `uri`: one whose URIs it has the shape of, that
+    /// has not registered it as a resource, and was not re-synced for a miss just now.
+    fn read_miss(&self, shared: &Shared, uri: &str) -> Option<usize> {
+        let ups = shared.upstreams.get()?;
+        let (index, u) = ups
+            .iter()
+            .enumerate()
+            .find(|(_, u)| u.naming.inner_uri(uri).is_some())?;
+        if lock(&self.registered)
+            .get(u.name())
+            .is_some_and(|r| r.resources.contains_key(uri))
+        {
+            return None;
+        }
+        let mut last = lock(&self.last_miss);
+        let now = std::time::Instant::now();
+        if last
+            .get(u.name())
+            .is_some_and(|t| now.duration_since(*t) < MISS_RESYNC_INTERVAL)
+        {
+            return None;
+        }
+        last.insert(u.name().to_owned(), now);
+        Some(index)
     }
 }
 
