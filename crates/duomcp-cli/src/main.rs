@@ -63,7 +63,14 @@ enum Command {
         /// first (`head -c 32 /dev/urandom | base64`). The newest seals; all open.
         #[arg(long, value_name = "PATH")]
         state_key_file: Option<std::path::PathBuf>,
+        /// Speak only one revision (`legacy`: 2025-11-25, `modern`: 2026-07-28), as a server
+        /// of that revision alone would; default both.
+        #[arg(long, value_enum, default_value = "both")]
+        era: duomcp_cli::reference::era::ServeEra,
     },
+    /// Serve other MCP servers (stdio commands, URLs) as one, to clients of both revisions,
+    /// bridging between them: `duomcp gateway -- CMD ARGS`, `--upstream URL`, `--config FILE`.
+    Gateway(duomcp_cli::commands::gateway::GatewayArgs),
     /// Load any MCP server (stdio or HTTP, either era) and report throughput and latency.
     Bench(duomcp_cli::bench::BenchArgs),
     /// Authorize against an MCP server (OAuth in the browser) and store the tokens: later
@@ -169,6 +176,9 @@ fn main() -> std::process::ExitCode {
         Command::Client(command) => return runtime.block_on(duomcp_cli::commands::run(command)),
         Command::Login(args) => return runtime.block_on(duomcp_cli::commands::login::run(args)),
         Command::Bench(args) => return runtime.block_on(duomcp_cli::bench::run(args)),
+        Command::Gateway(args) => {
+            return runtime.block_on(duomcp_cli::commands::gateway::run(args))
+        }
         other => other,
     };
     let result = runtime.block_on(async {
@@ -183,8 +193,9 @@ fn main() -> std::process::ExitCode {
                 limits,
                 redis,
                 state_key_file,
+                era,
             } => {
-                let server = match duomcp_cli::reference::server_with_skill_dirs(&skills) {
+                let server = match duomcp_cli::reference::server_for_era(&skills, era) {
                     Ok(server) => server,
                     Err(e) => {
                         eprintln!("duomcp: cannot serve the skills: {e}");
@@ -233,6 +244,7 @@ fn main() -> std::process::ExitCode {
             }
             Command::Client(_)
             | Command::Bench(_)
+            | Command::Gateway(_)
             | Command::Login(_)
             | Command::Completions { .. }
             | Command::Servers { .. } => Ok(()),
