@@ -60,8 +60,11 @@ pub mod auth;
 pub mod client;
 pub mod clock;
 mod common;
+pub use common::correlation;
 pub mod era;
 pub mod jsonrpc;
+#[cfg(feature = "redis")]
+pub mod redis;
 #[cfg(feature = "server")]
 mod schema_check;
 #[cfg(feature = "server")]

@@ -6,6 +6,9 @@
 //! and an expiry. The payload also carries the answers of earlier rounds, so a handler sees
 //! every answer it has been given, not just the latest round's, and how many rounds there
 //! were (bounded by `ServerConfig::max_input_rounds`).
+//!
+//! A token is `v2.KEYID.PAYLOAD.TAG`: `KEYID` names the key of the [`Keyring`] that sealed it
+//! (the ring's newest), so a replica holding older keys behind a newer one still opens it.
 
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use base64::Engine as _;
@@ -14,7 +17,9 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use sha2::Sha256;
 
-const VERSION_TAG: &str = "v1";
+use super::keyring::Keyring;
+
+const VERSION_TAG: &str = "v2";
 
 /// A 256-bit key for sealing `requestState`. Replicas that share traffic must share the key.
 #[derive(Clone)]
@@ -51,6 +56,32 @@ impl SealingKey {
         SealingKey(bytes)
     }
 
+    /// A key from key material of any length (a keyring file's line: at least 32 bytes):
+    /// 32 bytes are the key as they are; other lengths are hashed to 32 with SHA-256.
+    pub(crate) fn derive(material: &[u8]) -> Self {
+        use sha2::Digest as _;
+        match <[u8; 32]>::try_from(material) {
+            Ok(k) => SealingKey(k),
+            Err(_) => SealingKey(Sha256::digest(material).into()),
+        }
+    }
+
+    /// The key's id in sealed states: 8 URL-safe characters from a hash of the key (the key
+    /// cannot be recovered from it).
+    pub(crate) fn id(&self) -> String {
+        use sha2::Digest as _;
+        let mut h = Sha256::new();
+        h.update(b"duomcp requestState key id\0");
+        h.update(self.0);
+        URL_SAFE_NO_PAD.encode(&h.finalize()[..6])
+    }
+
+    /// The key's bytes, standard base64 (to keep it in a shared store).
+    #[cfg(feature = "redis")]
+    pub(crate) fn to_base64(&self) -> String {
+        base64::engine::general_purpose::STANDARD.encode(self.0)
+    }
+
     fn mac(&self) -> Hmac<Sha256> {
         // HMAC accepts keys of any length, so this cannot fail.
         match Hmac::<Sha256>::new_from_slice(&self.0) {
@@ -77,7 +108,7 @@ impl std::fmt::Debug for SealingKey {
 pub(crate) struct SealedState {
     /// Method the state belongs to.
     pub m: String,
-    /// Target: tool or prompt name with the digest of its arguments, or resource URI.
+    /// Target: tool or prompt name, or resource URI.
     pub t: String,
     /// Expiry, milliseconds since the Unix epoch.
     pub e: u64,
@@ -99,15 +130,56 @@ fn is_zero(n: &u32) -> bool {
     *n == 0
 }
 
-pub(crate) fn seal(key: &SealingKey, state: &SealedState) -> String {
-    let json = serde_json::to_vec(state).unwrap_or_default();
-    let payload = URL_SAFE_NO_PAD.encode(json);
+/// Keys that seal and open: one [`SealingKey`], or a [`Keyring`].
+pub(crate) trait Keys {
+    /// The key that seals now, with its id.
+    fn sealing(&self) -> (String, SealingKey);
+    /// The key named `id`, if held.
+    fn opening(&self, id: &str) -> Option<SealingKey>;
+}
+
+impl Keys for SealingKey {
+    fn sealing(&self) -> (String, SealingKey) {
+        (self.id(), self.clone())
+    }
+    fn opening(&self, id: &str) -> Option<SealingKey> {
+        (self.id() == id).then(|| self.clone())
+    }
+}
+
+impl Keys for Keyring {
+    fn sealing(&self) -> (String, SealingKey) {
+        let keys = self.snapshot();
+        match keys.first() {
+            Some(e) => (e.id.clone(), e.key.clone()),
+            // A ring is never empty (its constructors put the sealing key first).
+            None => SealingKey::random().sealing(),
+        }
+    }
+    fn opening(&self, id: &str) -> Option<SealingKey> {
+        self.snapshot()
+            .iter()
+            .find(|e| e.id == id)
+            .map(|e| e.key.clone())
+    }
+}
+
+fn mac_of(key: &SealingKey, id: &str, payload: &str) -> Hmac<Sha256> {
     let mut mac = key.mac();
     mac.update(VERSION_TAG.as_bytes());
     mac.update(b".");
+    mac.update(id.as_bytes());
+    mac.update(b".");
     mac.update(payload.as_bytes());
-    let tag = URL_SAFE_NO_PAD.encode(mac.finalize().into_bytes());
-    format!("{VERSION_TAG}.{payload}.{tag}")
+    mac
+}
+
+pub(crate) fn seal(keys: &impl Keys, state: &SealedState) -> String {
+    let json = serde_json::to_vec(state).unwrap_or_default();
+    let payload = URL_SAFE_NO_PAD.encode(json);
+    let (id, key) = keys.sealing();
+    let tag = URL_SAFE_NO_PAD.encode(mac_of(&key, &id, &payload).finalize().into_bytes());
+    format!("{VERSION_TAG}.{id}.{payload}.{tag}")
 }
 
 /// Why a `requestState` was refused.
@@ -131,7 +203,7 @@ impl StateRejection {
 }
 
 pub(crate) fn unseal(
-    key: &SealingKey,
+    keys: &impl Keys,
     token: &str,
     now_ms: u64,
     method: &str,
@@ -139,9 +211,13 @@ pub(crate) fn unseal(
     principal: Option<&str>,
 ) -> Result<SealedState, StateRejection> {
     let mut parts = token.split('.');
-    let (Some(tag_v), Some(payload), Some(tag), None) =
-        (parts.next(), parts.next(), parts.next(), parts.next())
-    else {
+    let (Some(tag_v), Some(id), Some(payload), Some(tag), None) = (
+        parts.next(),
+        parts.next(),
+        parts.next(),
+        parts.next(),
+        parts.next(),
+    ) else {
         return Err(StateRejection::Malformed);
     };
     if tag_v != VERSION_TAG {
@@ -150,11 +226,10 @@ pub(crate) fn unseal(
     let tag = URL_SAFE_NO_PAD
         .decode(tag)
         .map_err(|_| StateRejection::Malformed)?;
-    let mut mac = key.mac();
-    mac.update(VERSION_TAG.as_bytes());
-    mac.update(b".");
-    mac.update(payload.as_bytes());
-    mac.verify_slice(&tag)
+    // A key this replica does not hold (retired, or another deployment's) is a failed check.
+    let key = keys.opening(id).ok_or(StateRejection::BadSignature)?;
+    mac_of(&key, id, payload)
+        .verify_slice(&tag)
         .map_err(|_| StateRejection::BadSignature)?;
     let json = URL_SAFE_NO_PAD
         .decode(payload)
@@ -181,14 +256,7 @@ pub(crate) fn bind_arguments(tool: &str, arguments: Option<&Value>) -> String {
     use sha2::Digest as _;
     let mut text = Vec::new();
     match arguments {
-        Some(Value::Object(map)) => {
-            let without_meta: Map<String, Value> = map
-                .iter()
-                .filter(|(k, _)| k.as_str() != "_meta")
-                .map(|(k, v)| (k.clone(), v.clone()))
-                .collect();
-            canonical(&Value::Object(without_meta), &mut text);
-        }
+        Some(Value::Object(map)) => canonical_object(map, true, &mut text),
         Some(other) => canonical(other, &mut text),
         None => text.extend_from_slice(b"{}"),
     }
@@ -199,22 +267,7 @@ pub(crate) fn bind_arguments(tool: &str, arguments: Option<&Value>) -> String {
 /// JSON text of `v` with object keys sorted at every depth.
 fn canonical(v: &Value, out: &mut Vec<u8>) {
     match v {
-        Value::Object(map) => {
-            let mut keys: Vec<&String> = map.keys().collect();
-            keys.sort();
-            out.push(b'{');
-            for (i, k) in keys.into_iter().enumerate() {
-                if i > 0 {
-                    out.push(b',');
-                }
-                canonical(&Value::String(k.clone()), out);
-                out.push(b':');
-                if let Some(value) = map.get(k) {
-                    canonical(value, out);
-                }
-            }
-            out.push(b'}');
-        }
+        Value::Object(map) => canonical_object(map, false, out),
         Value::Array(items) => {
             out.push(b'[');
             for (i, item) in items.iter().enumerate() {
@@ -232,6 +285,27 @@ fn canonical(v: &Value, out: &mut Vec<u8>) {
     }
 }
 
+/// An object's canonical text (keys sorted), without its `_meta` member when `skip_meta`.
+/// Read in place: nothing of the object is copied.
+fn canonical_object(map: &Map<String, Value>, skip_meta: bool, out: &mut Vec<u8>) {
+    let mut members: Vec<(&String, &Value)> = map
+        .iter()
+        .filter(|(k, _)| !(skip_meta && k.as_str() == "_meta"))
+        .collect();
+    members.sort_unstable_by(|a, b| a.0.cmp(b.0));
+    out.push(b'{');
+    for (i, (k, value)) in members.into_iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        // A string always serializes.
+        let _ = serde_json::to_writer(&mut *out, k.as_str());
+        out.push(b':');
+        canonical(value, out);
+    }
+    out.push(b'}');
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -246,6 +320,24 @@ mod tests {
             u: Some(Value::from(3)),
             n: 2,
         }
+    }
+
+    #[test]
+    fn the_canonical_text_sorts_keys_at_every_depth_and_drops_only_the_top_meta() {
+        let v = serde_json::json!({
+            "b": [{"d": 1, "c": "x\"y"}, [2, {"f": true, "e": null}]],
+            "a": {"_meta": {"z": 1}, "y": 2.5},
+            "_meta": {"progressToken": 1}
+        });
+        let Value::Object(map) = &v else {
+            unreachable!()
+        };
+        let mut text = Vec::new();
+        canonical_object(map, true, &mut text);
+        assert_eq!(
+            String::from_utf8(text).unwrap(),
+            r#"{"a":{"_meta":{"z":1},"y":2.5},"b":[{"c":"x\"y","d":1},[2,{"e":null,"f":true}]]}"#
+        );
     }
 
     #[test]
@@ -277,6 +369,39 @@ mod tests {
         assert_eq!(
             unseal(&key, &token, 0, "tools/call", &swapped, None),
             Err(StateRejection::WrongTarget)
+        );
+    }
+
+    #[test]
+    fn an_older_key_of_the_ring_opens_what_it_sealed() {
+        let old = SealingKey::from_bytes([1; 32]);
+        let new = SealingKey::from_bytes([2; 32]);
+        let before = Keyring::from(old.clone());
+        let token = seal(&before, &state());
+        assert!(token.starts_with(&format!("v2.{}.", old.id())));
+        let rotated = Keyring::new(new.clone(), vec![old.clone()]);
+        assert_eq!(
+            unseal(&rotated, &token, 0, "tools/call", "t", None),
+            Ok(state())
+        );
+        // The rotated ring seals with the new key, which the old ring does not hold.
+        let fresh = seal(&rotated, &state());
+        assert!(fresh.starts_with(&format!("v2.{}.", new.id())));
+        assert_eq!(
+            unseal(&before, &fresh, 0, "tools/call", "t", None),
+            Err(StateRejection::BadSignature)
+        );
+        // Once the old key leaves the ring, its states no longer open.
+        let retired = Keyring::from(new);
+        assert_eq!(
+            unseal(&retired, &token, 0, "tools/call", "t", None),
+            Err(StateRejection::BadSignature)
+        );
+        // Naming a held key does not help a token sealed by another.
+        let forged = token.replacen(&old.id(), &rotated.newest_id(), 1);
+        assert_eq!(
+            unseal(&rotated, &forged, 0, "tools/call", "t", None),
+            Err(StateRejection::BadSignature)
         );
     }
 

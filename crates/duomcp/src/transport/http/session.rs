@@ -9,7 +9,7 @@
 //! reconnects with `Last-Event-ID` is attached again after a replay from the store.
 
 use super::store::EventStore;
-use crate::jsonrpc::RequestId;
+use crate::correlation::{Correlation, Limits};
 use crate::server::session::{Frame, Session};
 use crate::server::Reply;
 use crate::util::lock;
@@ -189,7 +189,6 @@ pub(crate) struct HttpSession {
     /// Fires when the session ends (DELETE, expiry, shutdown).
     pub closing: CancellationToken,
     pub store: Arc<dyn EventStore>,
-    in_flight: Mutex<HashMap<RequestId, CancellationToken>>,
     streams: Mutex<HashMap<u64, Arc<LogicalStream>>>,
     next_stream: AtomicU64,
     activity: Mutex<Activity>,
@@ -197,6 +196,8 @@ pub(crate) struct HttpSession {
     pub get_streams: AtomicUsize,
     /// The principal that created the session ([`crate::server::Principal::key`]), if any.
     owner: Mutex<Option<String>>,
+    /// The version of the shared record this copy reflects (a session store; 0: none).
+    pub(crate) version: AtomicU64,
 }
 
 /// Keeps a session from expiring while it lives.
@@ -221,6 +222,11 @@ impl HttpSession {
         lock(&self.owner).as_deref() == key
     }
 
+    /// The principal the session is bound to.
+    pub(crate) fn owner(&self) -> Option<String> {
+        lock(&self.owner).clone()
+    }
+
     pub(crate) fn busy(self: &Arc<Self>) -> Busy {
         let mut a = lock(&self.activity);
         a.busy += 1;
@@ -236,31 +242,10 @@ impl HttpSession {
         (a.busy == 0).then_some((a.uses <= 1, a.last))
     }
 
-    /// Registers an in-flight request; `false` if its id is in use already.
-    pub(crate) fn register(&self, id: &RequestId, token: CancellationToken) -> bool {
-        let mut map = lock(&self.in_flight);
-        if map.contains_key(id) {
-            return false;
-        }
-        map.insert(id.clone(), token);
-        true
-    }
-
-    pub(crate) fn unregister(&self, id: &RequestId) {
-        lock(&self.in_flight).remove(id);
-    }
-
-    /// Cancels an in-flight request (`notifications/cancelled`).
-    pub(crate) fn cancel(&self, id: &RequestId) {
-        if let Some(token) = lock(&self.in_flight).remove(id) {
-            token.cancel();
-        }
-    }
-
-    fn cancel_all(&self) {
-        for (_, token) in lock(&self.in_flight).drain() {
-            token.cancel();
-        }
+    /// The session's requests in both directions (its [`Session`]'s engine): the client's
+    /// requests running, by id, for `notifications/cancelled` and to refuse a reused id.
+    pub(crate) fn correlation(&self) -> &Correlation {
+        self.core.correlation()
     }
 
     /// A live stream by number (the standalone stream, or a POST stream still producing).
@@ -350,6 +335,10 @@ pub(crate) enum ReplySource {
 pub(crate) struct Sessions {
     map: Mutex<HashMap<Arc<str>, Arc<HttpSession>>>,
     sweeper: std::sync::Once,
+    /// Sessions are shared with other replicas (a session store): a session leaving this table
+    /// (idle here, evicted, shutdown) is only this replica's copy, and its events stay in the
+    /// shared log; only [`Sessions::end`] forgets them.
+    shared: bool,
 }
 
 /// Why a session could not be created.
@@ -361,10 +350,11 @@ pub(crate) enum CreateError {
 }
 
 impl Sessions {
-    pub(crate) fn new() -> Self {
+    pub(crate) fn new(shared: bool) -> Self {
         Sessions {
             map: Mutex::default(),
             sweeper: std::sync::Once::new(),
+            shared,
         }
     }
 
@@ -406,16 +396,43 @@ impl Sessions {
         max: usize,
         parent: &CancellationToken,
         store: Arc<dyn EventStore>,
+        limits: Limits,
+    ) -> Result<Arc<HttpSession>, CreateError> {
+        let id = new_session_id().ok_or(CreateError::NoRandomness)?;
+        self.insert_new(id, max, parent, store, limits)
+    }
+
+    /// A local copy of session `id`, minted by another replica (its record is in the session
+    /// store); the caller restores its state.
+    pub(crate) fn adopt(
+        &self,
+        id: &str,
+        max: usize,
+        parent: &CancellationToken,
+        store: Arc<dyn EventStore>,
+        limits: Limits,
+    ) -> Result<Arc<HttpSession>, CreateError> {
+        if let Some(s) = self.get(id) {
+            return Ok(s);
+        }
+        self.insert_new(id.to_owned(), max, parent, store, limits)
+    }
+
+    fn insert_new(
+        &self,
+        id: String,
+        max: usize,
+        parent: &CancellationToken,
+        store: Arc<dyn EventStore>,
+        limits: Limits,
     ) -> Result<Arc<HttpSession>, CreateError> {
         self.make_room(max)?;
-        let id = new_session_id().ok_or(CreateError::NoRandomness)?;
         let (unrelated_tx, unrelated_rx) = mpsc::channel::<Frame>(256);
         let session = Arc::new(HttpSession {
             id: Arc::from(id),
-            core: Session::new(unrelated_tx),
+            core: Session::new(unrelated_tx, Correlation::new("s-", limits)),
             closing: parent.child_token(),
             store,
-            in_flight: Mutex::default(),
             streams: Mutex::new(HashMap::from([(
                 STANDALONE,
                 LogicalStream::new(STANDALONE),
@@ -428,9 +445,14 @@ impl Sessions {
             }),
             get_streams: AtomicUsize::new(0),
             owner: Mutex::new(None),
+            version: AtomicU64::new(0),
         });
         loop {
             let mut map = lock(&self.map);
+            if let Some(existing) = map.get(&session.id) {
+                // Adopted by a concurrent request meanwhile: use that copy.
+                return Ok(existing.clone());
+            }
             if map.len() < max {
                 map.insert(session.id.clone(), session.clone());
                 break;
@@ -444,13 +466,28 @@ impl Sessions {
         Ok(session)
     }
 
-    /// Ends a session: its streams close, its requests are cancelled, its events forgotten.
+    /// Ends a session here: its streams close, its requests are cancelled, its events
+    /// forgotten (only [`end`](Self::end) forgets them when sessions are shared).
     pub(crate) fn remove(&self, id: &str) -> Option<Arc<HttpSession>> {
         let session = lock(&self.map).remove(id)?;
         session.closing.cancel();
-        session.cancel_all();
-        let s = session.clone();
-        tokio::spawn(async move { s.store.remove_session(&s.id).await });
+        // Its running requests are cancelled; handlers waiting for the client's answers end.
+        session.correlation().close();
+        if !self.shared {
+            let s = session.clone();
+            tokio::spawn(async move { s.store.remove_session(&s.id).await });
+        }
+        Some(session)
+    }
+
+    /// Ends a session everywhere (`DELETE`): as [`remove`](Self::remove), and its events are
+    /// forgotten even when shared.
+    pub(crate) fn end(&self, id: &str) -> Option<Arc<HttpSession>> {
+        let session = self.remove(id)?;
+        if self.shared {
+            let s = session.clone();
+            tokio::spawn(async move { s.store.remove_session(&s.id).await });
+        }
         Some(session)
     }
 
@@ -465,7 +502,7 @@ impl Sessions {
     /// Cancels every in-flight legacy request (end of the shutdown grace period).
     pub(crate) fn cancel_all_requests(&self) {
         for session in lock(&self.map).values() {
-            session.cancel_all();
+            session.correlation().cancel_running();
         }
     }
 
