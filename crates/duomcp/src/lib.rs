@@ -62,6 +62,8 @@ pub mod clock;
 mod common;
 pub mod era;
 pub mod jsonrpc;
+#[cfg(feature = "otel")]
+pub mod otel;
 #[cfg(feature = "server")]
 mod schema_check;
 #[cfg(feature = "server")]

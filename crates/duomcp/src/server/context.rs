@@ -534,10 +534,19 @@ impl Context {
             ));
         };
         let (id, answer) = session.register_request();
-        let frame = jsonrpc::encode_request(&id, method, params)
+        let mut params = params.clone();
+        let traced = super::telemetry::Outgoing::start(
+            &self.inner.shared,
+            method,
+            &id,
+            Some(&self.inner.protocol_version),
+            &mut params,
+        );
+        let frame = jsonrpc::encode_request(&id, method, &params)
             .map_err(|e| HandlerError::msg(e.to_string()))?;
         if self.inner.sink.send(frame).await.is_err() {
             session.forget_request(&id);
+            traced.finish(Err(None));
             return Err(HandlerError::msg("the client connection is closed"));
         }
         let timeout: Duration = self.inner.shared.config.client_request_timeout;
@@ -547,6 +556,11 @@ impl Context {
             _ = self.inner.cancel.cancelled() => Err(HandlerError::Cancelled),
         };
         session.forget_request(&id);
+        traced.finish(match &outcome {
+            Ok(Ok(_)) => Ok(()),
+            Ok(Err(e)) => Err(Some((e.code.into(), e.message.as_str()))),
+            Err(_) => Err(None),
+        });
         match outcome? {
             Ok(raw) => Ok(raw),
             Err(e) => Err(HandlerError::msg(format!(

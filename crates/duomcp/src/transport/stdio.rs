@@ -181,6 +181,8 @@ impl Server {
             unflushed: 0,
         };
         let session = Session::new(tx.clone());
+        // OpenTelemetry: the connection is the session (a no-op without telemetry).
+        let _session_telemetry = crate::server::telemetry::SessionGuard::open(&shared);
         let in_flight: InFlight = Arc::default();
         let closing = shared.shutdown.child_token();
         let local = Arc::new(crate::server::Principal::local());
@@ -277,6 +279,7 @@ impl Server {
                         closing: closing.clone(),
                         // Stdio takes its credentials from the environment: the local user.
                         principal: Some(local.clone()),
+                        trace: Default::default(),
                     };
                     let id = req.id.clone();
                     let mut serve = Box::pin(answer_request(shared.clone(), req, env));

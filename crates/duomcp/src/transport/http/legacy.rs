@@ -14,6 +14,7 @@ use super::{
 use crate::era::Era;
 use crate::jsonrpc::{error_code, Incoming, IncomingRequest, RequestId};
 use crate::server::session::Frame;
+use crate::server::telemetry::TransportTrace;
 use crate::server::{
     handle_notification, handle_request, handle_response, NotificationAction, Reply, RequestEnv,
 };
@@ -132,6 +133,9 @@ async fn initialize(t: &Arc<Inner>, req: IncomingRequest, parts: &Parts) -> Resp
     };
     let _busy = session.busy();
     session.bind_owner(owner_key(parts));
+    let _ = session
+        .telemetry
+        .set(crate::server::telemetry::SessionGuard::open(&t.shared));
     // `initialize` sends nothing before its result; a sink nobody reads is enough.
     let (sink, _unread) = mpsc::channel(1);
     let env = RequestEnv {
@@ -142,6 +146,7 @@ async fn initialize(t: &Arc<Inner>, req: IncomingRequest, parts: &Parts) -> Resp
         cancel: CancellationToken::new(),
         closing: session.closing.clone(),
         principal: principal(parts),
+        trace: TransportTrace::from_headers(&t.shared, &parts.headers),
     };
     match handle_request(t.shared.clone(), req, env).await {
         Some(reply) if reply.error.is_none() => {
@@ -193,6 +198,7 @@ async fn request(
         cancel: token.clone(),
         closing: session.closing.clone(),
         principal: principal(parts),
+        trace: TransportTrace::from_headers(&t.shared, &parts.headers),
     };
     let mut work = with_timeout(
         handle_request(t.shared.clone(), req, env),

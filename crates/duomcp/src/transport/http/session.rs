@@ -197,6 +197,8 @@ pub(crate) struct HttpSession {
     pub get_streams: AtomicUsize,
     /// The principal that created the session ([`crate::server::Principal::key`]), if any.
     owner: Mutex<Option<String>>,
+    /// OpenTelemetry: counts the session while it lives (empty without `otel`).
+    pub telemetry: std::sync::OnceLock<crate::server::telemetry::SessionGuard>,
 }
 
 /// Keeps a session from expiring while it lives.
@@ -428,6 +430,7 @@ impl Sessions {
             }),
             get_streams: AtomicUsize::new(0),
             owner: Mutex::new(None),
+            telemetry: Default::default(),
         });
         loop {
             let mut map = lock(&self.map);
