@@ -54,6 +54,8 @@ enum Command {
         /// a client gets: LIMITS.md.
         #[arg(long = "limit", value_name = "KEY=VALUE")]
         limits: Vec<String>,
+        #[command(flatten)]
+        telemetry: duomcp_cli::telemetry::ServeArgs,
     },
     /// Load any MCP server (stdio or HTTP, either era) and report throughput and latency.
     Bench(duomcp_cli::bench::BenchArgs),
@@ -172,14 +174,18 @@ fn main() -> std::process::ExitCode {
                 allow_hosts,
                 allow_origins,
                 limits,
+                telemetry,
             } => {
-                let server = match duomcp_cli::reference::server_with_skill_dirs(&skills) {
-                    Ok(server) => server,
+                let builder = match duomcp_cli::reference::builder_with_skill_dirs(&skills) {
+                    Ok(builder) => builder,
                     Err(e) => {
                         eprintln!("duomcp: cannot serve the skills: {e}");
                         return Err(None);
                     }
                 };
+                // Exports what is pending when it is dropped, at the end of this block.
+                let (builder, _telemetry) = telemetry.apply(builder).await.map_err(Some)?;
+                let server = builder.build();
                 match http {
                     // Ctrl-C / SIGTERM: stop reading, let requests in flight finish within
                     // the grace period, cancel the rest, exit 0.

@@ -53,11 +53,16 @@ pub fn server() -> Server {
 /// assert!(server.is_ok());
 /// ```
 pub fn server_with_skill_dirs(dirs: &[impl AsRef<Path>]) -> Result<Server, SkillError> {
+    Ok(builder_with_skill_dirs(dirs)?.build())
+}
+
+/// [`server_with_skill_dirs`], not yet built (to add telemetry, say).
+pub fn builder_with_skill_dirs(dirs: &[impl AsRef<Path>]) -> Result<ServerBuilder, SkillError> {
     let mut set = skills::demo()?;
     for dir in dirs {
         set = set.dir(dir)?;
     }
-    Ok(builder().skills(set).build())
+    Ok(builder().skills(set))
 }
 
 fn builder() -> ServerBuilder {

@@ -59,6 +59,14 @@ enum Protocol {
     Grpc,
 }
 
+/// Whether an `OTEL_*_PROTOCOL` variable chooses the protocol (else it is `http/protobuf`,
+/// the specification's default, which the exporter would otherwise not pick with `http-json`
+/// built in).
+fn protocol_chosen(signal: &str) -> bool {
+    env(&format!("OTEL_EXPORTER_OTLP_{signal}_PROTOCOL")).is_some()
+        || env("OTEL_EXPORTER_OTLP_PROTOCOL").is_some()
+}
+
 fn protocol(signal: &str) -> Protocol {
     let var = format!("OTEL_EXPORTER_OTLP_{signal}_PROTOCOL");
     match env(&var)
@@ -110,6 +118,11 @@ impl PipelineBuilder {
 
     /// Builds the providers (must run inside a Tokio runtime when exporting over gRPC).
     pub fn build(self) -> Result<Pipeline, PipelineError> {
+        // The workspace's reqwest is built without a rustls provider (`rustls-no-provider`)
+        // when another feature brings rustls: the exporter's client needs ring installed, as
+        // duomcp's own HTTP clients do.
+        #[cfg(any(feature = "http-client", feature = "auth", feature = "tls"))]
+        let _ = rustls::crypto::ring::default_provider().install_default();
         let mut resource = Resource::builder();
         if env("OTEL_SERVICE_NAME").is_none() {
             if let Some(name) = &self.service_name {
@@ -152,7 +165,10 @@ impl PipelineBuilder {
             #[cfg(not(feature = "otel-grpc"))]
             Protocol::Grpc => return Err(grpc_missing()),
             Protocol::Http => {
-                let b = opentelemetry_otlp::SpanExporter::builder().with_http();
+                let mut b = opentelemetry_otlp::SpanExporter::builder().with_http();
+                if !protocol_chosen("TRACES") {
+                    b = b.with_protocol(opentelemetry_otlp::Protocol::HttpBinary);
+                }
                 match endpoint {
                     Some(e) => b.with_endpoint(e).build(),
                     None => b.build(),
@@ -178,7 +194,10 @@ impl PipelineBuilder {
             #[cfg(not(feature = "otel-grpc"))]
             Protocol::Grpc => return Err(grpc_missing()),
             Protocol::Http => {
-                let b = opentelemetry_otlp::MetricExporter::builder().with_http();
+                let mut b = opentelemetry_otlp::MetricExporter::builder().with_http();
+                if !protocol_chosen("METRICS") {
+                    b = b.with_protocol(opentelemetry_otlp::Protocol::HttpBinary);
+                }
                 match endpoint {
                     Some(e) => b.with_endpoint(e).build(),
                     None => b.build(),
