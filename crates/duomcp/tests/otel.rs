@@ -4,6 +4,8 @@
 //! Client and server each get their own providers, exporting into one in-memory span exporter,
 //! so a test sees both sides of every request as a backend would.
 
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
 use duomcp::client::{Client, EraChoice, RequestOptions};
 use duomcp::otel::{AuditLog, PrometheusMetrics, Telemetry};
 use duomcp::schema::{ElicitRequestFormParams, ElicitResult, TaskSupport};

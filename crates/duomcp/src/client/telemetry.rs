@@ -136,12 +136,12 @@ impl Incoming {
     pub(crate) fn scope<F: Future>(&self, work: F) -> impl Future<Output = F::Output> {
         #[cfg(feature = "otel")]
         {
+            use futures_util::future::Either;
             use opentelemetry::context::FutureExt as _;
-            let cx = match &self.0 {
-                Some(call) => call.context(),
-                None => opentelemetry::Context::current(),
-            };
-            work.with_context(cx)
+            match &self.0 {
+                Some(call) => Either::Left(work.with_context(call.context())),
+                None => Either::Right(work),
+            }
         }
         #[cfg(not(feature = "otel"))]
         work

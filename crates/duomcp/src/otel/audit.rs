@@ -27,7 +27,21 @@ pub enum AuditTarget {
     File(PathBuf),
 }
 
-/// An audit log of tool calls (see the [module](self) for the line's shape).
+/// An audit log of tool calls: one JSON line each.
+///
+/// ```json
+/// {"time":"2026-12-02T01:02:03.456Z","tool":"greet","outcome":"ok","duration_ms":0.412,"request_id":"3","subject":"alice","client_id":"cli"}
+/// ```
+///
+/// `outcome` is `ok`, `tool_error` (`isError: true`), `error` (with `error_code`) or
+/// `cancelled`. The principal is its subject and client id, never a token. Arguments are left
+/// out unless [`AuditLog::with_arguments`] names the tool.
+///
+/// ```
+/// use duomcp::otel::AuditLog;
+/// let audit = AuditLog::to_writer(std::io::sink()).with_arguments("search");
+/// # let _ = audit;
+/// ```
 pub struct AuditLog {
     out: Mutex<Box<dyn Write + Send>>,
     with_arguments: HashSet<String>,

@@ -91,12 +91,13 @@ impl Call {
     pub(crate) fn scope<F: Future>(&self, work: F) -> impl Future<Output = F::Output> {
         #[cfg(feature = "otel")]
         {
+            use futures_util::future::Either;
             use opentelemetry::context::FutureExt as _;
-            let cx = match &self.0 {
-                Some(call) => call.context(),
-                None => opentelemetry::Context::current(),
-            };
-            work.with_context(cx)
+            // Without telemetry the request is not wrapped at all (no context switch per poll).
+            match &self.0 {
+                Some(call) => Either::Left(work.with_context(call.context())),
+                None => Either::Right(work),
+            }
         }
         #[cfg(not(feature = "otel"))]
         work
