@@ -413,6 +413,10 @@ async fn task_polls_link_to_the_call_that_created_the_task() {
             .filter(|s| s.span_kind == SpanKind::Server && s.name.starts_with("tasks/"))
             .collect();
         assert!(!polls.is_empty(), "{era:?}: the client polled the task");
+        // The tasks-by-status gauge: the task went from working to completed.
+        server_side.meter.force_flush().unwrap();
+        assert_eq!(task_gauge(&server_side.metrics, "completed"), 1, "{era:?}");
+        assert_eq!(task_gauge(&server_side.metrics, "working"), 0, "{era:?}");
         for poll in polls {
             assert!(attr(poll, "duomcp.task.id").is_some());
             assert_eq!(
@@ -427,6 +431,26 @@ async fn task_polls_link_to_the_call_that_created_the_task() {
             );
         }
     }
+}
+
+/// The `duomcp.server.tasks` value for one status, from the last export.
+fn task_gauge(exporter: &InMemoryMetricExporter, status: &str) -> i64 {
+    let batches = exporter.get_finished_metrics().unwrap();
+    let last = batches.last().expect("an export");
+    let wanted = KeyValue::new("duomcp.task.status", status.to_owned());
+    let mut value = 0;
+    for scope in last.scope_metrics() {
+        for metric in scope.metrics().filter(|m| m.name() == "duomcp.server.tasks") {
+            if let AggregatedMetrics::I64(MetricData::Sum(sum)) = metric.data() {
+                for p in sum.data_points() {
+                    if p.attributes().any(|a| *a == wanted) {
+                        value += p.value();
+                    }
+                }
+            }
+        }
+    }
+    value
 }
 
 fn histogram_counts(exporter: &InMemoryMetricExporter, name: &str, wanted: &[KeyValue]) -> u64 {
