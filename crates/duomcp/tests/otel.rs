@@ -440,7 +440,10 @@ fn task_gauge(exporter: &InMemoryMetricExporter, status: &str) -> i64 {
     let wanted = KeyValue::new("duomcp.task.status", status.to_owned());
     let mut value = 0;
     for scope in last.scope_metrics() {
-        for metric in scope.metrics().filter(|m| m.name() == "duomcp.server.tasks") {
+        for metric in scope
+            .metrics()
+            .filter(|m| m.name() == "duomcp.server.tasks")
+        {
             if let AggregatedMetrics::I64(MetricData::Sum(sum)) = metric.data() {
                 for p in sum.data_points() {
                     if p.attributes().any(|a| *a == wanted) {

@@ -163,6 +163,11 @@ fn main() -> ExitCode {
         eprintln!("duomcp-icount: unknown scenario {name} (try `duomcp-icount list`)");
         return ExitCode::FAILURE;
     };
+    // By hand only (the gate never sets it): fewer units, for a quick comparison.
+    let count = std::env::var("DUOMCP_ICOUNT_UNITS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(count);
     let rt = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()

@@ -171,7 +171,7 @@ impl Instruments {
             active_sessions: gauge(names::ACTIVE_SESSIONS, "MCP sessions open on the server"),
             listen_streams: gauge(
                 names::LISTEN_STREAMS,
-                "subscriptions/listen streams open on the server",
+                "subscriptions/listen and 2025-11-25 GET streams open on the server",
             ),
             tasks: gauge(names::TASKS, "tasks held by the server, by status"),
         }

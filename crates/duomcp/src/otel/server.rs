@@ -246,6 +246,23 @@ impl Drop for SessionCall {
     }
 }
 
+/// A listen stream that is not a request of its own (a 2025-11-25 `GET` stream), counted while
+/// open.
+pub(crate) struct ListenCount(Telemetry);
+
+impl ListenCount {
+    pub(crate) fn open(t: &Telemetry) -> Self {
+        t.m.listen_streams.add(1, &[]);
+        ListenCount(t.clone())
+    }
+}
+
+impl Drop for ListenCount {
+    fn drop(&mut self) {
+        self.0.m.listen_streams.add(-1, &[]);
+    }
+}
+
 /// Remembers the current span as the one that created task `id` (for the links of its later
 /// requests).
 pub(crate) fn task_created(t: &Telemetry, id: &str, status: &'static str) {

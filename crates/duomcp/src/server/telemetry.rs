@@ -144,6 +144,32 @@ impl SessionGuard {
     }
 }
 
+/// Counts a 2025-11-25 `GET` stream in `duomcp.server.listen_streams.active` while it is open
+/// (2026-07-28 `subscriptions/listen` streams are counted by their request's [`Call`]).
+#[cfg_attr(not(feature = "http-server"), allow(dead_code))]
+pub(crate) struct ListenGuard(
+    // Held for its `Drop`, which ends the stream's count.
+    #[cfg(feature = "otel")]
+    #[allow(dead_code)]
+    Option<crate::otel::server::ListenCount>,
+);
+
+impl ListenGuard {
+    #[cfg(feature = "http-server")]
+    #[cfg_attr(not(feature = "otel"), allow(unused_variables))]
+    #[inline]
+    pub(crate) fn open(shared: &Shared) -> Self {
+        ListenGuard(
+            #[cfg(feature = "otel")]
+            shared
+                .telemetry
+                .0
+                .as_ref()
+                .map(crate::otel::server::ListenCount::open),
+        )
+    }
+}
+
 /// `work`, run in the current trace context wherever it is polled (a spawned task).
 #[inline]
 pub(crate) fn in_current_context<F: Future>(work: F) -> impl Future<Output = F::Output> {

@@ -281,8 +281,12 @@ async fn stream_response(
     sse::response(sse::legacy_body(conn))
 }
 
-/// Counts a session's open `GET` streams.
-struct GetStreamCount(Arc<HttpSession>);
+/// Counts a session's open `GET` streams (and, with telemetry, the server's listen streams).
+struct GetStreamCount(
+    Arc<HttpSession>,
+    // Held for its `Drop` (the listen-streams gauge); empty without telemetry.
+    #[allow(dead_code)] crate::server::telemetry::ListenGuard,
+);
 
 impl Drop for GetStreamCount {
     fn drop(&mut self) {
@@ -327,7 +331,10 @@ pub(super) async fn get(t: &Arc<Inner>, parts: &Parts) -> Response {
             )
         }
     };
-    let count = GetStreamCount(session.clone());
+    let count = GetStreamCount(
+        session.clone(),
+        crate::server::telemetry::ListenGuard::open(&t.shared),
+    );
     if session.get_streams.fetch_add(1, Ordering::Relaxed) >= t.config.max_streams_per_session {
         return busy(None, "too many streams open on this session");
     }
