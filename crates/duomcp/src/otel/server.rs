@@ -20,6 +20,8 @@ pub(crate) struct RequestInfo<'a> {
     pub meta: Option<&'a str>,
     /// `params`, raw (tool arguments for the audit log, a task's id).
     pub params: Option<&'a str>,
+    /// A 2026-07-28 request (its version is the one revision of that era).
+    pub modern: bool,
     /// The protocol version of a 2025-11-25 session, once negotiated.
     pub session_version: Option<&'a str>,
     /// The trace context headers, when the request came over HTTP.
@@ -58,7 +60,15 @@ impl ServerCall {
     /// Starts the span of `r`, child of the context its `_meta` carries (else its HTTP
     /// headers'), and counts it in flight.
     pub(crate) fn start(t: &Telemetry, r: RequestInfo<'_>) -> Self {
-        let meta = r.meta.map(MetaFields::read).unwrap_or_default();
+        // `_meta` is parsed again only when it carries trace context: a 2026-07-28 `_meta` is
+        // mostly capabilities and client info, and reading them per request is most of what a
+        // span would cost. Without it the version is the one the era speaks.
+        let meta = r
+            .meta
+            .filter(|m| m.contains("\"traceparent\""))
+            .map(MetaFields::read)
+            .unwrap_or_default();
+        let era_version = r.modern.then_some(duomcp_schema::version::LATEST_MODERN);
         let header_cx = r.http.and_then(HeaderContext::context);
         let mut links = Vec::new();
         let parent = if meta.has_trace() {
@@ -77,6 +87,7 @@ impl ServerCall {
             .version
             .as_deref()
             .or(r.session_version)
+            .or(era_version)
             .map(str::to_owned);
 
         let mut attrs = Vec::with_capacity(12);

@@ -74,6 +74,7 @@ impl Call {
                 target,
                 meta: meta.map(RawValue::get),
                 params: req.params.as_deref().map(RawValue::get),
+                modern: era == Era::Modern,
                 session_version: session_version.as_deref(),
                 http: env.trace.0.as_deref(),
                 principal: env.principal.as_deref(),
