@@ -27,8 +27,18 @@ use serde::de::{
 };
 use std::fmt;
 
+/// Whether `text` may hold a JSON array: without a `[` byte it holds none, and a strict reading
+/// is then the same as serde_json's own (same values, same errors), so it is read the plain way,
+/// which costs less. A `[` inside a string takes the strict way too; it reads the same.
+fn may_hold_array(text: &[u8]) -> bool {
+    text.contains(&b'[')
+}
+
 /// Parses `text` as `T`, reading every struct (at any depth) from a JSON object only.
 pub fn from_str<'de, T: de::Deserialize<'de>>(text: &'de str) -> Result<T, serde_json::Error> {
+    if !may_hold_array(text.as_bytes()) {
+        return serde_json::from_str(text);
+    }
     let mut de = serde_json::Deserializer::from_str(text);
     let value = T::deserialize(Strict(&mut de))?;
     de.end()?;
@@ -37,6 +47,9 @@ pub fn from_str<'de, T: de::Deserialize<'de>>(text: &'de str) -> Result<T, serde
 
 /// Parses `bytes` as `T` like [`from_str`] (they must be UTF-8 JSON).
 pub fn from_slice<'de, T: de::Deserialize<'de>>(bytes: &'de [u8]) -> Result<T, serde_json::Error> {
+    if !may_hold_array(bytes) {
+        return serde_json::from_slice(bytes);
+    }
     let mut de = serde_json::Deserializer::from_slice(bytes);
     let value = T::deserialize(Strict(&mut de))?;
     de.end()?;
@@ -58,23 +71,29 @@ pub fn from_slice<'de, T: de::Deserialize<'de>>(bytes: &'de [u8]) -> Result<T, s
 #[derive(Debug, Clone, Copy)]
 pub struct StrictStr<'a>(pub &'a str);
 
-fn run<'de, T>(
-    text: &'de str,
-    f: impl FnOnce(
-        Strict<&mut serde_json::Deserializer<serde_json::de::StrRead<'de>>>,
-    ) -> Result<T, serde_json::Error>,
-) -> Result<T, serde_json::Error> {
-    let mut de = serde_json::Deserializer::from_str(text);
-    let value = f(Strict(&mut de))?;
-    de.end()?;
-    Ok(value)
+/// Reads `text` with one call of a `Deserializer` method, strictly where it may hold an array
+/// (see [`may_hold_array`]), and checks that nothing follows.
+macro_rules! run {
+    ($text:expr, |$d:ident| $call:expr) => {{
+        let text: &str = $text;
+        let mut de = serde_json::Deserializer::from_str(text);
+        let value = if may_hold_array(text.as_bytes()) {
+            let $d = Strict(&mut de);
+            $call?
+        } else {
+            let $d = &mut de;
+            $call?
+        };
+        de.end()?;
+        Ok(value)
+    }};
 }
 
 macro_rules! forward_text {
     ($($method:ident)*) => {
         $(
             fn $method<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, serde_json::Error> {
-                run(self.0, |d| d.$method(visitor))
+                run!(self.0, |d| d.$method(visitor))
             }
         )*
     };
@@ -97,7 +116,7 @@ impl<'de> Deserializer<'de> for StrictStr<'de> {
         name: &'static str,
         visitor: V,
     ) -> Result<V::Value, serde_json::Error> {
-        run(self.0, |d| d.deserialize_unit_struct(name, visitor))
+        run!(self.0, |d| d.deserialize_unit_struct(name, visitor))
     }
 
     fn deserialize_newtype_struct<V: Visitor<'de>>(
@@ -105,7 +124,7 @@ impl<'de> Deserializer<'de> for StrictStr<'de> {
         name: &'static str,
         visitor: V,
     ) -> Result<V::Value, serde_json::Error> {
-        run(self.0, |d| d.deserialize_newtype_struct(name, visitor))
+        run!(self.0, |d| d.deserialize_newtype_struct(name, visitor))
     }
 
     fn deserialize_tuple<V: Visitor<'de>>(
@@ -113,7 +132,7 @@ impl<'de> Deserializer<'de> for StrictStr<'de> {
         len: usize,
         visitor: V,
     ) -> Result<V::Value, serde_json::Error> {
-        run(self.0, |d| d.deserialize_tuple(len, visitor))
+        run!(self.0, |d| d.deserialize_tuple(len, visitor))
     }
 
     fn deserialize_tuple_struct<V: Visitor<'de>>(
@@ -122,7 +141,7 @@ impl<'de> Deserializer<'de> for StrictStr<'de> {
         len: usize,
         visitor: V,
     ) -> Result<V::Value, serde_json::Error> {
-        run(self.0, |d| d.deserialize_tuple_struct(name, len, visitor))
+        run!(self.0, |d| d.deserialize_tuple_struct(name, len, visitor))
     }
 
     fn deserialize_struct<V: Visitor<'de>>(
@@ -131,7 +150,7 @@ impl<'de> Deserializer<'de> for StrictStr<'de> {
         fields: &'static [&'static str],
         visitor: V,
     ) -> Result<V::Value, serde_json::Error> {
-        run(self.0, |d| d.deserialize_struct(name, fields, visitor))
+        run!(self.0, |d| d.deserialize_struct(name, fields, visitor))
     }
 
     fn deserialize_enum<V: Visitor<'de>>(
@@ -140,7 +159,7 @@ impl<'de> Deserializer<'de> for StrictStr<'de> {
         variants: &'static [&'static str],
         visitor: V,
     ) -> Result<V::Value, serde_json::Error> {
-        run(self.0, |d| d.deserialize_enum(name, variants, visitor))
+        run!(self.0, |d| d.deserialize_enum(name, variants, visitor))
     }
 }
 
@@ -445,6 +464,31 @@ mod tests {
         assert!(matches!(o.name, Cow::Borrowed("n")));
         assert_eq!(o.inner, Some(Inner { a: 1 }));
         assert_eq!(o.list.unwrap(), [Inner { a: 2 }]);
+    }
+
+    #[test]
+    fn text_without_arrays_reads_as_serde_json_reads_it() {
+        let text = r#"{"raw":{"x":1},"name":"n","inner":{"a":1}}"#;
+        let o: Outer<'_> = from_str(text).unwrap();
+        assert!(matches!(o.name, Cow::Borrowed("n")));
+        assert_eq!(o.inner, Some(Inner { a: 1 }));
+        // The same errors, word for word.
+        for bad in [
+            r#"{"a":"x"}"#,
+            r#"{"a":1} x"#,
+            r#""a""#,
+            r#"{"a":1,"a":2}"#,
+            "{",
+        ] {
+            let strict = from_str::<Inner>(bad).unwrap_err().to_string();
+            let plain = serde_json::from_str::<Inner>(bad).unwrap_err().to_string();
+            assert_eq!(strict, plain, "{bad}");
+            let member = Inner::deserialize(StrictStr(bad)).unwrap_err().to_string();
+            assert_eq!(member, plain, "{bad}");
+        }
+        // A `[` inside a string takes the strict way, and reads the same.
+        let o: Outer<'_> = from_str(r#"{"name":"[n]","inner":{"a":2}}"#).unwrap();
+        assert_eq!(o.name, "[n]");
     }
 
     #[test]

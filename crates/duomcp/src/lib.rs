@@ -60,6 +60,7 @@ pub mod auth;
 pub mod client;
 pub mod clock;
 mod common;
+pub use common::correlation;
 pub mod era;
 pub mod jsonrpc;
 #[cfg(feature = "otel")]

@@ -1,6 +1,7 @@
 //! What the server and client runtimes share, below both: neither imports the other, and both
 //! import this.
 
+pub mod correlation;
 pub(crate) mod frontmatter;
 pub(crate) mod scope;
 pub(crate) mod skills;

@@ -120,7 +120,9 @@ pub fn decode(bytes: &[u8]) -> Result<Incoming, DecodeError> {
             "batches (JSON arrays) are not supported; send one JSON-RPC message object",
         ));
     }
-    let env: Envelope<'_> = match duomcp_schema::strict::from_str(text) {
+    // Not an array (refused above), so the envelope is read from an object, and its members
+    // are raw text: serde_json's own reading is already the strict one here.
+    let env: Envelope<'_> = match serde_json::from_str(text) {
         Ok(env) => env,
         Err(e) => {
             // Valid JSON of the wrong shape is an invalid request; anything else is a parse error.

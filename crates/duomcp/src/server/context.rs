@@ -4,6 +4,7 @@ use super::error::{HandlerError, InputRequired};
 use super::session::{Session, Sink};
 use super::tasks::{DetachHook, LiveTask};
 use super::Shared;
+use crate::correlation::WaitError;
 use crate::era::{Era, ProtocolError};
 use crate::jsonrpc;
 use crate::util::lock;
@@ -533,29 +534,37 @@ impl Context {
                 "no session to send a request to the client on",
             ));
         };
-        let (id, answer) = session.register_request();
+        let waiter = session
+            .correlation()
+            .request()
+            .map_err(|e| HandlerError::msg(format!("cannot send {method} to the client: {e}")))?;
         let mut params = params.clone();
         let traced = super::telemetry::Outgoing::start(
             &self.inner.shared,
             method,
-            &id,
+            waiter.id(),
             Some(&self.inner.protocol_version),
             &mut params,
         );
-        let frame = jsonrpc::encode_request(&id, method, &params)
+        let frame = jsonrpc::encode_request(waiter.id(), method, &params)
             .map_err(|e| HandlerError::msg(e.to_string()))?;
         if self.inner.sink.send(frame).await.is_err() {
-            session.forget_request(&id);
             traced.finish(Err(None));
             return Err(HandlerError::msg("the client connection is closed"));
         }
         let timeout: Duration = self.inner.shared.config.client_request_timeout;
-        let outcome = tokio::select! {
-            a = answer => a.map_err(|_| HandlerError::msg("the client connection closed before answering")),
-            _ = tokio::time::sleep(timeout) => Err(HandlerError::msg(format!("the client did not answer {method} within {timeout:?}"))),
-            _ = self.inner.cancel.cancelled() => Err(HandlerError::Cancelled),
-        };
-        session.forget_request(&id);
+        let outcome = waiter
+            .wait(timeout, &self.inner.cancel)
+            .await
+            .map_err(|e| match e {
+                WaitError::Closed => {
+                    HandlerError::msg("the client connection closed before answering")
+                }
+                WaitError::TimedOut(after) => HandlerError::msg(format!(
+                    "the client did not answer {method} within {after:?}"
+                )),
+                WaitError::Cancelled => HandlerError::Cancelled,
+            });
         traced.finish(match &outcome {
             Ok(Ok(_)) => Ok(()),
             Ok(Err(e)) => Err(Some((e.code.into(), e.message.as_str()))),

@@ -171,14 +171,7 @@ pub(crate) fn bind_arguments(tool: &str, arguments: Option<&Value>) -> String {
     use sha2::Digest as _;
     let mut text = Vec::new();
     match arguments {
-        Some(Value::Object(map)) => {
-            let without_meta: Map<String, Value> = map
-                .iter()
-                .filter(|(k, _)| k.as_str() != "_meta")
-                .map(|(k, v)| (k.clone(), v.clone()))
-                .collect();
-            canonical(&Value::Object(without_meta), &mut text);
-        }
+        Some(Value::Object(map)) => canonical_object(map, true, &mut text),
         Some(other) => canonical(other, &mut text),
         None => text.extend_from_slice(b"{}"),
     }
@@ -189,22 +182,7 @@ pub(crate) fn bind_arguments(tool: &str, arguments: Option<&Value>) -> String {
 /// JSON text of `v` with object keys sorted at every depth.
 fn canonical(v: &Value, out: &mut Vec<u8>) {
     match v {
-        Value::Object(map) => {
-            let mut keys: Vec<&String> = map.keys().collect();
-            keys.sort();
-            out.push(b'{');
-            for (i, k) in keys.into_iter().enumerate() {
-                if i > 0 {
-                    out.push(b',');
-                }
-                canonical(&Value::String(k.clone()), out);
-                out.push(b':');
-                if let Some(value) = map.get(k) {
-                    canonical(value, out);
-                }
-            }
-            out.push(b'}');
-        }
+        Value::Object(map) => canonical_object(map, false, out),
         Value::Array(items) => {
             out.push(b'[');
             for (i, item) in items.iter().enumerate() {
@@ -222,6 +200,27 @@ fn canonical(v: &Value, out: &mut Vec<u8>) {
     }
 }
 
+/// An object's canonical text (keys sorted), without its `_meta` member when `skip_meta`.
+/// Read in place: nothing of the object is copied.
+fn canonical_object(map: &Map<String, Value>, skip_meta: bool, out: &mut Vec<u8>) {
+    let mut members: Vec<(&String, &Value)> = map
+        .iter()
+        .filter(|(k, _)| !(skip_meta && k.as_str() == "_meta"))
+        .collect();
+    members.sort_unstable_by(|a, b| a.0.cmp(b.0));
+    out.push(b'{');
+    for (i, (k, value)) in members.into_iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        // A string always serializes.
+        let _ = serde_json::to_writer(&mut *out, k.as_str());
+        out.push(b':');
+        canonical(value, out);
+    }
+    out.push(b'}');
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -235,6 +234,24 @@ mod tests {
             r: Map::new(),
             u: Some(Value::from(3)),
         }
+    }
+
+    #[test]
+    fn the_canonical_text_sorts_keys_at_every_depth_and_drops_only_the_top_meta() {
+        let v = serde_json::json!({
+            "b": [{"d": 1, "c": "x\"y"}, [2, {"f": true, "e": null}]],
+            "a": {"_meta": {"z": 1}, "y": 2.5},
+            "_meta": {"progressToken": 1}
+        });
+        let Value::Object(map) = &v else {
+            unreachable!()
+        };
+        let mut text = Vec::new();
+        canonical_object(map, true, &mut text);
+        assert_eq!(
+            String::from_utf8(text).unwrap(),
+            r#"{"a":{"_meta":{"z":1},"y":2.5},"b":[{"c":"x\"y","d":1},[2,{"e":null,"f":true}]]}"#
+        );
     }
 
     #[test]

@@ -1,22 +1,21 @@
 //! Per-connection state of the legacy (2025-11-25) era: what `initialize` negotiated, the log
-//! level, resource subscriptions, and the server→client requests awaiting an answer.
+//! level, resource subscriptions, and the connection's [`Correlation`] engine (server→client
+//! requests awaiting an answer; the client's requests running, for `notifications/cancelled`).
 //!
-//! A stdio process has one session; on Streamable HTTP every `Mcp-Session-Id` has one.
+//! A stdio process has one session (its engine also tracks the 2026-07-28 requests of the
+//! connection); on Streamable HTTP every `Mcp-Session-Id` has one.
 
+use crate::correlation::Correlation;
 use crate::util::lock;
-use duomcp_schema::{ClientCapabilities, ErrorObject, Implementation, LoggingLevel, RequestId};
-use serde_json::value::RawValue;
-use std::collections::{HashMap, HashSet};
-use std::sync::atomic::{AtomicI64, Ordering};
+use duomcp_schema::{ClientCapabilities, Implementation, LoggingLevel};
+use std::collections::HashSet;
 use std::sync::{Arc, Mutex};
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::mpsc;
 
 /// Bytes of one encoded message (no newline, no SSE framing).
 pub(crate) type Frame = Vec<u8>;
 /// Where a request's related messages go (progress, logs, server→client requests).
 pub(crate) type Sink = mpsc::Sender<Frame>;
-
-type Answer = Result<Box<RawValue>, ErrorObject>;
 
 /// What `initialize` established.
 #[derive(Debug, Clone)]
@@ -37,20 +36,27 @@ struct State {
 /// One legacy session.
 pub(crate) struct Session {
     state: Mutex<State>,
-    pending: Mutex<HashMap<RequestId, oneshot::Sender<Answer>>>,
-    next_id: AtomicI64,
+    /// Requests in both directions, by id.
+    correlation: Correlation,
     /// Messages not tied to a request (list_changed, resources/updated).
     pub(crate) unrelated: Sink,
 }
 
 impl Session {
-    pub(crate) fn new(unrelated: Sink) -> Arc<Self> {
+    /// A session whose messages outside any request go to `unrelated`, with its correlation
+    /// engine (ids of server→client requests are `s-0`, `s-1`, …).
+    pub(crate) fn new(unrelated: Sink, correlation: Correlation) -> Arc<Self> {
         Arc::new(Session {
             state: Mutex::default(),
-            pending: Mutex::default(),
-            next_id: AtomicI64::new(0),
+            correlation,
             unrelated,
         })
+    }
+
+    /// The session's requests in both directions: server→client requests waiting for the
+    /// client's answer, and the client's requests running.
+    pub(crate) fn correlation(&self) -> &Correlation {
+        &self.correlation
     }
 
     pub(crate) fn negotiated(&self) -> Option<Negotiated> {
@@ -90,26 +96,5 @@ impl Session {
 
     pub(crate) fn is_subscribed(&self, uri: &str) -> bool {
         lock(&self.state).subscriptions.contains(uri)
-    }
-
-    /// Reserves an id for a server→client request and the slot its answer arrives in.
-    pub(crate) fn register_request(&self) -> (RequestId, oneshot::Receiver<Answer>) {
-        let n = self.next_id.fetch_add(1, Ordering::Relaxed);
-        let id = RequestId::String(format!("s-{n}"));
-        let (tx, rx) = oneshot::channel();
-        lock(&self.pending).insert(id.clone(), tx);
-        (id, rx)
-    }
-
-    pub(crate) fn forget_request(&self, id: &RequestId) {
-        lock(&self.pending).remove(id);
-    }
-
-    /// Delivers a client's response; `false` when no request with that id is waiting.
-    pub(crate) fn complete_request(&self, id: &RequestId, answer: Answer) -> bool {
-        match lock(&self.pending).remove(id) {
-            Some(tx) => tx.send(answer).is_ok(),
-            None => false,
-        }
     }
 }

@@ -12,22 +12,19 @@
 //! stdout are pipes (how MCP hosts start servers) they are driven as non-blocking pipes on
 //! Tokio's reactor instead of through its blocking thread pool.
 
-use crate::jsonrpc::{self, decode, error_code, Incoming, Line, LineReader, RequestId};
+use crate::correlation::{Correlation, Limits};
+use crate::jsonrpc::{self, decode, error_code, Incoming, Line, LineReader};
 use crate::server::session::{Frame, Session};
 use crate::server::{answer_request, handle_notification, handle_response, RequestEnv, Server};
-use crate::util::lock;
 use crate::util::poll_now;
 use duomcp_schema::methods::{self, RequestMethod};
-use std::collections::HashMap;
 use std::future::Future;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::task::Poll;
 use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt, BufReader, BufWriter};
 use tokio::sync::{mpsc, Semaphore};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
-
-type InFlight = Arc<Mutex<HashMap<RequestId, CancellationToken>>>;
 
 /// The process's stdin: a non-blocking pipe on the reactor when it is one, else Tokio's
 /// (blocking-pool) stdin.
@@ -180,10 +177,13 @@ impl Server {
             err: None,
             unflushed: 0,
         };
-        let session = Session::new(tx.clone());
+        // The connection's requests in both directions: the session's server→client requests,
+        // and the client's requests that wait (to be cancelled, and to refuse their id).
+        let correlation =
+            Correlation::new("s-", Limits::default().running(config.max_in_flight.max(1)));
+        let session = Session::new(tx.clone(), correlation.clone());
         // OpenTelemetry: the connection is the session (a no-op without telemetry).
         let _session_telemetry = crate::server::telemetry::SessionGuard::open(&shared);
-        let in_flight: InFlight = Arc::default();
         let closing = shared.shutdown.child_token();
         let local = Arc::new(crate::server::Principal::local());
         let limit = Arc::new(Semaphore::new(config.max_in_flight.max(1)));
@@ -237,13 +237,9 @@ impl Server {
                         .await;
                 }
                 Ok(Incoming::Request(req)) => {
-                    // Only answers that wait are in `in_flight` (to be cancelled, and to
-                    // refuse their id meanwhile): one answered at once is never seen there.
-                    let duplicate = {
-                        let map = lock(&in_flight);
-                        !map.is_empty() && map.contains_key(&req.id)
-                    };
-                    if duplicate {
+                    // Only answers that wait are running in `correlation` (to be cancelled,
+                    // and to refuse their id meanwhile): one answered at once is never there.
+                    if correlation.is_running(&req.id) {
                         let err = jsonrpc::error(
                             error_code::INVALID_REQUEST,
                             "Invalid Request: this id is already in use by a request in flight",
@@ -297,16 +293,17 @@ impl Server {
                             out.frame(&reply.frame).await;
                         }
                         Poll::Pending => {
-                            lock(&in_flight).insert(id.clone(), token.clone());
-                            let (tx, in_flight) = (tx.clone(), in_flight.clone());
+                            // Cannot be refused: the id is free (checked above) and the permit
+                            // bounds running requests as the engine does.
+                            let running = correlation.admit(id, token.clone()).ok();
+                            let tx = tx.clone();
                             tasks.spawn(async move {
                                 let reply = tokio::select! {
                                     biased;
                                     _ = token.cancelled() => None,
                                     reply = serve => Some(reply),
                                 };
-                                lock(&in_flight).remove(&id);
-                                drop(permit);
+                                drop((running, permit));
                                 if let Some(reply) = reply {
                                     let _ = tx.send(reply.frame).await;
                                 }
@@ -318,9 +315,7 @@ impl Server {
                     if let crate::server::NotificationAction::Cancel(id) =
                         handle_notification(Some(&session), &n)
                     {
-                        if let Some(token) = lock(&in_flight).remove(&id) {
-                            token.cancel();
-                        }
+                        correlation.cancel(&id);
                     }
                 }
                 Ok(Incoming::Response(r)) => handle_response(Some(&session), r),
@@ -349,9 +344,7 @@ impl Server {
                     if cancelled {
                         break;
                     }
-                    for (_, token) in lock(&in_flight).drain() {
-                        token.cancel();
-                    }
+                    correlation.cancel_running();
                     cancelled = true;
                     timer
                         .as_mut()
@@ -359,6 +352,8 @@ impl Server {
                 }
             }
         }
+        // Handlers still waiting for the client's answers hear that none will come.
+        correlation.close();
         while let Ok(frame) = rx.try_recv() {
             out.frame(&frame).await;
         }

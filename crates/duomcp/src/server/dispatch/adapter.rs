@@ -13,6 +13,7 @@ use crate::server::params::ParamsIndex;
 use crate::server::{CachePolicy, HandlerError, Shared};
 use duomcp_schema::{CallToolResult, RequestId, Tool};
 use serde::Serialize;
+use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 use std::borrow::Cow;
 use std::future::Future;
@@ -24,6 +25,20 @@ pub(super) enum ToolCall {
     Task(Reply),
     /// The tool ran within the request: the context it ran with, and its outcome.
     Ran(Context, Result<CallToolResult, HandlerError>),
+}
+
+/// What the input of a multi-round-trip request is bound to (sealed `requestState` names
+/// it). Only an era that seals state reads it, and only when state is restored or sealed:
+/// binding a `tools/call` digests its arguments, which most calls never need.
+#[derive(Clone, Copy)]
+pub(super) enum Target<'t> {
+    /// `prompts/get`'s name, `resources/read`'s URI.
+    Named(&'t str),
+    /// A `tools/call`: the tool, and its `arguments` as the request sent them.
+    Call {
+        name: &'t str,
+        arguments: Option<&'t RawValue>,
+    },
 }
 
 /// One revision of MCP, as the method table sees it.
@@ -58,14 +73,10 @@ pub(super) trait Adapter: Sized + Send + Sync {
         &self,
         ctx: &Context,
         method: &str,
-        target: &str,
+        target: Target<'_>,
         state: Option<&str>,
         responses: Option<Map<String, Value>>,
     ) -> Result<(), ProtocolError>;
-
-    /// What the input of a multi-round-trip `tools/call` is bound to: the tool, and (where
-    /// the era seals state) a digest of its arguments.
-    fn call_target<'t>(&self, name: &'t str, arguments: Option<&Value>) -> Cow<'t, str>;
 
     /// Plans a `tools/call` (inline, or as a task) and runs it.
     fn call_tool(
@@ -83,7 +94,7 @@ pub(super) trait Adapter: Sized + Send + Sync {
         ctx: &Context,
         id: &RequestId,
         method: &str,
-        target: &str,
+        target: Target<'_>,
         result: Result<T, HandlerError>,
         cache: Option<CachePolicy>,
     ) -> Result<Reply, ProtocolError>;

@@ -4,7 +4,7 @@
 //! result goes out as it is; a handler never asks for input (its `Context` sends real
 //! server→client requests instead).
 
-use super::adapter::{Adapter, ToolCall};
+use super::adapter::{Adapter, Target, ToolCall};
 use super::capabilities::{capabilities, TasksDeclared};
 use super::{
     context, error_reply, events, parse, result_reply, Caller, ReadMeta, Reply, RequestEnv,
@@ -137,17 +137,13 @@ impl Adapter for Legacy {
         &self,
         _: &Context,
         _: &str,
-        _: &str,
+        _: Target<'_>,
         _: Option<&str>,
         _: Option<Map<String, Value>>,
     ) -> Result<(), ProtocolError> {
-        // No multi-round-trip requests in this revision: `Context` asks the client directly.
+        // No multi-round-trip requests in this revision: `Context` asks the client directly
+        // (and nothing is sealed, so the target is never read).
         Ok(())
-    }
-
-    fn call_target<'t>(&self, name: &'t str, _: Option<&Value>) -> Cow<'t, str> {
-        // Nothing is sealed in this revision.
-        Cow::Borrowed(name)
     }
 
     async fn call_tool(
@@ -176,7 +172,7 @@ impl Adapter for Legacy {
         _: &Context,
         id: &RequestId,
         _: &str,
-        _: &str,
+        _: Target<'_>,
         result: Result<T, HandlerError>,
         _: Option<CachePolicy>,
     ) -> Result<Reply, ProtocolError> {

@@ -279,7 +279,7 @@ pub(crate) fn handle_notification(
 
 /// Routes a client's response to the server→client request waiting for it.
 pub(crate) fn handle_response(session: Option<&Arc<Session>>, r: IncomingResponse) {
-    let delivered = session.is_some_and(|s| s.complete_request(&r.id, r.outcome));
+    let delivered = session.is_some_and(|s| s.correlation().complete(&r.id, r.outcome));
     if !delivered {
         tracing::debug!(id = %r.id, "response to an unknown or expired request ignored");
     }

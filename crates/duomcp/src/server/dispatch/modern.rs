@@ -4,7 +4,7 @@
 //! handler that asks for input gets an `InputRequiredResult` with sealed `requestState`, and
 //! every complete result carries `resultType`, `serverInfo` and its cache fields.
 
-use super::adapter::{Adapter, ToolCall};
+use super::adapter::{Adapter, Target, ToolCall};
 use super::capabilities::{capabilities, TasksDeclared};
 use super::{
     context, error_reply, events, parse, result_reply, Caller, ReadMeta, Reply, RequestEnv,
@@ -119,15 +119,11 @@ impl Adapter for Modern {
         &self,
         ctx: &Context,
         method: &str,
-        target: &str,
+        target: Target<'_>,
         state: Option<&str>,
         responses: Option<Map<String, Value>>,
     ) -> Result<(), ProtocolError> {
         restore_input(ctx, method, target, state, responses)
-    }
-
-    fn call_target<'t>(&self, name: &'t str, arguments: Option<&Value>) -> Cow<'t, str> {
-        Cow::Owned(request_state::bind_arguments(name, arguments))
     }
 
     async fn call_tool(
@@ -158,7 +154,7 @@ impl Adapter for Modern {
         ctx: &Context,
         id: &RequestId,
         method: &str,
-        target: &str,
+        target: Target<'_>,
         result: Result<T, HandlerError>,
         cache: Option<CachePolicy>,
     ) -> Result<Reply, ProtocolError> {
@@ -320,23 +316,45 @@ fn complete_reply<T: Serialize>(
     })
 }
 
+/// The text sealed state names its target by: a `tools/call` is bound to its tool and a
+/// digest of its arguments ([`request_state::bind_arguments`]), anything else to its name.
+/// Worked out only when state is unsealed or sealed.
+fn bound(target: Target<'_>) -> Result<Cow<'_, str>, ProtocolError> {
+    match target {
+        Target::Named(name) => Ok(Cow::Borrowed(name)),
+        Target::Call { name, arguments } => {
+            // The same text the typed parameters were read from, so it parses as it did.
+            let arguments: Option<Value> = match arguments {
+                None => None,
+                Some(raw) => serde_json::from_str(raw.get())
+                    .map_err(|e| ProtocolError::InvalidParams(format!("Invalid params: {e}")))?,
+            };
+            Ok(Cow::Owned(request_state::bind_arguments(
+                name,
+                arguments.as_ref(),
+            )))
+        }
+    }
+}
+
 /// Unseals `requestState` and merges earlier answers with this round's `inputResponses`.
 fn restore_input(
     ctx: &Context,
     method: &str,
-    target: &str,
+    target: Target<'_>,
     state: Option<&str>,
     responses: Option<Map<String, Value>>,
 ) -> Result<(), ProtocolError> {
     let mut input = InputState::default();
     if let Some(token) = state {
         let shared = ctx.shared();
+        let target = bound(target)?;
         let sealed = request_state::unseal(
             &shared.sealing_key,
             token,
             shared.tasks.now(),
             method,
-            target,
+            &target,
             ctx.principal().map(|p| p.key()).as_deref(),
         )
         .map_err(|r| ProtocolError::InvalidParams(format!("Invalid params: {}", r.message())))?;
@@ -356,7 +374,7 @@ fn input_required(
     ctx: &Context,
     id: &RequestId,
     method: &str,
-    target: &str,
+    target: Target<'_>,
     server_info: &Value,
 ) -> Result<Reply, ProtocolError> {
     let input = ctx.take_input_state();
@@ -370,7 +388,7 @@ fn input_required(
     let expiry = shared.tasks.now() + shared.config.request_state_ttl.as_millis() as u64;
     let sealed = SealedState {
         m: method.into(),
-        t: target.into(),
+        t: bound(target)?.into_owned(),
         e: expiry,
         p: ctx.principal().map(|p| p.key()),
         r: input.responses,

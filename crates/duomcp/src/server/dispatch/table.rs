@@ -6,7 +6,7 @@
 //! [`invoke`], and the adapter shapes the outcome. Methods of one era only are the adapter's
 //! ([`Adapter::own_method`]); skills, an extension of both, come last.
 
-use super::adapter::{Adapter, ToolCall};
+use super::adapter::{Adapter, Target, ToolCall};
 use super::{error_reply, lists, ReadMeta, Reply, RequestEnv};
 use crate::era::ProtocolError;
 use crate::jsonrpc::IncomingRequest;
@@ -49,30 +49,36 @@ pub(super) async fn run<A: Adapter>(
             }
             m if m == <methods::CallTool as RequestMethod>::NAME => {
                 let p: CallParams = params.parse()?;
-                let target = a.call_target(&p.name, p.arguments.as_ref());
+                let arguments = params.get("arguments");
+                let target = Target::Call {
+                    name: &p.name,
+                    arguments,
+                };
                 let state = p.request_state.as_deref();
-                a.restore_input(&ctx, method, &target, state, p.input_responses)?;
+                a.restore_input(&ctx, method, target, state, p.input_responses)?;
                 let (ctx, r) = match a.call_tool(ctx, &p.name, p.arguments, p.task).await? {
                     ToolCall::Task(created) => return Ok(created),
                     ToolCall::Ran(ctx, r) => (ctx, r),
                 };
                 let is_error = matches!(&r, Ok(r) if r.is_error == Some(true));
-                let reply = a.finish(&ctx, id, method, &target, r, None)?;
+                let reply = a.finish(&ctx, id, method, target, r, None)?;
                 Reply { is_error, ..reply }
             }
             m if m == <methods::GetPrompt as RequestMethod>::NAME => {
                 let p: GetPromptParams = params.parse()?;
                 let state = p.request_state.as_deref();
-                a.restore_input(&ctx, method, &p.name, state, p.input_responses)?;
+                let target = Target::Named(&p.name);
+                a.restore_input(&ctx, method, target, state, p.input_responses)?;
                 let r = Box::pin(invoke::get_prompt(&ctx, &p.name, p.arguments)).await;
-                a.finish(&ctx, id, method, &p.name, r, None)?
+                a.finish(&ctx, id, method, target, r, None)?
             }
             m if m == <methods::ReadResource as RequestMethod>::NAME => {
                 let p: ReadParams = params.parse()?;
                 let state = p.request_state.as_deref();
-                a.restore_input(&ctx, method, &p.uri, state, p.input_responses)?;
+                let target = Target::Named(&p.uri);
+                a.restore_input(&ctx, method, target, state, p.input_responses)?;
                 let r = Box::pin(invoke::read_resource(&ctx, &p.uri)).await;
-                a.finish(&ctx, id, method, &p.uri, r, Some(config.read_cache))?
+                a.finish(&ctx, id, method, target, r, Some(config.read_cache))?
             }
             m if m == <methods::Complete as RequestMethod>::NAME => {
                 match Box::pin(invoke::complete(&ctx, req)).await {

@@ -556,7 +556,11 @@ impl TaskRuntime {
                 m.insert(meta::RELATED_TASK.into(), json!({ "taskId": live.id }));
             }
         }
-        let (rid, answer) = session.register_request();
+        let mut waiter = session
+            .correlation()
+            .request()
+            .map_err(|e| HandlerError::msg(format!("cannot send {method} to the client: {e}")))?;
+        let rid = waiter.id().clone();
         let frame = jsonrpc::encode_request(&rid, method, &params)
             .map_err(|e| HandlerError::msg(e.to_string()))?;
         lock(&live.outbox).push_back((rid.clone(), frame));
@@ -571,11 +575,12 @@ impl TaskRuntime {
         })
         .await;
         live.bump();
+        // No timeout: the task waits in `input_required` until answered, cancelled or gone.
         let outcome = tokio::select! {
-            a = answer => a.map_err(|_| HandlerError::msg("the session closed before the client answered")),
+            a = waiter.recv() => a.map_err(|_| HandlerError::msg("the session closed before the client answered")),
             _ = live.cancel.cancelled() => Err(HandlerError::Cancelled),
         };
-        session.forget_request(&rid);
+        drop(waiter);
         lock(&live.outbox).retain(|(id, _)| id != &rid);
         if live.outstanding.fetch_sub(1, Ordering::SeqCst) == 1 {
             self.edit(&live.id, |r| {

@@ -11,6 +11,7 @@ use super::{
     accepted, busy, client_data, guard, method_not_allowed, modern_header, owner_key, principal,
     reply_json, rpc_error, with_timeout, Inner, CONN_CAPACITY, SINK_CAPACITY,
 };
+use crate::correlation::Limits;
 use crate::era::Era;
 use crate::jsonrpc::{error_code, Incoming, IncomingRequest, RequestId};
 use crate::server::session::Frame;
@@ -80,7 +81,7 @@ pub(super) async fn post(t: &Arc<Inner>, parts: &Parts, message: Incoming) -> Re
         Incoming::Notification(n) => {
             let _busy = session.busy();
             if let NotificationAction::Cancel(id) = handle_notification(Some(&session.core), &n) {
-                session.cancel(&id);
+                session.correlation().cancel(&id);
             }
             accepted()
         }
@@ -119,6 +120,7 @@ async fn initialize(t: &Arc<Inner>, req: IncomingRequest, parts: &Parts) -> Resp
         t.config.max_sessions,
         &t.closing,
         t.config.event_store.clone(),
+        Limits::default().running(t.config.max_concurrent_requests.max(1)),
     ) {
         Ok(s) => s,
         Err(CreateError::TooMany) => return busy(Some(&req.id), "too many sessions"),
@@ -179,14 +181,15 @@ async fn request(
         return busy(Some(&req.id), "too many requests in flight");
     };
     let token = CancellationToken::new();
-    if !session.register(&req.id, token.clone()) {
+    let Ok(running) = session.correlation().admit(req.id.clone(), token.clone()) else {
+        // Not full: the permit above bounds the requests running, as the engine does.
         return rpc_error(
             StatusCode::BAD_REQUEST,
             Some(&req.id),
             error_code::INVALID_REQUEST,
             "Invalid Request: this id is already in use by a request in flight",
         );
-    }
+    };
     let activity = session.busy();
     let (sink, mut sink_rx) = mpsc::channel::<Frame>(SINK_CAPACITY);
     let id = req.id.clone();
@@ -209,15 +212,13 @@ async fn request(
     );
     // Most handlers finish at once: answered here, with no task and no channel.
     if let Poll::Ready(reply) = poll_now(work.as_mut()) {
-        session.unregister(&id);
-        drop((permit, activity));
+        drop((running, permit, activity));
         return ready_response(t, session, reply, sink_rx).await;
     }
     let (reply_tx, mut reply_rx) = oneshot::channel();
-    let s = session.clone();
     tokio::spawn(async move {
         let reply = work.await;
-        s.unregister(&id);
+        drop(running);
         let _ = reply_tx.send(reply);
         drop((permit, activity));
     });

@@ -9,7 +9,7 @@
 //! reconnects with `Last-Event-ID` is attached again after a replay from the store.
 
 use super::store::EventStore;
-use crate::jsonrpc::RequestId;
+use crate::correlation::{Correlation, Limits};
 use crate::server::session::{Frame, Session};
 use crate::server::Reply;
 use crate::util::lock;
@@ -189,7 +189,6 @@ pub(crate) struct HttpSession {
     /// Fires when the session ends (DELETE, expiry, shutdown).
     pub closing: CancellationToken,
     pub store: Arc<dyn EventStore>,
-    in_flight: Mutex<HashMap<RequestId, CancellationToken>>,
     streams: Mutex<HashMap<u64, Arc<LogicalStream>>>,
     next_stream: AtomicU64,
     activity: Mutex<Activity>,
@@ -238,31 +237,10 @@ impl HttpSession {
         (a.busy == 0).then_some((a.uses <= 1, a.last))
     }
 
-    /// Registers an in-flight request; `false` if its id is in use already.
-    pub(crate) fn register(&self, id: &RequestId, token: CancellationToken) -> bool {
-        let mut map = lock(&self.in_flight);
-        if map.contains_key(id) {
-            return false;
-        }
-        map.insert(id.clone(), token);
-        true
-    }
-
-    pub(crate) fn unregister(&self, id: &RequestId) {
-        lock(&self.in_flight).remove(id);
-    }
-
-    /// Cancels an in-flight request (`notifications/cancelled`).
-    pub(crate) fn cancel(&self, id: &RequestId) {
-        if let Some(token) = lock(&self.in_flight).remove(id) {
-            token.cancel();
-        }
-    }
-
-    fn cancel_all(&self) {
-        for (_, token) in lock(&self.in_flight).drain() {
-            token.cancel();
-        }
+    /// The session's requests in both directions (its [`Session`]'s engine): the client's
+    /// requests running, by id, for `notifications/cancelled` and to refuse a reused id.
+    pub(crate) fn correlation(&self) -> &Correlation {
+        self.core.correlation()
     }
 
     /// A live stream by number (the standalone stream, or a POST stream still producing).
@@ -408,16 +386,16 @@ impl Sessions {
         max: usize,
         parent: &CancellationToken,
         store: Arc<dyn EventStore>,
+        limits: Limits,
     ) -> Result<Arc<HttpSession>, CreateError> {
         self.make_room(max)?;
         let id = new_session_id().ok_or(CreateError::NoRandomness)?;
         let (unrelated_tx, unrelated_rx) = mpsc::channel::<Frame>(256);
         let session = Arc::new(HttpSession {
             id: Arc::from(id),
-            core: Session::new(unrelated_tx),
+            core: Session::new(unrelated_tx, Correlation::new("s-", limits)),
             closing: parent.child_token(),
             store,
-            in_flight: Mutex::default(),
             streams: Mutex::new(HashMap::from([(
                 STANDALONE,
                 LogicalStream::new(STANDALONE),
@@ -451,7 +429,8 @@ impl Sessions {
     pub(crate) fn remove(&self, id: &str) -> Option<Arc<HttpSession>> {
         let session = lock(&self.map).remove(id)?;
         session.closing.cancel();
-        session.cancel_all();
+        // Its running requests are cancelled; handlers waiting for the client's answers end.
+        session.correlation().close();
         let s = session.clone();
         tokio::spawn(async move { s.store.remove_session(&s.id).await });
         Some(session)
@@ -468,7 +447,7 @@ impl Sessions {
     /// Cancels every in-flight legacy request (end of the shutdown grace period).
     pub(crate) fn cancel_all_requests(&self) {
         for session in lock(&self.map).values() {
-            session.cancel_all();
+            session.correlation().cancel_running();
         }
     }
 
