@@ -10,4 +10,5 @@ pub mod commands;
 pub mod limits;
 pub mod reference;
 pub mod serve_addr;
+pub mod shared_state;
 pub mod telemetry;

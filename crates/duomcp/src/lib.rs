@@ -65,6 +65,8 @@ pub mod era;
 pub mod jsonrpc;
 #[cfg(feature = "otel")]
 pub mod otel;
+#[cfg(feature = "redis")]
+pub mod redis;
 #[cfg(feature = "server")]
 mod schema_check;
 #[cfg(feature = "server")]

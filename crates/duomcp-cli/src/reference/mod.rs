@@ -10,6 +10,7 @@
 //! | tasks | `greet`, `slow_compute`, `failing_job`, `protocol_error_job`, `confirm_delete`, `multi_input`, `test_tool_with_task` |
 //! | skills | `skill://release-notes/SKILL.md`, `skill://duomcp/protocol-eras/SKILL.md` (and their files) |
 
+pub mod era;
 mod input_required;
 mod prompts;
 mod resources;
@@ -63,6 +64,25 @@ pub fn builder_with_skill_dirs(dirs: &[impl AsRef<Path>]) -> Result<ServerBuilde
         set = set.dir(dir)?;
     }
     Ok(builder().skills(set))
+}
+
+/// [`server_with_skill_dirs`], speaking only the revisions `era` names (`duomcp serve --era`).
+pub fn server_for_era(dirs: &[impl AsRef<Path>], era: era::ServeEra) -> Result<Server, SkillError> {
+    Ok(builder_for_era(dirs, era)?.build())
+}
+
+/// [`server_for_era`], not yet built (to add telemetry, say).
+pub fn builder_for_era(
+    dirs: &[impl AsRef<Path>],
+    era: era::ServeEra,
+) -> Result<ServerBuilder, SkillError> {
+    let builder = builder_with_skill_dirs(dirs)?;
+    Ok(match era {
+        era::ServeEra::Both => builder,
+        only => builder.layer(duomcp::server::middleware::layer_fn(move |inner| {
+            era::OnlyEra::new(inner, only)
+        })),
+    })
 }
 
 fn builder() -> ServerBuilder {
