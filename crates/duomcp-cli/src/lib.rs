@@ -11,3 +11,4 @@ pub mod limits;
 pub mod reference;
 pub mod serve_addr;
 pub mod shared_state;
+pub mod telemetry;

@@ -67,6 +67,8 @@ enum Command {
         /// of that revision alone would; default both.
         #[arg(long, value_enum, default_value = "both")]
         era: duomcp_cli::reference::era::ServeEra,
+        #[command(flatten)]
+        telemetry: duomcp_cli::telemetry::ServeArgs,
     },
     /// Serve other MCP servers (stdio commands, URLs) as one, to clients of both revisions,
     /// bridging between them: `duomcp gateway -- CMD ARGS`, `--upstream URL`, `--config FILE`.
@@ -194,14 +196,18 @@ fn main() -> std::process::ExitCode {
                 redis,
                 state_key_file,
                 era,
+                telemetry,
             } => {
-                let server = match duomcp_cli::reference::server_for_era(&skills, era) {
-                    Ok(server) => server,
+                let builder = match duomcp_cli::reference::builder_for_era(&skills, era) {
+                    Ok(builder) => builder,
                     Err(e) => {
                         eprintln!("duomcp: cannot serve the skills: {e}");
                         return Err(None);
                     }
                 };
+                // Exports what is pending when it is dropped, at the end of this block.
+                let (builder, _telemetry) = telemetry.apply(builder).await.map_err(Some)?;
+                let server = builder.build();
                 match http {
                     // Ctrl-C / SIGTERM: stop reading, let requests in flight finish within
                     // the grace period, cancel the rest, exit 0.

@@ -63,6 +63,8 @@ mod common;
 pub use common::correlation;
 pub mod era;
 pub mod jsonrpc;
+#[cfg(feature = "otel")]
+pub mod otel;
 #[cfg(feature = "redis")]
 pub mod redis;
 #[cfg(feature = "server")]

@@ -57,11 +57,31 @@ fn server() -> Server {
     let ask_spec = ToolSpec::new("ask")
         .description("Asks for a name")
         .input_schema(serde_json::json!({ "type": "object", "properties": {} }));
-    Server::builder()
+    let builder = Server::builder()
         .name("duomcp-echo")
         .tool("echo", echo)
-        .tool(ask_spec, ask)
-        .build()
+        .tool(ask_spec, ask);
+    with_telemetry(builder).build()
+}
+
+/// `DUOMCP_ICOUNT_OTEL=1` (by hand, not in the gate): the server gets OpenTelemetry with the
+/// SDK's providers and no exporter, to measure what telemetry costs on the hot path.
+#[cfg(feature = "otel")]
+fn with_telemetry(builder: duomcp::server::ServerBuilder) -> duomcp::server::ServerBuilder {
+    static PIPELINE: std::sync::OnceLock<Option<duomcp::otel::Pipeline>> =
+        std::sync::OnceLock::new();
+    if std::env::var_os("DUOMCP_ICOUNT_OTEL").is_none() {
+        return builder;
+    }
+    match PIPELINE.get_or_init(|| duomcp::otel::Pipeline::builder().build().ok()) {
+        Some(p) => builder.telemetry(p.telemetry()),
+        None => builder,
+    }
+}
+
+#[cfg(not(feature = "otel"))]
+fn with_telemetry(builder: duomcp::server::ServerBuilder) -> duomcp::server::ServerBuilder {
+    builder
 }
 
 /// 64 bytes, as in `bench/compare.sh`.
@@ -143,6 +163,11 @@ fn main() -> ExitCode {
         eprintln!("duomcp-icount: unknown scenario {name} (try `duomcp-icount list`)");
         return ExitCode::FAILURE;
     };
+    // By hand only (the gate never sets it): fewer units, for a quick comparison.
+    let count = std::env::var("DUOMCP_ICOUNT_UNITS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(count);
     let rt = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()

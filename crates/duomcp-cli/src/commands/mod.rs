@@ -384,6 +384,7 @@ impl Target {
             builder = builder.log_level(level);
         }
         builder = customize(builder);
+        builder = crate::telemetry::client(builder);
         let client = if let Some(url) = self.http_url() {
             for header in &self.headers {
                 let Some((name, value)) = header.split_once(':') else {
@@ -541,20 +542,23 @@ pub async fn run(command: ClientCommand) -> ExitCode {
         }
         return ExitCode::from(2);
     }
-    let result = match command {
-        Normalized::Discover(t) => discover::run(&t).await,
-        Normalized::Tools(t) => tools::list(&t).await,
-        Normalized::Call(a) => tools::call(&a).await,
-        Normalized::Resources(t) => resources::list(&t).await,
-        Normalized::Read(a) => resources::read(&a).await,
-        Normalized::Templates(t) => resources::templates(&t).await,
-        Normalized::Prompts(t) => prompts::list(&t).await,
-        Normalized::Prompt(a) => prompts::get(&a).await,
-        Normalized::Complete(a) => complete::run(&a).await,
-        Normalized::Listen(a) => listen::run(&a).await,
-        Normalized::Skills(t) => skills::list(&t).await,
-        Normalized::Skill(a) => skills::show(&a).await,
-    };
+    let result = crate::telemetry::run_client(async move {
+        match command {
+            Normalized::Discover(t) => discover::run(&t).await,
+            Normalized::Tools(t) => tools::list(&t).await,
+            Normalized::Call(a) => tools::call(&a).await,
+            Normalized::Resources(t) => resources::list(&t).await,
+            Normalized::Read(a) => resources::read(&a).await,
+            Normalized::Templates(t) => resources::templates(&t).await,
+            Normalized::Prompts(t) => prompts::list(&t).await,
+            Normalized::Prompt(a) => prompts::get(&a).await,
+            Normalized::Complete(a) => complete::run(&a).await,
+            Normalized::Listen(a) => listen::run(&a).await,
+            Normalized::Skills(t) => skills::list(&t).await,
+            Normalized::Skill(a) => skills::show(&a).await,
+        }
+    })
+    .await;
     match result {
         Ok(Outcome::Ok) => ExitCode::SUCCESS,
         Ok(Outcome::Failed) => ExitCode::FAILURE,

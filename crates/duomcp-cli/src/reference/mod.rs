@@ -54,27 +54,34 @@ pub fn server() -> Server {
 /// assert!(server.is_ok());
 /// ```
 pub fn server_with_skill_dirs(dirs: &[impl AsRef<Path>]) -> Result<Server, SkillError> {
+    Ok(builder_with_skill_dirs(dirs)?.build())
+}
+
+/// [`server_with_skill_dirs`], not yet built (to add telemetry, say).
+pub fn builder_with_skill_dirs(dirs: &[impl AsRef<Path>]) -> Result<ServerBuilder, SkillError> {
     let mut set = skills::demo()?;
     for dir in dirs {
         set = set.dir(dir)?;
     }
-    Ok(builder().skills(set).build())
+    Ok(builder().skills(set))
 }
 
 /// [`server_with_skill_dirs`], speaking only the revisions `era` names (`duomcp serve --era`).
 pub fn server_for_era(dirs: &[impl AsRef<Path>], era: era::ServeEra) -> Result<Server, SkillError> {
-    let mut set = skills::demo()?;
-    for dir in dirs {
-        set = set.dir(dir)?;
-    }
-    let builder = builder().skills(set);
+    Ok(builder_for_era(dirs, era)?.build())
+}
+
+/// [`server_for_era`], not yet built (to add telemetry, say).
+pub fn builder_for_era(
+    dirs: &[impl AsRef<Path>],
+    era: era::ServeEra,
+) -> Result<ServerBuilder, SkillError> {
+    let builder = builder_with_skill_dirs(dirs)?;
     Ok(match era {
-        era::ServeEra::Both => builder.build(),
-        only => builder
-            .layer(duomcp::server::middleware::layer_fn(move |inner| {
-                era::OnlyEra::new(inner, only)
-            }))
-            .build(),
+        era::ServeEra::Both => builder,
+        only => builder.layer(duomcp::server::middleware::layer_fn(move |inner| {
+            era::OnlyEra::new(inner, only)
+        })),
     })
 }
 

@@ -87,6 +87,8 @@ pub struct ClientBuilder {
     preferred_version: String,
     #[cfg(feature = "http-client")]
     http: HttpSettings,
+    #[cfg(feature = "otel")]
+    telemetry: Option<crate::otel::Telemetry>,
 }
 
 /// What [`ClientBuilder`] collects for [`connect_http`](ClientBuilder::connect_http).
@@ -114,11 +116,23 @@ impl Default for ClientBuilder {
             preferred_version: duomcp_schema::version::LATEST_MODERN.to_owned(),
             #[cfg(feature = "http-client")]
             http: HttpSettings::default(),
+            #[cfg(feature = "otel")]
+            telemetry: None,
         }
     }
 }
 
 impl ClientBuilder {
+    /// Traces and measures every request with `telemetry` (feature `otel`; see
+    /// [`otel`](crate::otel)): a client span per request, child of the current OpenTelemetry
+    /// context, whose context goes into `_meta` (and the HTTP headers), so the server's span is
+    /// its child; `mcp.client.operation.duration` and `mcp.client.session.duration`.
+    #[cfg(feature = "otel")]
+    pub fn telemetry(mut self, telemetry: crate::otel::Telemetry) -> Self {
+        self.telemetry = Some(telemetry);
+        self
+    }
+
     /// The client's name (`clientInfo.name`).
     pub fn name(mut self, name: impl Into<String>) -> Self {
         self.info.name = name.into();
@@ -412,6 +426,10 @@ impl ClientBuilder {
             probe_timeout: self.probe_timeout,
             max_input_rounds: self.max_input_rounds,
             preferred_version: self.preferred_version,
+            #[cfg(feature = "otel")]
+            telemetry: super::telemetry::Slot::open(self.telemetry),
+            #[cfg(not(feature = "otel"))]
+            telemetry: Default::default(),
         };
         let cache = Cache::new(self.cache, self.clock);
         let inner = Arc::new(Inner::new(

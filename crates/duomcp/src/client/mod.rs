@@ -57,6 +57,7 @@ mod notify;
 mod options;
 pub mod skills;
 mod tasks;
+mod telemetry;
 pub mod transport;
 mod validate;
 

@@ -541,9 +541,18 @@ impl Context {
             .correlation()
             .request()
             .map_err(|e| HandlerError::msg(format!("cannot send {method} to the client: {e}")))?;
-        let frame = jsonrpc::encode_request(waiter.id(), method, params)
+        let mut params = params.clone();
+        let traced = super::telemetry::Outgoing::start(
+            &self.inner.shared,
+            method,
+            waiter.id(),
+            Some(&self.inner.protocol_version),
+            &mut params,
+        );
+        let frame = jsonrpc::encode_request(waiter.id(), method, &params)
             .map_err(|e| HandlerError::msg(e.to_string()))?;
         if self.inner.sink.send(frame).await.is_err() {
+            traced.finish(Err(None));
             return Err(HandlerError::msg("the client connection is closed"));
         }
         let timeout: Duration = self.inner.shared.config.client_request_timeout;
@@ -559,6 +568,11 @@ impl Context {
                 )),
                 WaitError::Cancelled => HandlerError::Cancelled,
             });
+        traced.finish(match &outcome {
+            Ok(Ok(_)) => Ok(()),
+            Ok(Err(e)) => Err(Some((e.code.into(), e.message.as_str()))),
+            Err(_) => Err(None),
+        });
         match outcome? {
             Ok(raw) => Ok(raw),
             Err(e) => Err(HandlerError::msg(format!(

@@ -29,6 +29,9 @@ pub(crate) struct RequestEnv {
     pub closing: CancellationToken,
     /// The authenticated caller (HTTP: from the auth layer; stdio: the local user).
     pub principal: Option<Arc<Principal>>,
+    /// The HTTP trace context headers, for OpenTelemetry (empty without feature `otel`).
+    #[cfg_attr(not(feature = "otel"), allow(dead_code))]
+    pub trace: super::telemetry::TransportTrace,
 }
 
 /// The encoded answer to one request.

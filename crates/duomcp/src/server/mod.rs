@@ -35,6 +35,7 @@ mod shutdown;
 pub mod skills;
 mod subscriptions;
 pub mod tasks;
+pub(crate) mod telemetry;
 mod uri_template;
 
 pub use context::Context;
@@ -188,6 +189,9 @@ pub(crate) struct Shared {
     pub middleware: Option<std::sync::Mutex<middleware::McpService>>,
     /// The capabilities and client info 2026-07-28 clients repeat in every `_meta`, parsed once.
     pub meta_memo: crate::era::modern::MetaMemo,
+    /// OpenTelemetry, when the server was given one (feature `otel`; empty without it).
+    #[cfg_attr(not(feature = "otel"), allow(dead_code))]
+    pub telemetry: telemetry::Slot,
 }
 
 impl Shared {
@@ -396,6 +400,7 @@ pub struct ServerBuilder {
     tasks: tasks::TaskConfig,
     skills: Option<skills::SkillSet>,
     middleware: Option<middleware::McpService>,
+    telemetry: telemetry::Slot,
     /// The state each registered handler takes (`State<T>`), checked by `build()`.
     needs: Vec<StateNeed>,
 }
@@ -449,6 +454,7 @@ impl Default for ServerBuilder {
             tasks: tasks::TaskConfig::default(),
             skills: None,
             middleware: None,
+            telemetry: telemetry::Slot::default(),
             needs: Vec::new(),
         }
     }
@@ -654,6 +660,23 @@ impl ServerBuilder {
         self
     }
 
+    /// Traces, measures and audits every request with `telemetry` (feature `otel`; see
+    /// [`otel`](crate::otel)): a span per request by the MCP semantic conventions, parented on
+    /// the trace context the client sent, the MCP metrics, and the audit log if it has one.
+    ///
+    /// ```
+    /// use duomcp::otel::Pipeline;
+    /// use duomcp::server::Server;
+    /// let pipeline = Pipeline::from_env().expect("OTEL_* variables");
+    /// let server = Server::builder().telemetry(pipeline.telemetry()).build();
+    /// # let _ = server;
+    /// ```
+    #[cfg(feature = "otel")]
+    pub fn telemetry(mut self, telemetry: crate::otel::Telemetry) -> Self {
+        self.telemetry = telemetry::Slot(Some(telemetry));
+        self
+    }
+
     /// Records the `State<T>` arguments of a handler being registered.
     fn need<H: Handler<T>, T>(&mut self, handler: String) {
         // A handler registered again under the same name replaces the earlier one.
@@ -714,7 +737,8 @@ impl ServerBuilder {
         let (events, _) = broadcast::channel(256);
         Server {
             shared: Arc::new(Shared {
-                tasks: tasks::TaskRuntime::new(self.tasks, events.clone()),
+                tasks: tasks::TaskRuntime::new(self.tasks, events.clone())
+                    .with_telemetry(self.telemetry.clone()),
                 skills: skills::SkillRegistry::new(self.skills),
                 info_json: serde_json::to_value(&self.info).unwrap_or_default(),
                 info: self.info,
@@ -729,6 +753,7 @@ impl ServerBuilder {
                 shutdown: CancellationToken::new(),
                 middleware: self.middleware.map(std::sync::Mutex::new),
                 meta_memo: Default::default(),
+                telemetry: self.telemetry,
             }),
         }
     }

@@ -182,6 +182,8 @@ impl Server {
         let correlation =
             Correlation::new("s-", Limits::default().running(config.max_in_flight.max(1)));
         let session = Session::new(tx.clone(), correlation.clone());
+        // OpenTelemetry: the connection is the session (a no-op without telemetry).
+        let _session_telemetry = crate::server::telemetry::SessionGuard::open(&shared);
         let closing = shared.shutdown.child_token();
         let local = Arc::new(crate::server::Principal::local());
         let limit = Arc::new(Semaphore::new(config.max_in_flight.max(1)));
@@ -273,6 +275,7 @@ impl Server {
                         closing: closing.clone(),
                         // Stdio takes its credentials from the environment: the local user.
                         principal: Some(local.clone()),
+                        trace: Default::default(),
                     };
                     let id = req.id.clone();
                     let mut serve = Box::pin(answer_request(shared.clone(), req, env));

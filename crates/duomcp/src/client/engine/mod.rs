@@ -54,6 +54,8 @@ pub(crate) struct Config {
     pub probe_timeout: Duration,
     pub max_input_rounds: usize,
     pub preferred_version: String,
+    /// OpenTelemetry (feature `otel`; empty without it).
+    pub telemetry: super::telemetry::Slot,
 }
 
 /// What the handshake (`initialize` or `server/discover`) established.
@@ -417,11 +419,52 @@ impl Inner {
         opts: &RequestOptions,
         speak: &Speak,
     ) -> Result<Value, ClientError> {
+        self.request_traced(method, params, opts, speak, &mut Default::default())
+            .await
+    }
+
+    /// [`request_as`](Self::request_as) in a client span (feature `otel`), linked to the
+    /// previous round of the same MRTR request.
+    async fn request_traced(
+        self: &Arc<Self>,
+        method: &str,
+        mut params: Map<String, Value>,
+        opts: &RequestOptions,
+        speak: &Speak,
+        rounds: &mut super::telemetry::Rounds,
+    ) -> Result<Value, ClientError> {
         if self.closed_reason().is_some() {
             return Err(self.closed_error());
         }
         let id = self.new_id();
-        let msg = self.prepare(&id, method, params, opts, speak, opts.on_progress.is_some())?;
+        let http = self.transport.mirrors_headers();
+        let call = super::telemetry::Call::start(
+            &self.config.telemetry,
+            method,
+            &id,
+            &mut params,
+            &speak.version,
+            http,
+            rounds,
+        );
+        let result = self
+            .request_with_id(id, method, params, opts, speak, call.headers())
+            .await;
+        call.finish(&result);
+        result
+    }
+
+    async fn request_with_id(
+        self: &Arc<Self>,
+        id: RequestId,
+        method: &str,
+        params: Map<String, Value>,
+        opts: &RequestOptions,
+        speak: &Speak,
+        trace_context: Vec<(String, String)>,
+    ) -> Result<Value, ClientError> {
+        let mut msg = self.prepare(&id, method, params, opts, speak, opts.on_progress.is_some())?;
+        msg.trace_context = trace_context;
         let mut progress = opts
             .on_progress
             .as_ref()
@@ -560,6 +603,7 @@ impl Inner {
         let speak = self.speak()?;
         let mut retry: Option<(Map<String, Value>, Option<Value>)> = None;
         let mut rounds = 0;
+        let mut traced = super::telemetry::Rounds::default();
         loop {
             let retried = retry.is_some();
             let mut attempt = params.clone();
@@ -569,7 +613,9 @@ impl Inner {
                     attempt.insert("requestState".into(), state);
                 }
             }
-            let value = self.request_as(method, attempt, opts, &speak).await?;
+            let value = self
+                .request_traced(method, attempt, opts, &speak, &mut traced)
+                .await?;
             match kind_of(method, &value)? {
                 Kind::Complete => return Ok((value, retried)),
                 // The tasks extension (declared on tools/call): `Client::call_tool` polls it.

@@ -167,7 +167,9 @@ impl Inner {
         let id = req.id.clone();
         let mut requests = lock(&self.server_requests);
         let task = tokio::spawn(async move {
-            let outcome = inner.answer_server_request(&req).await;
+            let traced = super::super::telemetry::Incoming::start(&inner.config.telemetry, &req);
+            let outcome = traced.scope(inner.answer_server_request(&req)).await;
+            traced.finish(&outcome);
             lock(&inner.server_requests).remove(&req.id);
             let body = match outcome {
                 Ok(v) => jsonrpc::encode_result(&req.id, &v).unwrap_or_else(|e| {

@@ -57,6 +57,9 @@ pub struct Outgoing {
     /// annotations: `(name, value)`, the value not yet encoded (set only for transports that
     /// [mirror headers](Transport::mirrors_headers)).
     pub header_params: Vec<(String, String)>,
+    /// W3C trace context of the request (`traceparent`, `tracestate`: feature `otel`), sent as
+    /// HTTP headers by transports that have them; the same context is in the body's `_meta`.
+    pub trace_context: Vec<(String, String)>,
     /// The encoded JSON-RPC message, without framing.
     pub body: Vec<u8>,
 }
@@ -76,6 +79,7 @@ impl Outgoing {
             name: None,
             protocol_version: None,
             header_params: Vec::new(),
+            trace_context: Vec::new(),
             body,
         }
     }

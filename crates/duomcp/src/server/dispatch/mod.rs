@@ -25,6 +25,7 @@ pub(crate) use super::envelope::{error_reply, result_reply, Reply, RequestEnv};
 use super::middleware::{self, McpRequest, McpResponse};
 use super::params::ParamsIndex;
 use super::session::{Session, Sink};
+use super::telemetry;
 use super::Shared;
 use crate::era::modern::{names_version, MetaFields};
 use crate::era::{self, Era, ProtocolError};
@@ -108,6 +109,8 @@ pub(crate) async fn answer_request(
             _ => params.meta().map(|m| MetaFields::parse(m.get())),
         };
         let era = hint.unwrap_or_else(|| detect_era(&req.method, params.meta(), &fields));
+        // OpenTelemetry (feature `otel`): a no-op without the feature or without telemetry.
+        let call = telemetry::Call::start(&shared, &req, era, params.meta(), &env);
         if let Some(stack) = layered {
             // Middleware owns the request; `route_owned` reads its members again after it.
             drop((fields, params));
@@ -115,19 +118,25 @@ pub(crate) async fn answer_request(
             let started = (!span.is_disabled()).then(std::time::Instant::now);
             let id = req.id.clone();
             let request = McpRequest::new(shared, req, env, era);
-            let response = stack.oneshot(request).instrument(span.clone()).await;
+            let response = call
+                .scope(stack.oneshot(request))
+                .instrument(span.clone())
+                .await;
             let reply = response
                 .unwrap_or_else(|e| McpResponse::error(middleware::error_from_box(e)))
                 .into_reply(era, &id);
             record_outcome(&span, era, &reply, started);
+            call.finish(era, &reply);
             return reply;
         }
         let span = request_span(&req, era);
         let started = (!span.is_disabled()).then(std::time::Instant::now);
-        let reply = route(shared, &req, era, &params, fields, env)
+        let reply = call
+            .scope(route(shared, &req, era, &params, fields, env))
             .instrument(span.clone())
             .await;
         record_outcome(&span, era, &reply, started);
+        call.finish(era, &reply);
         reply
     };
     match catch_unwind(work).await {

@@ -193,7 +193,9 @@ pub(crate) async fn legacy_call(
     }
     let task_ctx = ctx.fork_for_task();
     let record = ctx.shared().tasks.start(&task_ctx, &name, ttl).await?;
-    tokio::spawn(drive(task_ctx, name, args));
+    tokio::spawn(crate::server::telemetry::in_current_context(drive(
+        task_ctx, name, args,
+    )));
     Ok(json!({ "task": wire::legacy_task_value(&record) }))
 }
 
@@ -232,7 +234,9 @@ pub(crate) async fn modern_call(
     let task_ctx = ctx.fork_for_task();
     if plan != CallPlan::Deferred {
         let record = ctx.shared().tasks.start(&task_ctx, &name, None).await?;
-        tokio::spawn(drive(task_ctx, name, args));
+        tokio::spawn(crate::server::telemetry::in_current_context(drive(
+            task_ctx, name, args,
+        )));
         return Ok(ModernCall::Created(create_task_result(&record)));
     }
     let (tx, mut detached) = oneshot::channel();
@@ -243,7 +247,11 @@ pub(crate) async fn modern_call(
     // Until the handler detaches, the call belongs to this request: dropping the request
     // (client gone, cancelled) stops the handler.
     let abort = task_ctx.cancel_token().clone().drop_guard();
-    let mut handler = tokio::spawn(drive(task_ctx.clone(), name, args));
+    let mut handler = tokio::spawn(crate::server::telemetry::in_current_context(drive(
+        task_ctx.clone(),
+        name,
+        args,
+    )));
     tokio::select! {
         biased;
         d = &mut detached => match d {

@@ -82,6 +82,8 @@ pub(crate) struct TaskRuntime {
     live: Mutex<HashMap<String, Arc<LiveTask>>>,
     scopes: Mutex<Vec<(Weak<Session>, String)>>,
     events: broadcast::Sender<ServerEvent>,
+    /// OpenTelemetry: task links and the tasks-by-status counter (empty without `otel`).
+    telemetry: crate::server::telemetry::Slot,
 }
 
 /// `-32602` for a task the caller may not see, whatever the reason (unknown, expired, foreign):
@@ -114,7 +116,14 @@ impl TaskRuntime {
             live: Mutex::default(),
             scopes: Mutex::default(),
             events,
+            telemetry: Default::default(),
         }
+    }
+
+    /// Reports task creations and status changes to `telemetry`.
+    pub(crate) fn with_telemetry(mut self, telemetry: crate::server::telemetry::Slot) -> Self {
+        self.telemetry = telemetry;
+        self
     }
 
     pub(crate) fn config(&self) -> &TaskConfig {
@@ -207,6 +216,7 @@ impl TaskRuntime {
             )));
         }
         tracing::debug!(task = %id, tool = target, "task created");
+        crate::server::telemetry::task_created(&self.telemetry, &id);
         ctx.bind_task(live);
         Ok(record)
     }
@@ -220,6 +230,8 @@ impl TaskRuntime {
         let now = self.now();
         let mut changed = false;
         let flag = &mut changed;
+        let mut moved = None;
+        let statuses = &mut moved;
         let record = self
             .config
             .store
@@ -227,13 +239,18 @@ impl TaskRuntime {
                 id,
                 now,
                 Box::new(move |r: &mut TaskRecord| {
+                    let before = r.status;
                     if edit(r) {
                         r.last_updated_at_ms = now;
                         *flag = true;
+                        *statuses = Some((before, r.status));
                     }
                 }),
             )
             .await?;
+        if let Some((from, to)) = moved {
+            crate::server::telemetry::task_moved(&self.telemetry, from.as_str(), to.as_str());
+        }
         if changed {
             if let Some(live) = self.live(id) {
                 live.bump();

@@ -17,6 +17,7 @@ use crate::correlation::Limits;
 use crate::era::Era;
 use crate::jsonrpc::{error_code, Incoming, IncomingRequest, RequestId};
 use crate::server::session::Frame;
+use crate::server::telemetry::TransportTrace;
 use crate::server::{
     handle_notification, handle_request, handle_response, NotificationAction, Reply, RequestEnv,
 };
@@ -159,6 +160,9 @@ async fn initialize(t: &Arc<Inner>, req: IncomingRequest, parts: &Parts) -> Resp
     };
     let _busy = session.busy();
     session.bind_owner(owner_key(parts));
+    let _ = session
+        .telemetry
+        .set(crate::server::telemetry::SessionGuard::open(&t.shared));
     // `initialize` sends nothing before its result; a sink nobody reads is enough.
     let (sink, _unread) = mpsc::channel(1);
     let env = RequestEnv {
@@ -169,6 +173,7 @@ async fn initialize(t: &Arc<Inner>, req: IncomingRequest, parts: &Parts) -> Resp
         cancel: CancellationToken::new(),
         closing: session.closing.clone(),
         principal: principal(parts),
+        trace: TransportTrace::from_headers(&t.shared, &parts.headers),
     };
     let id = req.id.clone();
     match handle_request(t.shared.clone(), req, env).await {
@@ -226,6 +231,7 @@ async fn request(
         cancel: token.clone(),
         closing: session.closing.clone(),
         principal: principal(parts),
+        trace: TransportTrace::from_headers(&t.shared, &parts.headers),
     };
     let mut work = with_timeout(
         handle_request(t.shared.clone(), req, env),
@@ -306,8 +312,12 @@ async fn stream_response(
     sse::response(sse::legacy_body(conn))
 }
 
-/// Counts a session's open `GET` streams.
-struct GetStreamCount(Arc<HttpSession>);
+/// Counts a session's open `GET` streams (and, with telemetry, the server's listen streams).
+struct GetStreamCount(
+    Arc<HttpSession>,
+    // Held for its `Drop` (the listen-streams gauge); empty without telemetry.
+    #[allow(dead_code)] crate::server::telemetry::ListenGuard,
+);
 
 impl Drop for GetStreamCount {
     fn drop(&mut self) {
@@ -354,7 +364,10 @@ pub(super) async fn get(t: &Arc<Inner>, parts: &Parts) -> Response {
             )
         }
     };
-    let count = GetStreamCount(session.clone());
+    let count = GetStreamCount(
+        session.clone(),
+        crate::server::telemetry::ListenGuard::open(&t.shared),
+    );
     if session.get_streams.fetch_add(1, Ordering::Relaxed) >= t.config.max_streams_per_session {
         return busy(None, "too many streams open on this session");
     }

@@ -10,6 +10,7 @@ use super::{
 use crate::era::{modern as modern_era, Era};
 use crate::jsonrpc::{error_code, Incoming};
 use crate::server::session::Frame;
+use crate::server::telemetry::TransportTrace;
 use crate::server::{handle_request, Reply, RequestEnv};
 use axum::response::Response;
 use bytes::Bytes;
@@ -86,6 +87,7 @@ pub(super) async fn post(t: &Arc<Inner>, parts: &Parts, message: Incoming) -> Re
         cancel: cancel.clone(),
         closing: t.closing.clone(),
         principal: principal(parts),
+        trace: TransportTrace::from_headers(&t.shared, &parts.headers),
     };
     let mut handler = with_timeout(
         handle_request(t.shared.clone(), req, env),

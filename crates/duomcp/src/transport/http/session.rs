@@ -196,6 +196,8 @@ pub(crate) struct HttpSession {
     pub get_streams: AtomicUsize,
     /// The principal that created the session ([`crate::server::Principal::key`]), if any.
     owner: Mutex<Option<String>>,
+    /// OpenTelemetry: counts the session while it lives (empty without `otel`).
+    pub telemetry: std::sync::OnceLock<crate::server::telemetry::SessionGuard>,
     /// The version of the shared record this copy reflects (a session store; 0: none).
     pub(crate) version: AtomicU64,
 }
@@ -445,6 +447,7 @@ impl Sessions {
             }),
             get_streams: AtomicUsize::new(0),
             owner: Mutex::new(None),
+            telemetry: Default::default(),
             version: AtomicU64::new(0),
         });
         loop {

@@ -588,6 +588,14 @@ impl Shared {
                 h.insert(MCP_NAME, v);
             }
         }
+        for (name, value) in &msg.trace_context {
+            if let (Ok(name), Ok(value)) = (
+                HeaderName::try_from(name.as_str()),
+                HeaderValue::from_str(value),
+            ) {
+                h.insert(name, value);
+            }
+        }
         for (name, value) in &msg.header_params {
             let Ok(header) = HeaderName::try_from(format!("mcp-param-{name}")) else {
                 tracing::warn!("not sending Mcp-Param-{name}: not a valid header name");

@@ -1,0 +1,295 @@
+//! End to end, two processes: `duomcp call` → `duomcp serve --http --otlp`, both exporting
+//! over OTLP/HTTP to a receiver in this test; the server's span is the child of the client's,
+//! in one trace. The same server's `--metrics` text passes `promtool check metrics` (Debian
+//! package `prometheus`, installed by `.ci/run`; this test fails without it).
+
+#![cfg(unix)]
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceRequest;
+use opentelemetry_proto::tonic::common::v1::any_value;
+use opentelemetry_proto::tonic::trace::v1::span::SpanKind;
+use prost::Message as _;
+use std::process::Stdio;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use tokio::process::{Child, Command};
+
+const BIN: &str = env!("CARGO_BIN_EXE_duomcp");
+
+/// What the receiver got: (path, body).
+type Received = Arc<Mutex<Vec<(String, Vec<u8>)>>>;
+
+/// A minimal OTLP/HTTP receiver: keeps every POST body, answers with an empty (valid)
+/// protobuf response.
+async fn receiver() -> (String, Received) {
+    use http_body_util::{BodyExt as _, Full};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let got: Received = Arc::default();
+    let keep = got.clone();
+    tokio::spawn(async move {
+        loop {
+            let (stream, _) = listener.accept().await.unwrap();
+            let keep = keep.clone();
+            tokio::spawn(async move {
+                let service = hyper::service::service_fn(
+                    move |req: hyper::Request<hyper::body::Incoming>| {
+                        let keep = keep.clone();
+                        async move {
+                            let path = req.uri().path().to_owned();
+                            let body = match req.into_body().collect().await {
+                                Ok(b) => b.to_bytes().to_vec(),
+                                Err(_) => Vec::new(),
+                            };
+                            keep.lock().unwrap().push((path, body));
+                            let mut res = hyper::Response::new(Full::new(bytes::Bytes::new()));
+                            res.headers_mut().insert(
+                                "content-type",
+                                hyper::header::HeaderValue::from_static("application/x-protobuf"),
+                            );
+                            Ok::<_, std::convert::Infallible>(res)
+                        }
+                    },
+                );
+                let _ = hyper::server::conn::http1::Builder::new()
+                    .serve_connection(hyper_util::rt::TokioIo::new(stream), service)
+                    .await;
+            });
+        }
+    });
+    (format!("http://{addr}"), got)
+}
+
+/// One exported span, flattened.
+#[derive(Debug, Clone)]
+struct Exported {
+    service: String,
+    name: String,
+    kind: i32,
+    trace_id: Vec<u8>,
+    span_id: Vec<u8>,
+    parent_span_id: Vec<u8>,
+}
+
+fn spans(got: &Received) -> Vec<Exported> {
+    let mut out = Vec::new();
+    for (path, body) in got.lock().unwrap().iter() {
+        if path != "/v1/traces" {
+            continue;
+        }
+        let req = ExportTraceServiceRequest::decode(body.as_slice()).expect("OTLP protobuf");
+        for rs in req.resource_spans {
+            let service = rs
+                .resource
+                .iter()
+                .flat_map(|r| &r.attributes)
+                .find(|kv| kv.key == "service.name")
+                .and_then(|kv| kv.value.as_ref())
+                .and_then(|v| match &v.value {
+                    Some(any_value::Value::StringValue(s)) => Some(s.clone()),
+                    _ => None,
+                })
+                .unwrap_or_default();
+            for ss in rs.scope_spans {
+                for s in ss.spans {
+                    out.push(Exported {
+                        service: service.clone(),
+                        name: s.name,
+                        kind: s.kind,
+                        trace_id: s.trace_id,
+                        span_id: s.span_id,
+                        parent_span_id: s.parent_span_id,
+                    });
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Starts `duomcp serve --http` with OTLP export and `/metrics`; returns the MCP URL and the
+/// metrics URL, read from what it prints.
+async fn serve(otlp: &str) -> (Child, String, String) {
+    let mut child = Command::new(BIN)
+        .args(["serve", "--http", "127.0.0.1:0", "--metrics", "127.0.0.1:0"])
+        .args(["--otlp", otlp])
+        .env("OTEL_BSP_SCHEDULE_DELAY", "100")
+        .env_remove("OTEL_EXPORTER_OTLP_ENDPOINT")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("spawn duomcp serve");
+    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+    let (mut mcp, mut metrics) = (None, None);
+    while mcp.is_none() || metrics.is_none() {
+        let line = tokio::time::timeout(Duration::from_secs(20), lines.next_line())
+            .await
+            .expect("the server says where it listens")
+            .unwrap()
+            .expect("the server is running");
+        let url = line
+            .split_whitespace()
+            .find(|w| w.starts_with("http://"))
+            .map(str::to_owned);
+        if line.contains("serving metrics at") {
+            metrics = url;
+        } else if line.contains("serving the reference server at") {
+            mcp = url;
+        }
+    }
+    // Keep draining stderr so the server never blocks on it.
+    tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
+    (child, mcp.unwrap(), metrics.unwrap())
+}
+
+async fn call(url: &str, otlp: &str, traceparent: Option<&str>) {
+    let mut cmd = Command::new(BIN);
+    cmd.args(["call", "test_simple_text", url])
+        .env("OTEL_EXPORTER_OTLP_ENDPOINT", otlp)
+        .env_remove("TRACEPARENT");
+    if let Some(tp) = traceparent {
+        cmd.env("TRACEPARENT", tp);
+    }
+    let out = tokio::time::timeout(Duration::from_secs(30), cmd.output())
+        .await
+        .expect("duomcp call finishes")
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "duomcp call: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(String::from_utf8_lossy(&out.stdout).contains("simple text response"));
+}
+
+async fn wait_for(got: &Received, mut done: impl FnMut(&[Exported]) -> bool) -> Vec<Exported> {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let now = spans(got);
+        if done(&now) {
+            return now;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "spans never arrived: {:#?}",
+            now.iter()
+                .map(|s| (&s.service, &s.name, s.kind))
+                .collect::<Vec<_>>()
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+const NAME: &str = "tools/call test_simple_text";
+
+fn pair(spans: &[Exported], trace: Option<&[u8]>) -> Option<(Exported, Exported)> {
+    let client = spans.iter().find(|s| {
+        s.name == NAME && s.kind == SpanKind::Client as i32 && trace.is_none_or(|t| s.trace_id == t)
+    })?;
+    let server = spans.iter().find(|s| {
+        s.name == NAME && s.kind == SpanKind::Server as i32 && s.trace_id == client.trace_id
+    })?;
+    Some((client.clone(), server.clone()))
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+#[tokio::test]
+async fn one_trace_across_duomcp_call_and_duomcp_serve() {
+    let (otlp, got) = receiver().await;
+    let (mut server, url, metrics_url) = serve(&otlp).await;
+
+    call(&url, &otlp, None).await;
+    let exported = wait_for(&got, |s| pair(s, None).is_some()).await;
+    let (client, served) = pair(&exported, None).unwrap();
+    assert_eq!(client.service, "duomcp-cli");
+    assert_eq!(served.service, "duomcp-serve");
+    assert_eq!(
+        served.trace_id, client.trace_id,
+        "one trace id across both processes"
+    );
+    assert_eq!(
+        served.parent_span_id, client.span_id,
+        "the server's span is the client's child"
+    );
+    assert!(
+        client.parent_span_id.is_empty(),
+        "the command starts the trace"
+    );
+
+    // With TRACEPARENT, the command's spans join the caller's trace.
+    let trace = "0af7651916cd43dd8448eb211c80319c";
+    let parent = "b7ad6b7169203331";
+    call(&url, &otlp, Some(&format!("00-{trace}-{parent}-01"))).await;
+    let wanted: Vec<u8> = (0..16)
+        .map(|i| u8::from_str_radix(&trace[2 * i..2 * i + 2], 16).unwrap())
+        .collect();
+    let exported = wait_for(&got, |s| pair(s, Some(&wanted)).is_some()).await;
+    let (client, served) = pair(&exported, Some(&wanted)).unwrap();
+    assert_eq!(hex(&client.parent_span_id), parent);
+    assert_eq!(served.parent_span_id, client.span_id);
+
+    // The Prometheus text of the same server passes promtool.
+    let text = reqwest_like_get(&metrics_url).await;
+    assert!(
+        text.contains("mcp_server_operation_duration_seconds_count{")
+            && text.contains("gen_ai_tool_name=\"test_simple_text\""),
+        "{text}"
+    );
+    promtool_check(&text).await;
+
+    let _ = server.start_kill();
+    let _ = server.wait().await;
+}
+
+/// `GET url` over a plain HTTP/1.1 connection.
+async fn reqwest_like_get(url: &str) -> String {
+    use http_body_util::{BodyExt as _, Empty};
+    let authority = url
+        .trim_start_matches("http://")
+        .split('/')
+        .next()
+        .unwrap()
+        .to_owned();
+    let stream = tokio::net::TcpStream::connect(&authority).await.unwrap();
+    let (mut send, conn) =
+        hyper::client::conn::http1::handshake(hyper_util::rt::TokioIo::new(stream))
+            .await
+            .unwrap();
+    tokio::spawn(conn);
+    let req = hyper::Request::get(url)
+        .header("host", authority)
+        .body(Empty::<bytes::Bytes>::new())
+        .unwrap();
+    let res = send.send_request(req).await.unwrap();
+    assert_eq!(res.status(), 200);
+    let body = res.into_body().collect().await.unwrap().to_bytes();
+    String::from_utf8(body.to_vec()).unwrap()
+}
+
+/// `promtool check metrics` on `text`: must be installed (Debian package `prometheus`).
+async fn promtool_check(text: &str) {
+    let mut child = Command::new("promtool")
+        .args(["check", "metrics"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("promtool is missing: install the Debian package `prometheus` (.ci/run does)");
+    let mut stdin = child.stdin.take().unwrap();
+    stdin.write_all(text.as_bytes()).await.unwrap();
+    drop(stdin);
+    let out = child.wait_with_output().await.unwrap();
+    assert!(
+        out.status.success(),
+        "promtool check metrics: {}{}\n{text}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
