@@ -6,7 +6,7 @@
 mod client_support;
 
 use client_support::*;
-use duomcp::client::{ClientError, EraChoice, HandlerError as ClientHandlerError};
+use duomcp::client::{ClientError, EraChoice, InputError};
 use duomcp::schema::{
     CreateMessageRequestParams, CreateMessageResult, ElicitRequestFormParams, ElicitRequestParams,
     ElicitResult, Root, SamplingMessage,
@@ -233,10 +233,7 @@ async fn a_declining_user_and_a_failing_handler() {
         );
 
         let b = builder().era(era).on_sample(|_| async {
-            Err(ClientHandlerError::with_code(
-                -1,
-                "User rejected sampling request",
-            ))
+            Err(InputError::with_code(-1, "User rejected sampling request"))
         });
         let (client, _) = connect(&server(), b).await;
         let outcome = client.call_tool("sample", ()).await;

@@ -17,7 +17,7 @@ pub mod skills;
 mod tasks;
 mod tools;
 
-use duomcp::server::skills::SkillError;
+use duomcp::server::skills::SkillRejection;
 use duomcp::server::tasks::TaskConfig;
 use duomcp::server::{CachePolicy, Server, ServerBuilder, ServerConfig};
 use std::path::Path;
@@ -52,7 +52,7 @@ pub fn server() -> Server {
 /// std::fs::remove_dir_all(&dir).unwrap();
 /// assert!(server.is_ok());
 /// ```
-pub fn server_with_skill_dirs(dirs: &[impl AsRef<Path>]) -> Result<Server, SkillError> {
+pub fn server_with_skill_dirs(dirs: &[impl AsRef<Path>]) -> Result<Server, SkillRejection> {
     let mut set = skills::demo()?;
     for dir in dirs {
         set = set.dir(dir)?;
