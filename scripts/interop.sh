@@ -47,6 +47,17 @@ echo "interop: node $("$NODE_BIN/node" --version), packages in $PKGS" >&2
 cp interop/build-apps.mjs "$PKGS/"
 "$NODE_BIN/node" "$PKGS/build-apps.mjs" "$ROOT" "$KIT"
 
+# The official Python SDK client (pinned, every package, in interop/python/requirements.lock)
+# in a venv of its own: reinstalled whenever the lock changes.
+PY="$KIT/py"
+if ! cmp -s interop/python/requirements.lock "$PY/requirements.lock"; then
+  rm -rf "$PY"
+  python3 -m venv "$PY"
+  "$PY/bin/pip" install --quiet --disable-pip-version-check --no-deps -r interop/python/requirements.lock
+  cp interop/python/requirements.lock "$PY/"
+fi
+echo "interop: $("$PY/bin/python" --version), mcp $("$PY/bin/python" -c 'import importlib.metadata as m; print(m.version("mcp"))')" >&2
+
 # --workspace: the same feature set as `cargo test --workspace` (scripts/test.sh), so what that
 # built is reused; only duomcp-cli is built again, with its `interop` feature.
 FLAGS=(--locked --workspace --features duomcp-cli/interop)
@@ -56,4 +67,5 @@ export DUOMCP_INTEROP_DIR="$PKGS"
 export DUOMCP_QUICKSTART_BIN="$TARGET/debug/examples/quickstart"
 export DUOMCP_MCP_APP_BIN="$TARGET/debug/examples/mcp_app"
 export DUOMCP_APPS_KIT="$KIT"
+export DUOMCP_INTEROP_PYTHON="$PY/bin/python"
 exec cargo test "${FLAGS[@]}" --test interop "$@"

@@ -10,3 +10,4 @@ pub mod commands;
 pub mod limits;
 pub mod reference;
 pub mod serve_addr;
+pub mod shared_state;

@@ -54,7 +54,23 @@ enum Command {
         /// a client gets: LIMITS.md.
         #[arg(long = "limit", value_name = "KEY=VALUE")]
         limits: Vec<String>,
+        /// With --http: keep the state replicas share in Redis (`redis://HOST:PORT`): the SSE
+        /// event log and, without --state-key-file, the `requestState` key. README: "Several
+        /// replicas".
+        #[arg(long, value_name = "URL", requires = "http")]
+        redis: Option<String>,
+        /// The `requestState` keyring: one base64 key of >= 32 random bytes per line, newest
+        /// first (`head -c 32 /dev/urandom | base64`). The newest seals; all open.
+        #[arg(long, value_name = "PATH")]
+        state_key_file: Option<std::path::PathBuf>,
+        /// Speak only one revision (`legacy`: 2025-11-25, `modern`: 2026-07-28), as a server
+        /// of that revision alone would; default both.
+        #[arg(long, value_enum, default_value = "both")]
+        era: duomcp_cli::reference::era::ServeEra,
     },
+    /// Serve other MCP servers (stdio commands, URLs) as one, to clients of both revisions,
+    /// bridging between them: `duomcp gateway -- CMD ARGS`, `--upstream URL`, `--config FILE`.
+    Gateway(duomcp_cli::commands::gateway::GatewayArgs),
     /// Load any MCP server (stdio or HTTP, either era) and report throughput and latency.
     Bench(duomcp_cli::bench::BenchArgs),
     /// Authorize against an MCP server (OAuth in the browser) and store the tokens: later
@@ -160,6 +176,9 @@ fn main() -> std::process::ExitCode {
         Command::Client(command) => return runtime.block_on(duomcp_cli::commands::run(command)),
         Command::Login(args) => return runtime.block_on(duomcp_cli::commands::login::run(args)),
         Command::Bench(args) => return runtime.block_on(duomcp_cli::bench::run(args)),
+        Command::Gateway(args) => {
+            return runtime.block_on(duomcp_cli::commands::gateway::run(args))
+        }
         other => other,
     };
     let result = runtime.block_on(async {
@@ -172,8 +191,11 @@ fn main() -> std::process::ExitCode {
                 allow_hosts,
                 allow_origins,
                 limits,
+                redis,
+                state_key_file,
+                era,
             } => {
-                let server = match duomcp_cli::reference::server_with_skill_dirs(&skills) {
+                let server = match duomcp_cli::reference::server_for_era(&skills, era) {
                     Ok(server) => server,
                     Err(e) => {
                         eprintln!("duomcp: cannot serve the skills: {e}");
@@ -184,6 +206,14 @@ fn main() -> std::process::ExitCode {
                     // Ctrl-C / SIGTERM: stop reading, let requests in flight finish within
                     // the grace period, cancel the rest, exit 0.
                     None => {
+                        duomcp_cli::shared_state::apply(
+                            &server,
+                            &mut duomcp::transport::http::HttpConfig::default(),
+                            None,
+                            state_key_file.as_deref(),
+                        )
+                        .await
+                        .map_err(Some)?;
                         say_what_stdio_waits_for();
                         server
                             .serve_stdio_with_shutdown(duomcp::server::shutdown_signal())
@@ -198,12 +228,23 @@ fn main() -> std::process::ExitCode {
                         for origin in allow_origins {
                             config = config.allow_origin(origin);
                         }
-                        serve_http(&addr, tls_cert.zip(tls_key), server, config, &limits).await
+                        // After the limits: `--redis` replaces the in-memory event log they size.
+                        duomcp_cli::limits::apply(&mut config, &limits).map_err(Some)?;
+                        duomcp_cli::shared_state::apply(
+                            &server,
+                            &mut config,
+                            redis.as_deref(),
+                            state_key_file.as_deref(),
+                        )
+                        .await
+                        .map_err(Some)?;
+                        serve_http(&addr, tls_cert.zip(tls_key), server, config).await
                     }
                 }
             }
             Command::Client(_)
             | Command::Bench(_)
+            | Command::Gateway(_)
             | Command::Login(_)
             | Command::Completions { .. }
             | Command::Servers { .. } => Ok(()),
@@ -242,11 +283,9 @@ async fn serve_http(
     addr: &str,
     tls: Option<(std::path::PathBuf, std::path::PathBuf)>,
     server: duomcp::server::Server,
-    mut config: duomcp::transport::http::HttpConfig,
-    limits: &[String],
+    config: duomcp::transport::http::HttpConfig,
 ) -> Result<(), Option<String>> {
     use duomcp::transport::http::{tls as http_tls, StreamableHttp};
-    duomcp_cli::limits::apply(&mut config, limits).map_err(Some)?;
     // Read the certificate before binding: a bad file is reported before anything listens.
     let tls = match tls {
         Some((cert, key)) => Some(

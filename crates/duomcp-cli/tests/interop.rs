@@ -191,20 +191,113 @@ fn to_json<T: serde::Serialize>(v: &T) -> Value {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn our_client_against_server_everything_over_stdio() {
     let kit = kit();
-    tokio::time::timeout(TEST_DEADLINE, everything_stdio(&kit))
+    tokio::time::timeout(TEST_DEADLINE, everything_stdio(&kit, false))
         .await
         .expect("the test took too long");
 }
 
-async fn everything_stdio(kit: &Kit) {
-    let mut cmd = kit.node(&kit.package("@modelcontextprotocol/server-everything/dist/index.js"));
-    cmd.arg("stdio");
+/// Issue 18: the same, through `duomcp gateway` (stdio in front, server-everything behind),
+/// our client speaking 2026-07-28 only: the server's elicitation and sampling requests arrive
+/// as input-required rounds and complete.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn our_2026_client_against_server_everything_through_the_gateway() {
+    let kit = kit();
+    tokio::time::timeout(TEST_DEADLINE, everything_stdio(&kit, true))
+        .await
+        .expect("the test took too long");
+}
+
+/// Issue 18: the official Python SDK client (pinned in `interop/python/requirements.lock`,
+/// installed by scripts/interop.sh, `DUOMCP_INTEROP_PYTHON`) in 2026-07-28 mode, through
+/// `duomcp gateway`, against server-everything (2025-11-25): plain tools, elicitation and
+/// sampling (input-required rounds), a resource, a prompt.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_python_sdk_client_in_2026_mode_through_the_gateway() {
+    let kit = kit();
+    let python = env_path("DUOMCP_INTEROP_PYTHON");
+    let script =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../interop/python/gateway_client.py");
+    let mut cmd = tokio::process::Command::new(python);
+    cmd.arg(script)
+        .arg(env!("CARGO_BIN_EXE_duomcp"))
+        .arg(&kit.node)
+        .arg(kit.package("@modelcontextprotocol/server-everything/dist/index.js"))
+        .env("DUOMCP_INTEROP_DIR", &kit.dir);
+    let out = run_bounded(cmd, "the Python SDK client").await;
+    assert!(
+        out.status.success(),
+        "the Python client failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v = stdout_json(&out, "the Python SDK client");
+    assert_eq!(v["protocol_version"], "2026-07-28", "{v}");
+    assert!(
+        v["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|t| t == "trigger-elicitation-request"),
+        "{v}"
+    );
+    for (name, calls) in v["calls"].as_object().unwrap() {
+        assert_eq!(calls["isError"], false, "{name}: {calls}");
+    }
+    let joined = |name: &str| v["calls"][name]["text"].to_string();
+    assert!(joined("echo").contains("Echo: hello from python"), "{v}");
+    assert!(
+        joined("get-sum").contains("The sum of 2 and 3 is 5."),
+        "{v}"
+    );
+    assert!(
+        joined("trigger-elicitation-request").contains("Ada Lovelace"),
+        "{v}"
+    );
+    assert!(
+        joined("trigger-sampling-request").contains("python-sdk-model"),
+        "{v}"
+    );
+    assert!(
+        !v["elicited"].as_array().unwrap().is_empty(),
+        "the elicitation reached the Python callback"
+    );
+    assert!(
+        v["sampled"]
+            .to_string()
+            .contains("Say hi from the Python SDK"),
+        "{v}"
+    );
+    assert_eq!(v["read"]["contents"], 1, "{v}");
+    assert!(v["prompt_messages"].as_u64().unwrap() >= 1, "{v}");
+}
+
+async fn everything_stdio(kit: &Kit, through_gateway: bool) {
+    let script = kit.package("@modelcontextprotocol/server-everything/dist/index.js");
+    let cmd = if through_gateway {
+        let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_duomcp"));
+        cmd.arg("gateway")
+            .arg("--")
+            .arg(&kit.node)
+            .arg(&script)
+            .arg("stdio")
+            .env("DUOMCP_INTEROP_DIR", &kit.dir)
+            .kill_on_drop(true);
+        cmd
+    } else {
+        let mut cmd = kit.node(&script);
+        cmd.arg("stdio");
+        cmd
+    };
 
     let elicited = Arc::new(Mutex::new(Vec::<String>::new()));
     let sampled = Arc::new(Mutex::new(Vec::<String>::new()));
     let (e, s) = (elicited.clone(), sampled.clone());
     let client = Client::builder()
         .name("duomcp-interop")
+        .era(if through_gateway {
+            EraChoice::Modern
+        } else {
+            EraChoice::Auto
+        })
         .request_timeout(Duration::from_secs(30))
         .on_elicit(move |params| {
             let e = e.clone();
@@ -254,9 +347,15 @@ async fn everything_stdio(kit: &Kit) {
         .await
         .expect("connect to server-everything over stdio");
 
-    // It speaks 2025-11-25 only: the probe fell back to initialize.
-    assert_eq!(client.era(), Era::Legacy);
-    assert_eq!(client.protocol_version(), "2025-11-25");
+    if through_gateway {
+        // The gateway bridges: 2026-07-28 in front of a 2025-11-25-only server.
+        assert_eq!(client.era(), Era::Modern);
+        assert_eq!(client.protocol_version(), "2026-07-28");
+    } else {
+        // It speaks 2025-11-25 only: the probe fell back to initialize.
+        assert_eq!(client.era(), Era::Legacy);
+        assert_eq!(client.protocol_version(), "2025-11-25");
+    }
     let info = client.server_info().expect("server info from initialize");
     assert_eq!(info.name, "mcp-servers/everything");
     assert!(client.instructions().is_some_and(|i| !i.trim().is_empty()));
@@ -619,6 +718,25 @@ async fn call_everything_tool(client: &Client, name: &str) {
 /// `tasks/get` until the task needs input or ends, then `tasks/result`, which delivers the
 /// server's queued elicitation (answered by our handler) and waits for the report.
 async fn research_task(client: &Client) {
+    if client.era() == Era::Modern {
+        // Through the gateway (2026-07-28): the gateway's own task, which follows the
+        // upstream's; the typed call polls it, answers its input request with our handler and
+        // returns the report.
+        let result = client
+            .call_tool(
+                "simulate-research-query",
+                json!({ "topic": "python", "ambiguous": true }),
+            )
+            .await
+            .expect("the research task completes");
+        let t = text(&to_json(&result));
+        assert!(
+            t.contains("# Research Report: python (programming)")
+                && t.contains("After receiving clarification (\"programming\")"),
+            "{t}"
+        );
+        return;
+    }
     let created = client
         .request(
             "tools/call",

@@ -17,6 +17,7 @@
 #![warn(missing_docs)]
 
 pub mod apps;
+pub mod cluster;
 pub mod tap;
 
 use std::collections::HashMap;

@@ -65,6 +65,8 @@ mod common;
 pub use common::correlation;
 pub mod era;
 pub mod jsonrpc;
+#[cfg(feature = "redis")]
+pub mod redis;
 #[cfg(feature = "server")]
 mod schema_check;
 #[cfg(feature = "server")]

@@ -26,6 +26,7 @@ pub mod config;
 mod discover;
 mod elicit;
 pub mod errors;
+pub mod gateway;
 mod listen;
 pub mod login;
 mod output;

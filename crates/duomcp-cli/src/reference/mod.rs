@@ -10,6 +10,7 @@
 //! | tasks | `greet`, `slow_compute`, `failing_job`, `protocol_error_job`, `confirm_delete`, `multi_input`, `test_tool_with_task` |
 //! | skills | `skill://release-notes/SKILL.md`, `skill://duomcp/protocol-eras/SKILL.md` (and their files) |
 
+pub mod era;
 mod input_required;
 mod prompts;
 mod resources;
@@ -58,6 +59,23 @@ pub fn server_with_skill_dirs(dirs: &[impl AsRef<Path>]) -> Result<Server, Skill
         set = set.dir(dir)?;
     }
     Ok(builder().skills(set).build())
+}
+
+/// [`server_with_skill_dirs`], speaking only the revisions `era` names (`duomcp serve --era`).
+pub fn server_for_era(dirs: &[impl AsRef<Path>], era: era::ServeEra) -> Result<Server, SkillError> {
+    let mut set = skills::demo()?;
+    for dir in dirs {
+        set = set.dir(dir)?;
+    }
+    let builder = builder().skills(set);
+    Ok(match era {
+        era::ServeEra::Both => builder.build(),
+        only => builder
+            .layer(duomcp::server::middleware::layer_fn(move |inner| {
+                era::OnlyEra::new(inner, only)
+            }))
+            .build(),
+    })
 }
 
 fn builder() -> ServerBuilder {

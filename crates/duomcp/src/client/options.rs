@@ -32,6 +32,8 @@ pub struct RequestOptions {
     pub(crate) no_cancel: bool,
     /// 2025-11-25: run a tool whose `taskSupport` is `optional` as a task.
     pub(crate) as_task: bool,
+    /// 2026-07-28: return an `InputRequiredResult` instead of answering it.
+    pub(crate) relay_input_required: bool,
     /// 2025-11-25: the `task.ttl` to ask for.
     pub(crate) task_ttl: Option<Duration>,
     /// Called with each new status of the task behind a call.
@@ -137,7 +139,23 @@ impl RequestOptions {
         self
     }
 
-    /// Adds a key to the request's `_meta` (`traceparent`, an extension's key…).
+    /// 2026-07-28: returns an `InputRequiredResult` as the call's result instead of answering
+    /// it with the client's handlers, for a caller that relays the input requests itself (a
+    /// gateway): it retries with `inputResponses` and `requestState` in the params.
+    ///
+    /// ```
+    /// use duomcp::client::RequestOptions;
+    /// let opts = RequestOptions::new().relay_input_required();
+    /// # let _ = opts;
+    /// ```
+    pub fn relay_input_required(mut self) -> Self {
+        self.relay_input_required = true;
+        self
+    }
+
+    /// Adds a key to the request's `_meta` (`traceparent`, an extension's key…). In 2026-07-28
+    /// an `io.modelcontextprotocol/clientCapabilities` given here replaces the client's own
+    /// declaration for this request (a gateway declares its client's).
     pub fn meta(mut self, key: impl Into<String>, value: Value) -> Self {
         self.meta.insert(key.into(), value);
         self

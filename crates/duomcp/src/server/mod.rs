@@ -23,6 +23,7 @@ mod envelope;
 mod error;
 mod handler;
 mod invoke;
+pub(crate) mod keyring;
 pub mod middleware;
 mod oneshot;
 pub(crate) mod params;
@@ -42,6 +43,7 @@ pub use handler::{
     Args, CallParts, FromCallParts, Handler, IntoPromptResult, IntoReadResult, IntoToolResult,
     Json, Rejection, State, Uri,
 };
+pub use keyring::{Keyring, KeyringError};
 pub use principal::Principal;
 pub use registry::{PromptSpec, ResourceSpec, Scoped, TemplateSpec, ToolSpec};
 pub use request_state::SealingKey;
@@ -170,7 +172,7 @@ pub(crate) struct Shared {
     pub registry: RwLock<Registry>,
     pub state: StateMap,
     pub events: broadcast::Sender<ServerEvent>,
-    pub sealing_key: SealingKey,
+    pub sealing_key: Keyring,
     pub shutdown: CancellationToken,
     pub tasks: tasks::TaskRuntime,
     pub skills: skills::SkillRegistry,
@@ -209,6 +211,12 @@ impl Server {
     /// The server's name and version.
     pub fn info(&self) -> &Implementation {
         &self.shared.info
+    }
+
+    /// The keys sealing `requestState` (see [`ServerBuilder::keyring`]);
+    /// [`Keyring::replace`] on it rotates them while the server runs.
+    pub fn keyring(&self) -> &Keyring {
+        &self.shared.sealing_key
     }
 
     /// Adds (or replaces) a tool at run time and notifies clients.
@@ -376,7 +384,7 @@ pub struct ServerBuilder {
     config: ServerConfig,
     registry: Registry,
     state: StateMap,
-    sealing_key: Option<SealingKey>,
+    sealing_key: Option<Keyring>,
     tasks: tasks::TaskConfig,
     skills: Option<skills::SkillSet>,
     middleware: Option<middleware::McpService>,
@@ -472,7 +480,22 @@ impl ServerBuilder {
     /// The key that seals `requestState`; replicas behind one load balancer must share it.
     /// Default: a random key per process.
     pub fn sealing_key(mut self, key: SealingKey) -> Self {
-        self.sealing_key = Some(key);
+        self.sealing_key = Some(Keyring::from(key));
+        self
+    }
+
+    /// The keys that seal (the newest) and open (all) `requestState`, for key rotation across
+    /// replicas; see [`Keyring`]. The server keeps a clone: [`Keyring::replace`] on the one
+    /// given here changes the server's keys while it runs.
+    ///
+    /// ```
+    /// use duomcp::server::{Keyring, SealingKey, Server};
+    /// let ring = Keyring::new(SealingKey::random(), vec![SealingKey::random()]);
+    /// let server = Server::builder().keyring(ring.clone()).build();
+    /// assert_eq!(server.keyring().newest_id(), ring.newest_id());
+    /// ```
+    pub fn keyring(mut self, keys: Keyring) -> Self {
+        self.sealing_key = Some(keys);
         self
     }
 
@@ -692,7 +715,9 @@ impl ServerBuilder {
                 registry: RwLock::new(self.registry),
                 state: self.state,
                 events,
-                sealing_key: self.sealing_key.unwrap_or_else(SealingKey::random),
+                sealing_key: self
+                    .sealing_key
+                    .unwrap_or_else(|| Keyring::from(SealingKey::random())),
                 shutdown: CancellationToken::new(),
                 middleware: self.middleware.map(std::sync::Mutex::new),
                 meta_memo: Default::default(),

@@ -5,6 +5,9 @@
 //! target (tool or prompt name, resource URI), the principal and an expiry. The payload also
 //! carries the answers of earlier rounds, so a handler sees every answer it has been given,
 //! not just the latest round's.
+//!
+//! A token is `v2.KEYID.PAYLOAD.TAG`: `KEYID` names the key of the [`Keyring`] that sealed it
+//! (the ring's newest), so a replica holding older keys behind a newer one still opens it.
 
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use base64::Engine as _;
@@ -13,7 +16,9 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use sha2::Sha256;
 
-const VERSION_TAG: &str = "v1";
+use super::keyring::Keyring;
+
+const VERSION_TAG: &str = "v2";
 
 /// A 256-bit key for sealing `requestState`. Replicas that share traffic must share the key.
 #[derive(Clone)]
@@ -48,6 +53,32 @@ impl SealingKey {
     /// A key from fixed bytes (configuration shared by several replicas).
     pub fn from_bytes(bytes: [u8; 32]) -> Self {
         SealingKey(bytes)
+    }
+
+    /// A key from key material of any length (a keyring file's line: at least 32 bytes):
+    /// 32 bytes are the key as they are; other lengths are hashed to 32 with SHA-256.
+    pub(crate) fn derive(material: &[u8]) -> Self {
+        use sha2::Digest as _;
+        match <[u8; 32]>::try_from(material) {
+            Ok(k) => SealingKey(k),
+            Err(_) => SealingKey(Sha256::digest(material).into()),
+        }
+    }
+
+    /// The key's id in sealed states: 8 URL-safe characters from a hash of the key (the key
+    /// cannot be recovered from it).
+    pub(crate) fn id(&self) -> String {
+        use sha2::Digest as _;
+        let mut h = Sha256::new();
+        h.update(b"duomcp requestState key id\0");
+        h.update(self.0);
+        URL_SAFE_NO_PAD.encode(&h.finalize()[..6])
+    }
+
+    /// The key's bytes, standard base64 (to keep it in a shared store).
+    #[cfg(feature = "redis")]
+    pub(crate) fn to_base64(&self) -> String {
+        base64::engine::general_purpose::STANDARD.encode(self.0)
     }
 
     fn mac(&self) -> Hmac<Sha256> {
@@ -91,15 +122,56 @@ pub(crate) struct SealedState {
     pub u: Option<Value>,
 }
 
-pub(crate) fn seal(key: &SealingKey, state: &SealedState) -> String {
-    let json = serde_json::to_vec(state).unwrap_or_default();
-    let payload = URL_SAFE_NO_PAD.encode(json);
+/// Keys that seal and open: one [`SealingKey`], or a [`Keyring`].
+pub(crate) trait Keys {
+    /// The key that seals now, with its id.
+    fn sealing(&self) -> (String, SealingKey);
+    /// The key named `id`, if held.
+    fn opening(&self, id: &str) -> Option<SealingKey>;
+}
+
+impl Keys for SealingKey {
+    fn sealing(&self) -> (String, SealingKey) {
+        (self.id(), self.clone())
+    }
+    fn opening(&self, id: &str) -> Option<SealingKey> {
+        (self.id() == id).then(|| self.clone())
+    }
+}
+
+impl Keys for Keyring {
+    fn sealing(&self) -> (String, SealingKey) {
+        let keys = self.snapshot();
+        match keys.first() {
+            Some(e) => (e.id.clone(), e.key.clone()),
+            // A ring is never empty (its constructors put the sealing key first).
+            None => SealingKey::random().sealing(),
+        }
+    }
+    fn opening(&self, id: &str) -> Option<SealingKey> {
+        self.snapshot()
+            .iter()
+            .find(|e| e.id == id)
+            .map(|e| e.key.clone())
+    }
+}
+
+fn mac_of(key: &SealingKey, id: &str, payload: &str) -> Hmac<Sha256> {
     let mut mac = key.mac();
     mac.update(VERSION_TAG.as_bytes());
     mac.update(b".");
+    mac.update(id.as_bytes());
+    mac.update(b".");
     mac.update(payload.as_bytes());
-    let tag = URL_SAFE_NO_PAD.encode(mac.finalize().into_bytes());
-    format!("{VERSION_TAG}.{payload}.{tag}")
+    mac
+}
+
+pub(crate) fn seal(keys: &impl Keys, state: &SealedState) -> String {
+    let json = serde_json::to_vec(state).unwrap_or_default();
+    let payload = URL_SAFE_NO_PAD.encode(json);
+    let (id, key) = keys.sealing();
+    let tag = URL_SAFE_NO_PAD.encode(mac_of(&key, &id, &payload).finalize().into_bytes());
+    format!("{VERSION_TAG}.{id}.{payload}.{tag}")
 }
 
 /// Why a `requestState` was refused.
@@ -123,7 +195,7 @@ impl StateRejection {
 }
 
 pub(crate) fn unseal(
-    key: &SealingKey,
+    keys: &impl Keys,
     token: &str,
     now_ms: u64,
     method: &str,
@@ -131,9 +203,13 @@ pub(crate) fn unseal(
     principal: Option<&str>,
 ) -> Result<SealedState, StateRejection> {
     let mut parts = token.split('.');
-    let (Some(tag_v), Some(payload), Some(tag), None) =
-        (parts.next(), parts.next(), parts.next(), parts.next())
-    else {
+    let (Some(tag_v), Some(id), Some(payload), Some(tag), None) = (
+        parts.next(),
+        parts.next(),
+        parts.next(),
+        parts.next(),
+        parts.next(),
+    ) else {
         return Err(StateRejection::Malformed);
     };
     if tag_v != VERSION_TAG {
@@ -142,11 +218,10 @@ pub(crate) fn unseal(
     let tag = URL_SAFE_NO_PAD
         .decode(tag)
         .map_err(|_| StateRejection::Malformed)?;
-    let mut mac = key.mac();
-    mac.update(VERSION_TAG.as_bytes());
-    mac.update(b".");
-    mac.update(payload.as_bytes());
-    mac.verify_slice(&tag)
+    // A key this replica does not hold (retired, or another deployment's) is a failed check.
+    let key = keys.opening(id).ok_or(StateRejection::BadSignature)?;
+    mac_of(&key, id, payload)
+        .verify_slice(&tag)
         .map_err(|_| StateRejection::BadSignature)?;
     let json = URL_SAFE_NO_PAD
         .decode(payload)
@@ -283,6 +358,39 @@ mod tests {
         assert_eq!(
             unseal(&key, &token, 0, "tools/call", &swapped, None),
             Err(StateRejection::WrongTarget)
+        );
+    }
+
+    #[test]
+    fn an_older_key_of_the_ring_opens_what_it_sealed() {
+        let old = SealingKey::from_bytes([1; 32]);
+        let new = SealingKey::from_bytes([2; 32]);
+        let before = Keyring::from(old.clone());
+        let token = seal(&before, &state());
+        assert!(token.starts_with(&format!("v2.{}.", old.id())));
+        let rotated = Keyring::new(new.clone(), vec![old.clone()]);
+        assert_eq!(
+            unseal(&rotated, &token, 0, "tools/call", "t", None),
+            Ok(state())
+        );
+        // The rotated ring seals with the new key, which the old ring does not hold.
+        let fresh = seal(&rotated, &state());
+        assert!(fresh.starts_with(&format!("v2.{}.", new.id())));
+        assert_eq!(
+            unseal(&before, &fresh, 0, "tools/call", "t", None),
+            Err(StateRejection::BadSignature)
+        );
+        // Once the old key leaves the ring, its states no longer open.
+        let retired = Keyring::from(new);
+        assert_eq!(
+            unseal(&retired, &token, 0, "tools/call", "t", None),
+            Err(StateRejection::BadSignature)
+        );
+        // Naming a held key does not help a token sealed by another.
+        let forged = token.replacen(&old.id(), &rotated.newest_id(), 1);
+        assert_eq!(
+            unseal(&rotated, &forged, 0, "tools/call", "t", None),
+            Err(StateRejection::BadSignature)
         );
     }
 

@@ -94,6 +94,18 @@ impl Session {
         lock(&self.state).subscriptions.remove(uri);
     }
 
+    /// The subscribed URIs (to share the session with other replicas).
+    #[cfg_attr(not(feature = "http-server"), allow(dead_code))]
+    pub(crate) fn subscriptions(&self) -> Vec<String> {
+        lock(&self.state).subscriptions.iter().cloned().collect()
+    }
+
+    /// Replaces the subscriptions (a session restored from a shared record).
+    #[cfg_attr(not(feature = "http-server"), allow(dead_code))]
+    pub(crate) fn set_subscriptions(&self, uris: Vec<String>) {
+        lock(&self.state).subscriptions = uris.into_iter().collect();
+    }
+
     pub(crate) fn is_subscribed(&self, uri: &str) -> bool {
         lock(&self.state).subscriptions.contains(uri)
     }

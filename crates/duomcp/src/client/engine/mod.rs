@@ -338,7 +338,10 @@ impl Inner {
             if super::tasks::declares_extension(method) {
                 caps = caps.with_extension(super::tasks::EXTENSION_ID, Default::default());
             }
-            meta.insert(meta::CLIENT_CAPABILITIES.into(), to_value(&caps)?);
+            // Capabilities set by the caller (a gateway relaying its client's) win.
+            if !meta.contains_key(meta::CLIENT_CAPABILITIES) {
+                meta.insert(meta::CLIENT_CAPABILITIES.into(), to_value(&caps)?);
+            }
             meta.insert(meta::CLIENT_INFO.into(), to_value(&self.config.info)?);
             if let Some(level) = opts.log_level.or(*lock(&self.log_level)) {
                 meta.insert(meta::LOG_LEVEL.into(), to_value(&level)?);
@@ -575,6 +578,7 @@ impl Inner {
                     "the server answered {method} with a task, which the client did not ask for"
                 )))
                 }
+                Kind::InputRequired if opts.relay_input_required => return Ok((value, true)),
                 Kind::InputRequired => {}
             }
             if speak.era != Era::Modern {

@@ -77,6 +77,9 @@ pub struct HttpConfig {
     pub sse_retry: Duration,
     /// Where legacy SSE events are kept for `Last-Event-ID` replay (default [`MemoryEventStore`]).
     pub event_store: Arc<dyn EventStore>,
+    /// Where legacy sessions are shared with other replicas (default `None`: each session
+    /// lives in this transport's table only). See [`SessionStore`](super::SessionStore).
+    pub session_store: Option<Arc<dyn super::SessionStore>>,
     /// How long a client may take to send request headers (default 30 s; `serve` and
     /// [`serve`](fn@super::serve) only: an application serving the router itself sets its own).
     pub header_read_timeout: Duration,
@@ -116,6 +119,7 @@ impl Default for HttpConfig {
             keep_alive: Some(Duration::from_secs(15)),
             sse_retry: Duration::from_secs(1),
             event_store: Arc::new(MemoryEventStore::default()),
+            session_store: None,
             header_read_timeout: Duration::from_secs(30),
             body_timeout: Some(Duration::from_secs(60)),
             max_body_bytes_in_flight: 64 * 1024 * 1024,

@@ -6,7 +6,9 @@ use super::headers::{LAST_EVENT_ID, SESSION_ID};
 use super::session::{
     event_id, parse_event_id, Attached, CreateError, HttpSession, Out, ReplySource, STANDALONE,
 };
+use super::shared_session as shared;
 use super::sse::{self, LegacyConn};
+use super::store::StoreError;
 use super::{
     accepted, busy, client_data, guard, method_not_allowed, modern_header, owner_key, principal,
     reply_json, rpc_error, with_timeout, Inner, CONN_CAPACITY, SINK_CAPACITY,
@@ -72,11 +74,20 @@ pub(super) async fn post(t: &Arc<Inner>, parts: &Parts, message: Incoming) -> Re
             "Bad Request: the Mcp-Session-Id header is required (send `initialize` first)",
         );
     };
-    let Some(session) = owned_session(t, parts, sid) else {
-        return unknown_session(request_id(&message));
+    let session = match owned_session(t, parts, sid).await {
+        Ok(Some(session)) => session,
+        Ok(None) => return unknown_session(request_id(&message)),
+        Err(e) => return store_unavailable(request_id(&message), &e),
     };
     match message {
-        Incoming::Request(req) => request(t, &session, req, parts).await,
+        Incoming::Request(req) => {
+            let changes_record = shared::changes_record(&req.method);
+            let res = request(t, &session, req, parts).await;
+            if changes_record {
+                shared::save(t, &session, false).await;
+            }
+            res
+        }
         Incoming::Notification(n) => {
             let _busy = session.busy();
             if let NotificationAction::Cancel(id) = handle_notification(Some(&session.core), &n) {
@@ -93,11 +104,25 @@ pub(super) async fn post(t: &Arc<Inner>, parts: &Parts, message: Incoming) -> Re
 }
 
 /// The session `sid`, if it exists and belongs to the caller: a session is bound to the
-/// principal that created it, and another principal is told it does not exist.
-fn owned_session(t: &Arc<Inner>, parts: &Parts, sid: &str) -> Option<Arc<HttpSession>> {
-    t.sessions
-        .get(sid)
-        .filter(|s| s.owned_by(owner_key(parts).as_deref()))
+/// principal that created it, and another principal is told it does not exist. With a session
+/// store, asked there (one round trip): a session minted elsewhere is restored here, one
+/// deleted elsewhere is gone here too.
+async fn owned_session(
+    t: &Arc<Inner>,
+    parts: &Parts,
+    sid: &str,
+) -> Result<Option<Arc<HttpSession>>, StoreError> {
+    let session = match &t.config.session_store {
+        None => t.sessions.get(sid),
+        Some(store) => shared::lookup(t, &**store, sid).await?,
+    };
+    Ok(session.filter(|s| s.owned_by(owner_key(parts).as_deref())))
+}
+
+/// `503`, `-32603`, naming the store that failed.
+fn store_unavailable(id: Option<&RequestId>, e: &StoreError) -> Response {
+    tracing::warn!("session store: {e}");
+    busy(id, &format!("the session store is unavailable ({e})"))
 }
 
 /// `initialize` without a session: a new session, whose id goes back in `Mcp-Session-Id`.
@@ -145,8 +170,13 @@ async fn initialize(t: &Arc<Inner>, req: IncomingRequest, parts: &Parts) -> Resp
         closing: session.closing.clone(),
         principal: principal(parts),
     };
+    let id = req.id.clone();
     match handle_request(t.shared.clone(), req, env).await {
         Some(reply) if reply.error.is_none() => {
+            if !shared::save(t, &session, true).await {
+                t.sessions.remove(&session.id);
+                return busy(Some(&id), "the session store is unavailable");
+            }
             let mut res = sse::json(StatusCode::OK, reply.frame);
             if let Ok(v) = HeaderValue::from_str(&session.id) {
                 res.headers_mut().insert(SESSION_ID, v);
@@ -303,8 +333,10 @@ pub(super) async fn get(t: &Arc<Inner>, parts: &Parts) -> Response {
     let Some(sid) = session_header(parts) else {
         return method_not_allowed("POST");
     };
-    let Some(session) = owned_session(t, parts, sid) else {
-        return unknown_session(None);
+    let session = match owned_session(t, parts, sid).await {
+        Ok(Some(session)) => session,
+        Ok(None) => return unknown_session(None),
+        Err(e) => return store_unavailable(None, &e),
     };
     let (stream_id, after) = match parts
         .headers
@@ -378,7 +410,7 @@ pub(super) async fn get(t: &Arc<Inner>, parts: &Parts) -> Response {
 }
 
 /// `DELETE`: ends the session; later requests with its id get `404`.
-pub(super) fn delete(t: &Arc<Inner>, parts: &Parts) -> Response {
+pub(super) async fn delete(t: &Arc<Inner>, parts: &Parts) -> Response {
     if modern_header(parts) {
         return method_not_allowed("POST");
     }
@@ -390,10 +422,17 @@ pub(super) fn delete(t: &Arc<Inner>, parts: &Parts) -> Response {
             "Bad Request: the Mcp-Session-Id header is required",
         );
     };
-    if owned_session(t, parts, sid).is_none() {
-        return unknown_session(None);
+    match owned_session(t, parts, sid).await {
+        Ok(Some(_)) => {}
+        Ok(None) => return unknown_session(None),
+        Err(e) => return store_unavailable(None, &e),
     }
-    match t.sessions.remove(sid) {
+    if let Some(store) = &t.config.session_store {
+        if let Err(e) = store.remove(sid).await {
+            return store_unavailable(None, &e);
+        }
+    }
+    match t.sessions.end(sid) {
         Some(_) => {
             let mut res = Response::new(axum::body::Body::empty());
             *res.status_mut() = StatusCode::NO_CONTENT;

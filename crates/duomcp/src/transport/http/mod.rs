@@ -58,6 +58,8 @@ mod legacy;
 mod modern;
 mod serve;
 mod session;
+mod session_store;
+mod shared_session;
 pub(crate) mod sse;
 mod store;
 #[cfg(feature = "tls")]
@@ -67,6 +69,7 @@ pub use config::{HttpConfig, ResponseMode};
 #[cfg(feature = "http2")]
 pub use conn::MAX_CONCURRENT_STREAMS;
 pub use serve::{serve, serve_with, ServeOptions};
+pub use session_store::{SessionRecord, SessionStore, Touched};
 pub use store::{EventStore, MemoryEventStore, StoreError, StoreFuture, StoredEvent};
 
 use crate::era::{self, Era, ProtocolError, Undecided};
@@ -167,7 +170,7 @@ impl StreamableHttp {
                 closing: shared.shutdown.child_token(),
                 shared,
                 guard,
-                sessions: Arc::new(Sessions::new()),
+                sessions: Arc::new(Sessions::new(config.session_store.is_some())),
                 requests: Arc::new(Semaphore::new(config.max_concurrent_requests.max(1))),
                 get_streams: Arc::new(Semaphore::new(config.max_streams.max(1))),
                 listen_streams: Arc::new(Semaphore::new(config.max_listen_streams.max(1))),
@@ -334,7 +337,7 @@ async fn endpoint(State(t): State<Arc<Inner>>, req: Request) -> Response {
     match parts.method {
         Method::POST => post(&t, parts, body).await,
         Method::GET => legacy::get(&t, &parts).await,
-        Method::DELETE => legacy::delete(&t, &parts),
+        Method::DELETE => legacy::delete(&t, &parts).await,
         _ => method_not_allowed("GET, POST, DELETE"),
     }
 }

@@ -196,6 +196,8 @@ pub(crate) struct HttpSession {
     pub get_streams: AtomicUsize,
     /// The principal that created the session ([`crate::server::Principal::key`]), if any.
     owner: Mutex<Option<String>>,
+    /// The version of the shared record this copy reflects (a session store; 0: none).
+    pub(crate) version: AtomicU64,
 }
 
 /// Keeps a session from expiring while it lives.
@@ -218,6 +220,11 @@ impl HttpSession {
     /// Whether `key` (the caller's principal) may use this session.
     pub(crate) fn owned_by(&self, key: Option<&str>) -> bool {
         lock(&self.owner).as_deref() == key
+    }
+
+    /// The principal the session is bound to.
+    pub(crate) fn owner(&self) -> Option<String> {
+        lock(&self.owner).clone()
     }
 
     pub(crate) fn busy(self: &Arc<Self>) -> Busy {
@@ -328,6 +335,10 @@ pub(crate) enum ReplySource {
 pub(crate) struct Sessions {
     map: Mutex<HashMap<Arc<str>, Arc<HttpSession>>>,
     sweeper: std::sync::Once,
+    /// Sessions are shared with other replicas (a session store): a session leaving this table
+    /// (idle here, evicted, shutdown) is only this replica's copy, and its events stay in the
+    /// shared log; only [`Sessions::end`] forgets them.
+    shared: bool,
 }
 
 /// Why a session could not be created.
@@ -339,10 +350,11 @@ pub(crate) enum CreateError {
 }
 
 impl Sessions {
-    pub(crate) fn new() -> Self {
+    pub(crate) fn new(shared: bool) -> Self {
         Sessions {
             map: Mutex::default(),
             sweeper: std::sync::Once::new(),
+            shared,
         }
     }
 
@@ -386,8 +398,35 @@ impl Sessions {
         store: Arc<dyn EventStore>,
         limits: Limits,
     ) -> Result<Arc<HttpSession>, CreateError> {
-        self.make_room(max)?;
         let id = new_session_id().ok_or(CreateError::NoRandomness)?;
+        self.insert_new(id, max, parent, store, limits)
+    }
+
+    /// A local copy of session `id`, minted by another replica (its record is in the session
+    /// store); the caller restores its state.
+    pub(crate) fn adopt(
+        &self,
+        id: &str,
+        max: usize,
+        parent: &CancellationToken,
+        store: Arc<dyn EventStore>,
+        limits: Limits,
+    ) -> Result<Arc<HttpSession>, CreateError> {
+        if let Some(s) = self.get(id) {
+            return Ok(s);
+        }
+        self.insert_new(id.to_owned(), max, parent, store, limits)
+    }
+
+    fn insert_new(
+        &self,
+        id: String,
+        max: usize,
+        parent: &CancellationToken,
+        store: Arc<dyn EventStore>,
+        limits: Limits,
+    ) -> Result<Arc<HttpSession>, CreateError> {
+        self.make_room(max)?;
         let (unrelated_tx, unrelated_rx) = mpsc::channel::<Frame>(256);
         let session = Arc::new(HttpSession {
             id: Arc::from(id),
@@ -406,9 +445,14 @@ impl Sessions {
             }),
             get_streams: AtomicUsize::new(0),
             owner: Mutex::new(None),
+            version: AtomicU64::new(0),
         });
         loop {
             let mut map = lock(&self.map);
+            if let Some(existing) = map.get(&session.id) {
+                // Adopted by a concurrent request meanwhile: use that copy.
+                return Ok(existing.clone());
+            }
             if map.len() < max {
                 map.insert(session.id.clone(), session.clone());
                 break;
@@ -422,14 +466,28 @@ impl Sessions {
         Ok(session)
     }
 
-    /// Ends a session: its streams close, its requests are cancelled, its events forgotten.
+    /// Ends a session here: its streams close, its requests are cancelled, its events
+    /// forgotten (only [`end`](Self::end) forgets them when sessions are shared).
     pub(crate) fn remove(&self, id: &str) -> Option<Arc<HttpSession>> {
         let session = lock(&self.map).remove(id)?;
         session.closing.cancel();
         // Its running requests are cancelled; handlers waiting for the client's answers end.
         session.correlation().close();
-        let s = session.clone();
-        tokio::spawn(async move { s.store.remove_session(&s.id).await });
+        if !self.shared {
+            let s = session.clone();
+            tokio::spawn(async move { s.store.remove_session(&s.id).await });
+        }
+        Some(session)
+    }
+
+    /// Ends a session everywhere (`DELETE`): as [`remove`](Self::remove), and its events are
+    /// forgotten even when shared.
+    pub(crate) fn end(&self, id: &str) -> Option<Arc<HttpSession>> {
+        let session = self.remove(id)?;
+        if self.shared {
+            let s = session.clone();
+            tokio::spawn(async move { s.store.remove_session(&s.id).await });
+        }
         Some(session)
     }
 

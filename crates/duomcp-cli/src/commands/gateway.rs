@@ -1,0 +1,159 @@
+//! `duomcp gateway`: any MCP servers, served as one to clients of both revisions, bridged
+//! (the `duomcp-gateway` crate does the work; this is its command line).
+//!
+//! ```text
+//! duomcp gateway -- duomcp serve --era legacy          # one stdio upstream, served on stdio
+//! duomcp gateway --http 127.0.0.1:3000 --upstream http://127.0.0.1:4000/mcp
+//! duomcp gateway --http 127.0.0.1:3000 --config gateway.toml
+//! duomcp gateway --check gateway.toml                  # connect to each upstream, print a table
+//! ```
+
+use clap::Args;
+use duomcp_gateway::{Gateway, GatewayConfig, UpstreamConfig, UpstreamEra};
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// The arguments of `duomcp gateway`.
+#[derive(Debug, Args)]
+pub struct GatewayArgs {
+    /// The TOML configuration (upstreams and settings; see the README's "Gateway" section).
+    #[arg(long, value_name = "PATH", conflicts_with_all = ["upstream", "command"])]
+    pub config: Option<PathBuf>,
+    /// One Streamable HTTP (or 2024-11-05 HTTP+SSE) upstream at this URL.
+    #[arg(long, value_name = "URL", conflicts_with = "command")]
+    pub upstream: Option<String>,
+    /// With `--upstream` or `-- CMD`: the revision to speak to it (`auto`, `legacy`, `modern`).
+    #[arg(long, value_name = "ERA", default_value = "auto")]
+    pub upstream_era: String,
+    /// Serve over Streamable HTTP at `http://HOST:PORT/mcp` (and `GET /healthz`) instead of
+    /// stdio.
+    #[arg(long, value_name = "HOST:PORT")]
+    pub http: Option<String>,
+    /// Connect to every upstream, print a table of their health and exit (1 if one is down).
+    /// Takes the configuration file, or uses `--config` / `--upstream` / `-- CMD`.
+    #[arg(long, value_name = "CONFIG", num_args = 0..=1, default_missing_value = "")]
+    pub check: Option<String>,
+    /// One stdio upstream: the command and its arguments, after `--`.
+    #[arg(last = true, value_name = "CMD")]
+    pub command: Vec<String>,
+}
+
+impl GatewayArgs {
+    fn config(&self) -> Result<GatewayConfig, String> {
+        let era = match self.upstream_era.as_str() {
+            "auto" => UpstreamEra::Auto,
+            "legacy" | "2025-11-25" => UpstreamEra::Legacy,
+            "modern" | "2026-07-28" => UpstreamEra::Modern,
+            other => return Err(format!("--upstream-era `{other}`: auto, legacy or modern")),
+        };
+        let file = match &self.check {
+            Some(path) if !path.is_empty() => Some(PathBuf::from(path)),
+            _ => self.config.clone(),
+        };
+        if let Some(path) = file {
+            return GatewayConfig::from_file(&path).map_err(|e| e.to_string());
+        }
+        let mut upstream = match (&self.upstream, self.command.split_first()) {
+            (Some(url), _) => UpstreamConfig::http("upstream", url.clone()),
+            (None, Some((cmd, args))) => {
+                UpstreamConfig::stdio("upstream", cmd.clone(), args.to_vec())
+            }
+            (None, None) => {
+                return Err(
+                    "give the upstream: --config FILE, --upstream URL, or -- CMD ARGS".into(),
+                )
+            }
+        };
+        upstream.era = era;
+        let config = GatewayConfig::single(upstream);
+        config.validate().map_err(|e| e.to_string())?;
+        Ok(config)
+    }
+}
+
+/// Runs `duomcp gateway`.
+pub async fn run(args: GatewayArgs) -> ExitCode {
+    let config = match args.config() {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("duomcp gateway: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    if args.check.is_some() {
+        return check(&config).await;
+    }
+    let gateway = match Gateway::start(config).await {
+        Ok(g) => Arc::new(g),
+        Err(e) => {
+            eprintln!("duomcp gateway: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let served = match &args.http {
+        None => gateway
+            .server()
+            .clone()
+            .serve_stdio_with_shutdown(duomcp::server::shutdown_signal())
+            .await
+            .map_err(|e| e.to_string()),
+        Some(addr) => serve_http(gateway.clone(), addr).await,
+    };
+    for u in gateway.upstreams() {
+        if let Ok(c) = u.client().await {
+            let _ = c.close().await;
+        }
+    }
+    match served {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("duomcp gateway: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+async fn serve_http(gateway: Arc<Gateway>, addr: &str) -> Result<(), String> {
+    use duomcp::transport::http::{serve_with, HttpConfig, ServeOptions};
+    let listener = crate::serve_addr::bind(addr).await?;
+    let local = listener.local_addr().map_err(|e| e.to_string())?;
+    eprintln!(
+        "duomcp gateway: serving at http://{local}/mcp (2025-11-25 and 2026-07-28; health at /healthz; Ctrl-C stops)"
+    );
+    let server = gateway.server().clone();
+    let app = duomcp_gateway::http::app(gateway, HttpConfig::default());
+    let stop = async move {
+        duomcp::server::shutdown_signal().await;
+        server.shutdown();
+    };
+    serve_with(listener, app, ServeOptions::default(), stop)
+        .await
+        .map_err(|e| e.to_string())
+}
+
+/// `--check`: one row per upstream.
+async fn check(config: &GatewayConfig) -> ExitCode {
+    let report = duomcp_gateway::check(config, Duration::from_secs(20)).await;
+    let mut table = comfy_table::Table::new();
+    table
+        .load_preset(comfy_table::presets::NOTHING)
+        .set_header(["UPSTREAM", "STATUS", "REVISION", "SERVER", "TOOLS", "ERROR"]);
+    for h in &report {
+        table.add_row([
+            h.name.clone(),
+            if h.ok { "ok".into() } else { "DOWN".into() },
+            h.protocol_version.clone().unwrap_or_else(|| "-".into()),
+            h.server.clone().unwrap_or_else(|| "-".into()),
+            h.tools.to_string(),
+            h.error.clone().unwrap_or_default(),
+        ]);
+    }
+    println!("{table}");
+    if report.iter().all(|h| h.ok) {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    }
+}

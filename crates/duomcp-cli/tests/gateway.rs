@@ -1,0 +1,587 @@
+//! `duomcp gateway` (the `duomcp-gateway` crate) in front of real `duomcp serve` processes:
+//! revision bridging both ways, held upstream calls and their timeout, several upstreams as
+//! one server (prefixes, URI rewriting, globs, paging), and `duomcp serve --era`. Every message
+//! the gateway sends is checked against the official schema of the client's revision.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod support;
+
+use duomcp_cli::reference::era::ServeEra;
+use duomcp_gateway::{Gateway, GatewayConfig, UpstreamConfig};
+use serde_json::{json, Value};
+use std::time::Duration;
+use support::{modern, Wire, LEGACY, MODERN};
+
+/// Every test is bounded: a hang fails it.
+const BOUND: Duration = Duration::from_secs(60);
+
+fn serve(era: &str) -> UpstreamConfig {
+    UpstreamConfig::stdio(
+        "ref",
+        env!("CARGO_BIN_EXE_duomcp"),
+        vec!["serve".into(), "--era".into(), era.into()],
+    )
+}
+
+async fn gateway(config: GatewayConfig) -> Gateway {
+    Gateway::start(config).await.expect("the gateway starts")
+}
+
+fn text(result: &Value) -> String {
+    result["content"][0]["text"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned()
+}
+
+#[tokio::test]
+async fn modern_client_reaches_a_legacy_upstream_and_its_elicitation_becomes_an_input_round() {
+    tokio::time::timeout(BOUND, async {
+        let gw = gateway(GatewayConfig::single(serve("legacy"))).await;
+        let up = gw.upstreams()[0].client().await.unwrap();
+        assert_eq!(
+            up.protocol_version(),
+            LEGACY,
+            "the upstream speaks 2025-11-25 only"
+        );
+        let mut wire = Wire::in_process(gw.server().clone(), MODERN);
+        let caps = json!({ "elicitation": {} });
+
+        // server/discover, answered from the upstream's initialize.
+        let d = wire
+            .ok("server/discover", modern(json!({}), caps.clone()))
+            .await;
+        assert_eq!(d["serverInfo"]["name"], "duomcp-reference");
+        assert!(d["capabilities"]["tools"].is_object());
+
+        let plain = wire
+            .ok(
+                "tools/call",
+                modern(json!({ "name": "test_simple_text" }), caps.clone()),
+            )
+            .await;
+        assert_eq!(plain["resultType"], "complete");
+        assert_eq!(text(&plain), "This is a simple text response for testing.");
+
+        // The upstream's elicitation/create request comes back as an input request...
+        let call =
+            json!({ "name": "test_elicitation", "arguments": { "message": "Who are you?" } });
+        let first = wire
+            .ok("tools/call", modern(call.clone(), caps.clone()))
+            .await;
+        assert_eq!(first["resultType"], "input_required", "{first}");
+        let requests = first["inputRequests"].as_object().unwrap();
+        assert_eq!(requests.len(), 1);
+        let (key, request) = requests.iter().next().unwrap();
+        assert_eq!(request["method"], "elicitation/create");
+        assert_eq!(request["params"]["message"], "Who are you?");
+        assert_eq!(gw.holds().len(), 1, "the upstream call is held");
+
+        // ...and the retry's answer is the upstream's response: the call completes.
+        let mut retry = call.clone();
+        retry["requestState"] = first["requestState"].clone();
+        retry["inputResponses"] = json!({ key: {
+            "action": "accept", "content": { "username": "ada", "email": "ada@example.com" }
+        } });
+        let done = wire
+            .ok("tools/call", modern(retry.clone(), caps.clone()))
+            .await;
+        assert_eq!(done["resultType"], "complete", "{done}");
+        let t = text(&done);
+        assert!(
+            t.contains("\"username\":\"ada\"") && t.contains("accept"),
+            "{t}"
+        );
+        assert!(gw.holds().is_empty());
+
+        // The same requestState again: its hold is gone, the client is told so.
+        let again = wire.ok("tools/call", modern(retry, caps)).await;
+        assert_eq!(again["isError"], true, "{again}");
+        assert!(text(&again).contains("call the tool again"), "{again}");
+    })
+    .await
+    .expect("bounded");
+}
+
+#[tokio::test]
+async fn legacy_client_reaches_a_modern_upstream_and_gets_real_requests() {
+    tokio::time::timeout(BOUND, async {
+        let gw = gateway(GatewayConfig::single(serve("modern"))).await;
+        let up = gw.upstreams()[0].client().await.unwrap();
+        assert_eq!(
+            up.protocol_version(),
+            MODERN,
+            "the upstream speaks 2026-07-28 only"
+        );
+        let mut wire = Wire::in_process(gw.server().clone(), LEGACY);
+        let init = wire
+            .initialize(json!({ "sampling": {}, "elicitation": {} }))
+            .await;
+        assert_eq!(init["serverInfo"]["name"], "duomcp-reference");
+        assert_eq!(init["protocolVersion"], LEGACY);
+        let pong = wire.ok("ping", json!({})).await;
+        assert_eq!(pong, json!({}), "ping is answered by the gateway");
+
+        // The upstream's InputRequiredResult becomes a sampling/createMessage request.
+        wire.send(json!({ "jsonrpc": "2.0", "id": 50, "method": "tools/call",
+            "params": { "name": "test_sampling", "arguments": { "prompt": "2+2?" } } }))
+            .await;
+        let result = loop {
+            let msg = wire.recv().await;
+            if msg["method"] == "sampling/createMessage" {
+                assert_eq!(msg["params"]["messages"][0]["content"]["text"], "2+2?");
+                wire.send(json!({ "jsonrpc": "2.0", "id": msg["id"], "result": {
+                    "role": "assistant", "content": { "type": "text", "text": "four" },
+                    "model": "test-model" } }))
+                    .await;
+            } else if msg["id"] == 50 {
+                break msg;
+            }
+        };
+        assert_eq!(text(&result["result"]), "LLM response: four", "{result}");
+    })
+    .await
+    .expect("bounded");
+}
+
+#[tokio::test]
+async fn an_abandoned_hold_times_out_and_cancels_the_upstream_call() {
+    tokio::time::timeout(BOUND, async {
+        let mut config = GatewayConfig::single(serve("legacy"));
+        config.gateway.hold_timeout_secs = 1;
+        let gw = gateway(config).await;
+        let mut wire = Wire::in_process(gw.server().clone(), MODERN);
+        let caps = json!({ "elicitation": {} });
+        let call = json!({ "name": "test_elicitation", "arguments": { "message": "m" } });
+        let first = wire
+            .ok("tools/call", modern(call.clone(), caps.clone()))
+            .await;
+        assert_eq!(first["resultType"], "input_required");
+        assert_eq!(gw.holds().len(), 1);
+        tokio::time::sleep(Duration::from_millis(1600)).await;
+        assert!(gw.holds().is_empty(), "the hold timed out");
+        let key = first["inputRequests"]
+            .as_object()
+            .unwrap()
+            .keys()
+            .next()
+            .unwrap()
+            .clone();
+        let mut retry = call;
+        retry["requestState"] = first["requestState"].clone();
+        retry["inputResponses"] = json!({ key: { "action": "decline" } });
+        let late = wire.ok("tools/call", modern(retry, caps.clone())).await;
+        assert_eq!(late["isError"], true, "{late}");
+        // The upstream session is still usable (the held call was cancelled, not wedged).
+        let plain = wire
+            .ok(
+                "tools/call",
+                modern(json!({ "name": "test_simple_text" }), caps),
+            )
+            .await;
+        assert_eq!(text(&plain), "This is a simple text response for testing.");
+    })
+    .await
+    .expect("bounded");
+}
+
+#[tokio::test]
+async fn two_upstreams_are_one_server_with_prefixes_globs_uris_and_pages() {
+    tokio::time::timeout(BOUND, async {
+        let config = GatewayConfig::from_toml(&format!(
+            r#"
+            [gateway]
+            page_size = 7
+            [[upstream]]
+            name = "a"
+            command = "{bin}"
+            args = ["serve", "--era", "legacy"]
+            [[upstream]]
+            name = "b"
+            command = "{bin}"
+            args = ["serve", "--era", "modern"]
+            allow_tools = ["test_*"]
+            deny_tools = ["test_elicitation*"]
+            "#,
+            bin = env!("CARGO_BIN_EXE_duomcp")
+        ))
+        .unwrap();
+        let gw = gateway(config).await;
+        let mut wire = Wire::in_process(gw.server().clone(), MODERN);
+        let caps = json!({});
+
+        let mut names = Vec::new();
+        let mut cursor: Option<Value> = None;
+        let mut pages = 0;
+        loop {
+            let mut params = json!({});
+            if let Some(c) = &cursor {
+                params["cursor"] = c.clone();
+            }
+            let page = wire.ok("tools/list", modern(params, caps.clone())).await;
+            pages += 1;
+            let tools = page["tools"].as_array().unwrap();
+            assert!(tools.len() <= 7);
+            names.extend(tools.iter().map(|t| t["name"].as_str().unwrap().to_owned()));
+            match page.get("nextCursor") {
+                Some(c) => cursor = Some(c.clone()),
+                None => break,
+            }
+        }
+        let a: Vec<&str> = names.iter().filter_map(|n| n.strip_prefix("a_")).collect();
+        let b: Vec<&str> = names.iter().filter_map(|n| n.strip_prefix("b_")).collect();
+        assert_eq!(
+            a.len() + b.len(),
+            names.len(),
+            "every name is prefixed: {names:?}"
+        );
+        let unique: std::collections::BTreeSet<&String> = names.iter().collect();
+        assert_eq!(unique.len(), names.len(), "no name twice across pages");
+        assert!(pages > 2, "the list pages across upstreams ({pages} pages)");
+        assert!(
+            a.contains(&"test_simple_text") && b.contains(&"test_simple_text"),
+            "the clash is resolved by prefixes"
+        );
+        assert!(
+            a.contains(&"test_elicitation") && !b.iter().any(|n| n.starts_with("test_elicitation")),
+            "deny glob"
+        );
+        assert!(
+            b.iter().all(|n| n.starts_with("test_")),
+            "allow glob: {b:?}"
+        );
+        assert!(names.iter().all(|n| n
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "_.-".contains(c))));
+
+        for name in ["a_test_simple_text", "b_test_simple_text"] {
+            let r = wire
+                .ok("tools/call", modern(json!({ "name": name }), caps.clone()))
+                .await;
+            assert_eq!(
+                text(&r),
+                "This is a simple text response for testing.",
+                "{name}"
+            );
+        }
+
+        // Resource URIs: rewritten in lists, and back on the way upstream and down again.
+        let resources = list_all(&mut wire, "resources/list", "resources").await;
+        let uris: Vec<&str> = resources
+            .iter()
+            .map(|r| r["uri"].as_str().unwrap())
+            .collect();
+        assert!(
+            uris.contains(&"a+test://static-text") && uris.contains(&"b+test://static-text"),
+            "{uris:?}"
+        );
+        let read = wire
+            .ok(
+                "resources/read",
+                modern(json!({ "uri": "b+test://static-text" }), caps.clone()),
+            )
+            .await;
+        assert_eq!(read["contents"][0]["uri"], "b+test://static-text");
+        assert!(read["contents"][0]["text"].as_str().is_some());
+        let templ = wire
+            .ok(
+                "resources/read",
+                modern(json!({ "uri": "a+test://template/42/data" }), caps.clone()),
+            )
+            .await;
+        assert_eq!(
+            templ["contents"][0]["uri"], "a+test://template/42/data",
+            "{templ}"
+        );
+        assert!(
+            templ["contents"][0]["text"]
+                .as_str()
+                .unwrap()
+                .contains("42"),
+            "{templ}"
+        );
+        let missing = wire
+            .err(
+                "resources/read",
+                modern(json!({ "uri": "test://static-text" }), caps),
+            )
+            .await;
+        assert!(missing["code"].is_i64(), "{missing}");
+    })
+    .await
+    .expect("bounded");
+}
+
+/// Every item of a paged list (2026-07-28).
+async fn list_all(wire: &mut Wire, method: &str, key: &str) -> Vec<Value> {
+    let mut items = Vec::new();
+    let mut params = json!({});
+    loop {
+        let page = wire.ok(method, modern(params.clone(), json!({}))).await;
+        items.extend(page[key].as_array().unwrap().iter().cloned());
+        match page.get("nextCursor") {
+            Some(c) => params["cursor"] = c.clone(),
+            None => return items,
+        }
+    }
+}
+
+#[tokio::test]
+async fn serve_era_switch_refuses_the_other_revision() {
+    let none: Vec<String> = Vec::new();
+    let legacy = duomcp_cli::reference::server_for_era(&none, ServeEra::Legacy).unwrap();
+    let mut w = Wire::in_process(legacy, MODERN);
+    let e = w
+        .err(
+            "tools/call",
+            modern(json!({ "name": "test_simple_text" }), json!({})),
+        )
+        .await;
+    assert_eq!(e["code"], -32600, "{e}");
+    let modern_only = duomcp_cli::reference::server_for_era(&none, ServeEra::Modern).unwrap();
+    let mut w = Wire::in_process(modern_only.clone(), LEGACY);
+    let e = w
+        .err("initialize", json!({ "protocolVersion": LEGACY, "capabilities": {}, "clientInfo": { "name": "t", "version": "1" } }))
+        .await;
+    assert_eq!(e["code"], -32601, "{e}");
+    let mut w = Wire::in_process(modern_only, MODERN);
+    let ok = w
+        .ok(
+            "tools/call",
+            modern(json!({ "name": "test_simple_text" }), json!({})),
+        )
+        .await;
+    assert_eq!(text(&ok), "This is a simple text response for testing.");
+}
+
+#[tokio::test]
+async fn modern_client_and_modern_upstream_relay_the_upstreams_own_input_rounds() {
+    tokio::time::timeout(BOUND, async {
+        let gw = gateway(GatewayConfig::single(serve("modern"))).await;
+        let mut wire = Wire::in_process(gw.server().clone(), MODERN);
+        let caps = json!({ "elicitation": {} });
+        let call = json!({ "name": "test_streaming_elicitation" });
+        let first = wire
+            .ok("tools/call", modern(call.clone(), caps.clone()))
+            .await;
+        assert_eq!(first["resultType"], "input_required", "{first}");
+        // The upstream's own key, not one the gateway made up; no call is held.
+        assert!(first["inputRequests"]["user_name"].is_object(), "{first}");
+        assert!(gw.holds().is_empty());
+        let mut retry = call;
+        retry["requestState"] = first["requestState"].clone();
+        retry["inputResponses"] =
+            json!({ "user_name": { "action": "accept", "content": { "name": "Ada" } } });
+        let done = wire.ok("tools/call", modern(retry, caps)).await;
+        assert_eq!(done["resultType"], "complete", "{done}");
+        assert!(text(&done).contains("Accept"), "{done}");
+    })
+    .await
+    .expect("bounded");
+}
+
+#[tokio::test]
+async fn healthz_reports_every_upstream() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    tokio::time::timeout(BOUND, async {
+        let gw = std::sync::Arc::new(gateway(GatewayConfig::single(serve("legacy"))).await);
+        let app = duomcp_gateway::http::app(gw, duomcp::transport::http::HttpConfig::default());
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        tokio::spawn(duomcp::transport::http::serve(listener, app));
+        let mut tcp = tokio::net::TcpStream::connect(addr).await.unwrap();
+        tcp.write_all(
+            format!("GET /healthz HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n")
+                .as_bytes(),
+        )
+        .await
+        .unwrap();
+        let mut response = String::new();
+        tcp.read_to_string(&mut response).await.unwrap();
+        assert!(response.starts_with("HTTP/1.1 200"), "{response}");
+        let body: Value = serde_json::from_str(response.split("\r\n\r\n").nth(1).unwrap()).unwrap();
+        assert_eq!(body["ok"], true);
+        assert_eq!(body["upstreams"][0]["name"], "ref");
+        assert_eq!(body["upstreams"][0]["protocol_version"], LEGACY);
+        assert!(
+            body["upstreams"][0]["tools"].as_u64().unwrap() > 10,
+            "{body}"
+        );
+    })
+    .await
+    .expect("bounded");
+}
+
+/// The pids of the processes whose command line contains `marker` (the upstream's main
+/// session and its pooled ones).
+fn pids_with(marker: &str) -> Vec<u32> {
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    let mut pids: Vec<u32> = dir
+        .flatten()
+        .filter_map(|e| {
+            let pid: u32 = e.file_name().to_str()?.parse().ok()?;
+            let cmd = std::fs::read(e.path().join("cmdline")).ok()?;
+            String::from_utf8_lossy(&cmd)
+                .contains(marker)
+                .then_some(pid)
+        })
+        .collect();
+    pids.sort_unstable();
+    pids
+}
+
+#[tokio::test]
+async fn a_dead_stdio_upstream_fails_its_calls_clearly_and_is_restarted() {
+    tokio::time::timeout(BOUND, async {
+        let dir = support::TempDir::new("gateway-death");
+        let mut up = serve("legacy");
+        up.args.extend(["--skills".into(), dir.arg().to_owned()]);
+        let gw = gateway(GatewayConfig::single(up)).await;
+        let mut wire = Wire::in_process(gw.server().clone(), MODERN);
+        // A call in flight when the upstream dies...
+        wire.send(
+            json!({ "jsonrpc": "2.0", "id": 77, "method": "tools/call", "params":
+            modern(json!({ "name": "slow_compute", "arguments": { "seconds": 30 } }), json!({})) }),
+        )
+        .await;
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        let before = pids_with(dir.arg());
+        // One process: a stdio upstream's sessions are not pooled per capability set.
+        assert_eq!(before.len(), 1, "{before:?}");
+        for pid in &before {
+            let killed = std::process::Command::new("kill")
+                .args(["-9", &pid.to_string()])
+                .status()
+                .unwrap();
+            assert!(killed.success());
+        }
+        // ...gets a clear error naming the upstream, long before the call would have ended.
+        let r = wire.response_to(&json!(77)).await;
+        assert_eq!(r["result"]["isError"], true, "{r}");
+        let msg = text(&r["result"]);
+        assert!(msg.contains("upstream `ref`"), "{msg}");
+        // The process is restarted (a new pid) and the next call works.
+        let plain = wire
+            .ok(
+                "tools/call",
+                modern(json!({ "name": "test_simple_text" }), json!({})),
+            )
+            .await;
+        assert_eq!(
+            text(&plain),
+            "This is a simple text response for testing.",
+            "{plain}"
+        );
+        let again = pids_with(dir.arg());
+        assert!(
+            !again.is_empty() && again.iter().all(|p| !before.contains(p)),
+            "{before:?} {again:?}"
+        );
+    })
+    .await
+    .expect("bounded");
+}
+
+/// Records the `Authorization` header of every HTTP request an upstream receives.
+#[derive(Clone)]
+struct RecordAuth<S> {
+    inner: S,
+    seen: std::sync::Arc<std::sync::Mutex<Vec<String>>>,
+}
+
+impl<S, B> duomcp::server::middleware::Service<hyper::Request<B>> for RecordAuth<S>
+where
+    S: duomcp::server::middleware::Service<hyper::Request<B>>,
+{
+    type Response = S::Response;
+    type Error = S::Error;
+    type Future = S::Future;
+
+    fn poll_ready(
+        &mut self,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Result<(), S::Error>> {
+        self.inner.poll_ready(cx)
+    }
+
+    fn call(&mut self, req: hyper::Request<B>) -> S::Future {
+        let auth = req
+            .headers()
+            .get("authorization")
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or("<none>")
+            .to_owned();
+        self.seen.lock().unwrap().push(auth);
+        self.inner.call(req)
+    }
+}
+
+#[tokio::test]
+async fn the_oauth_resource_server_fronts_the_gateway_and_the_clients_token_never_goes_upstream() {
+    use duomcp::auth::{Principal, ResourceServer, StaticTokens};
+    tokio::time::timeout(BOUND, async {
+        // The upstream: the reference server over Streamable HTTP, recording what it receives.
+        let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let recorder = {
+            let seen = seen.clone();
+            duomcp::server::middleware::layer_fn(move |inner| RecordAuth {
+                inner,
+                seen: seen.clone(),
+            })
+        };
+        let upstream_app = duomcp_cli::reference::server()
+            .http_router()
+            .layer(recorder);
+        let up_listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let up_addr = up_listener.local_addr().unwrap();
+        tokio::spawn(duomcp::transport::http::serve(up_listener, upstream_app));
+
+        // The gateway, with its own credential for the upstream, behind the resource server.
+        let mut upstream = UpstreamConfig::http("remote", format!("http://{up_addr}/mcp"));
+        upstream
+            .headers
+            .insert("Authorization".into(), "Bearer gateway-own-token".into());
+        let gw = std::sync::Arc::new(gateway(GatewayConfig::single(upstream)).await);
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let rs = ResourceServer::builder(format!("http://{addr}/mcp"))
+            .authorization_server("https://auth.example.com")
+            .validator(StaticTokens::new().with("client-secret-token", Principal::new("alice")))
+            .build()
+            .unwrap();
+        let app = rs.protect(duomcp_gateway::http::app(
+            gw,
+            duomcp::transport::http::HttpConfig::default(),
+        ));
+        tokio::spawn(duomcp::transport::http::serve(listener, app));
+        let url = format!("http://{addr}/mcp");
+
+        // Without a token the gateway refuses; with one, the call goes through.
+        assert!(duomcp::client::Client::builder()
+            .connect_http(&url)
+            .await
+            .is_err());
+        let client = duomcp::client::Client::builder()
+            .header("Authorization", "Bearer client-secret-token")
+            .connect_http(&url)
+            .await
+            .unwrap();
+        let r = client.call_tool("test_simple_text", ()).await.unwrap();
+        assert_eq!(
+            serde_json::to_value(&r).unwrap()["content"][0]["text"],
+            "This is a simple text response for testing."
+        );
+        let seen = seen.lock().unwrap().clone();
+        assert!(!seen.is_empty());
+        assert!(
+            seen.iter().all(|a| a == "Bearer gateway-own-token"),
+            "the upstream received: {seen:?}"
+        );
+        assert!(!seen.iter().any(|a| a.contains("client-secret-token")));
+    })
+    .await
+    .expect("bounded");
+}

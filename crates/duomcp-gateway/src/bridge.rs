@@ -1,0 +1,538 @@
+//! A client's call, carried to its upstream and back, across revisions.
+//!
+//! The gateway's handler runs the upstream call in a task of its own and relays what the
+//! upstream sends meanwhile: progress and log messages go to the client; a request for input
+//! (elicitation, sampling, roots, whether a 2025-11-25 upstream sent it as a request or a
+//! 2026-07-28 upstream as an `InputRequiredResult`) is asked of the client through the
+//! handler's [`Context`]. A 2025-11-25 client gets a real request and the call goes on; a
+//! 2026-07-28 client gets an `InputRequiredResult`, and the upstream call is *held* in
+//! [`Holds`] under an id carried in the sealed `requestState`, until the client's retry
+//! brings the answer (or the hold times out, which cancels the upstream call).
+
+use crate::upstream::{Event, Upstream};
+use duomcp::client::{ClientError, RequestOptions};
+use duomcp::era::Era;
+use duomcp::era::ProtocolError;
+use duomcp::server::{Context, HandlerError, InputRequired};
+use duomcp_schema::{CallToolResult, GetPromptResult, InputRequest};
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use tokio::sync::{mpsc, oneshot};
+use tokio::task::JoinHandle;
+
+/// Events buffered per call between the upstream and the handler (progress beyond it is
+/// dropped, never blocking the upstream connection).
+const EVENT_BUFFER: usize = 64;
+
+type Reply = oneshot::Sender<Result<Value, String>>;
+
+/// After an upstream call's result, how long its route stays open for log messages still on
+/// their way: they come on the upstream connection's notification stream, which is read
+/// apart from the call's answer and may lag it.
+const LOG_GRACE: Duration = Duration::from_millis(20);
+
+/// Aborts the upstream call's task when dropped: an abandoned hold cancels the call.
+struct AbortOnDrop(JoinHandle<()>);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
+
+/// An upstream call in flight, with the input requests it waits on.
+struct Call {
+    events: mpsc::Receiver<Event>,
+    events_open: bool,
+    done: oneshot::Receiver<Result<Value, ClientError>>,
+    _task: AbortOnDrop,
+    pending: Vec<(String, Box<InputRequest>, Reply)>,
+    next_key: u32,
+    upstream: String,
+    /// The upstream's `InputRequiredResult`s come back as results, to relay.
+    relay: bool,
+}
+
+impl Call {
+    fn fresh_key(&mut self) -> String {
+        self.next_key += 1;
+        format!("gateway-{}", self.next_key)
+    }
+}
+
+/// What the gateway keeps in the sealed `requestState` of its `InputRequiredResult`.
+#[derive(Serialize, Deserialize)]
+#[serde(tag = "k")]
+enum GatewayState {
+    /// The upstream call held in [`Holds`] under this id.
+    Hold { hold: String },
+    /// A 2026-07-28 upstream's own round, relayed: its `requestState` and `inputRequests`.
+    Relay {
+        state: Option<Value>,
+        requests: Map<String, Value>,
+    },
+}
+
+/// Upstream calls held for a 2026-07-28 client's retry: bounded in number and in time.
+pub struct Holds {
+    calls: Mutex<HashMap<String, Call>>,
+    next: AtomicU64,
+    ttl: Duration,
+    max: usize,
+}
+
+impl Holds {
+    /// At most `max` held calls, each for at most `ttl`.
+    pub fn new(ttl: Duration, max: usize) -> Arc<Self> {
+        Arc::new(Holds {
+            calls: Mutex::new(HashMap::new()),
+            next: AtomicU64::new(1),
+            ttl,
+            max: max.max(1),
+        })
+    }
+
+    /// How many calls are held now.
+    pub fn len(&self) -> usize {
+        self.lock().len()
+    }
+
+    /// Whether no call is held.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Call>> {
+        self.calls
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    fn hold(self: &Arc<Self>, call: Call) -> Result<String, HandlerError> {
+        let id = format!("h{}", self.next.fetch_add(1, Ordering::Relaxed));
+        {
+            let mut calls = self.lock();
+            if calls.len() >= self.max {
+                return Err(HandlerError::msg(format!(
+                    "the gateway holds {} calls waiting for input already; try again later",
+                    self.max
+                )));
+            }
+            calls.insert(id.clone(), call);
+        }
+        let me = Arc::downgrade(self);
+        let (key, ttl) = (id.clone(), self.ttl);
+        tokio::spawn(async move {
+            tokio::time::sleep(ttl).await;
+            if let Some(holds) = me.upgrade() {
+                if let Some(call) = holds.lock().remove(&key) {
+                    tracing::debug!(hold = %key, upstream = %call.upstream, "hold timed out; cancelling the upstream call");
+                }
+            }
+        });
+        Ok(id)
+    }
+
+    fn take(&self, id: &str) -> Option<Call> {
+        self.lock().remove(id)
+    }
+}
+
+/// The handler of every bridged tool: calls `name` on `upstream` for the client of `ctx`.
+pub(crate) async fn call_tool(
+    upstream: Arc<Upstream>,
+    holds: Arc<Holds>,
+    ctx: Context,
+    name: String,
+    arguments: Value,
+) -> Result<CallToolResult, HandlerError> {
+    let mut params = Map::new();
+    params.insert("name".into(), Value::String(name));
+    if arguments.as_object().is_some_and(|a| !a.is_empty()) {
+        params.insert("arguments".into(), arguments);
+    }
+    let value = forward(&upstream, &holds, &ctx, "tools/call", params).await?;
+    decode(&upstream, value)
+}
+
+/// The handler of every bridged prompt.
+pub(crate) async fn get_prompt(
+    upstream: Arc<Upstream>,
+    holds: Arc<Holds>,
+    ctx: Context,
+    name: String,
+    arguments: Map<String, Value>,
+) -> Result<GetPromptResult, HandlerError> {
+    let mut params = Map::new();
+    params.insert("name".into(), Value::String(name));
+    if !arguments.is_empty() {
+        params.insert("arguments".into(), Value::Object(arguments));
+    }
+    let value = forward(&upstream, &holds, &ctx, "prompts/get", params).await?;
+    decode(&upstream, value)
+}
+
+/// A complete result, without the envelope fields the gateway's own server sets again.
+fn decode<T: serde::de::DeserializeOwned>(
+    upstream: &Upstream,
+    mut value: Value,
+) -> Result<T, HandlerError> {
+    if let Some(o) = value.as_object_mut() {
+        for k in ["resultType", "ttlMs", "cacheScope", "_meta"] {
+            o.remove(k);
+        }
+    }
+    serde_json::from_value(value).map_err(|e| {
+        HandlerError::msg(format!(
+            "upstream `{}` sent a malformed result: {e}",
+            upstream.name()
+        ))
+    })
+}
+
+/// Carries `method` with `params` to the upstream and back; see the module's header.
+async fn forward(
+    upstream: &Arc<Upstream>,
+    holds: &Arc<Holds>,
+    ctx: &Context,
+    method: &'static str,
+    params: Map<String, Value>,
+) -> Result<Value, HandlerError> {
+    let state = ctx.request_state::<GatewayState>();
+    let call = match state {
+        Some(GatewayState::Hold { hold }) => holds.take(&hold).ok_or_else(|| {
+            HandlerError::msg(
+                "the upstream call waiting for this input is gone (its hold timed out, or it \
+                 was answered already): call the tool again",
+            )
+        })?,
+        relayed => {
+            let session = upstream
+                .session_for(ctx.client_capabilities())
+                .await
+                .map_err(|e| upstream_failure(upstream.name(), e))?;
+            // Both sides 2026-07-28: the upstream's input rounds are the client's, relayed.
+            let relay = ctx.era() == Era::Modern && session.client.era() == Era::Modern;
+            let mut params = params;
+            if relay {
+                if let Some(GatewayState::Relay { state, requests }) = relayed {
+                    let responses = answers(ctx, &requests).await?;
+                    let Some(responses) = responses else {
+                        ctx.set_request_state(GatewayState::Relay { state, requests });
+                        return Err(InputRequired.into());
+                    };
+                    params.insert("inputResponses".into(), Value::Object(responses));
+                    if let Some(state) = state {
+                        params.insert("requestState".into(), state);
+                    }
+                }
+            }
+            start(upstream, &session, ctx, method, params, relay).await?
+        }
+    };
+    let (value, relay) = drive(ctx, call, holds).await?;
+    match value.get("resultType").and_then(Value::as_str) {
+        Some("input_required") if relay => relay_round(upstream, ctx, value).await,
+        Some("task") if relay => follow_task(upstream, ctx, holds, value).await,
+        _ => Ok(value),
+    }
+}
+
+/// A 2026-07-28 upstream answered with a task: the call becomes a task of the gateway's own
+/// (the client gets a `CreateTaskResult` and polls the gateway) when the client can take one,
+/// and the gateway follows the upstream's task to its result either way, relaying its input
+/// requests (parked as the gateway task's `input_required`, or as input rounds inline).
+async fn follow_task(
+    upstream: &Arc<Upstream>,
+    ctx: &Context,
+    holds: &Arc<Holds>,
+    created: Value,
+) -> Result<Value, HandlerError> {
+    let Some(task_id) = created
+        .get("taskId")
+        .and_then(Value::as_str)
+        .map(str::to_owned)
+    else {
+        return Err(HandlerError::msg(format!(
+            "upstream `{}` answered with a task without a taskId",
+            upstream.name()
+        )));
+    };
+    ctx.detach().await;
+    let session = upstream
+        .session_for(ctx.client_capabilities())
+        .await
+        .map_err(|e| upstream_failure(upstream.name(), e))?;
+    let (tx, events) = mpsc::channel(EVENT_BUFFER);
+    let (done_tx, done) = oneshot::channel();
+    let route = session.routes.enter(tx);
+    let handle = session.client.task(task_id);
+    let task = tokio::spawn(async move {
+        let _route = route;
+        let result = handle.result().await.and_then(|r| {
+            serde_json::to_value(r).map_err(|e| ClientError::Protocol(e.to_string()))
+        });
+        let _ = done_tx.send(result);
+        tokio::time::sleep(LOG_GRACE).await;
+    });
+    let call = Call {
+        events,
+        events_open: true,
+        done,
+        _task: AbortOnDrop(task),
+        pending: Vec::new(),
+        next_key: 0,
+        upstream: upstream.name().to_owned(),
+        relay: false,
+    };
+    Ok(drive(ctx, call, holds).await?.0)
+}
+
+/// A relayed upstream `InputRequiredResult`: its input requests become the client's, under the
+/// upstream's own keys, and its `requestState` rides in the gateway's sealed one.
+async fn relay_round(
+    upstream: &Arc<Upstream>,
+    ctx: &Context,
+    value: Value,
+) -> Result<Value, HandlerError> {
+    let requests = value
+        .get("inputRequests")
+        .and_then(Value::as_object)
+        .cloned()
+        .unwrap_or_default();
+    let state = value.get("requestState").cloned();
+    if requests.is_empty() && state.is_none() {
+        return Err(HandlerError::msg(format!(
+            "upstream `{}` asked for input without inputRequests or requestState",
+            upstream.name()
+        )));
+    }
+    for (key, raw) in &requests {
+        let request: InputRequest = serde_json::from_value(raw.clone()).map_err(|e| {
+            HandlerError::msg(format!(
+                "upstream `{}`: input request `{key}`: {e}",
+                upstream.name()
+            ))
+        })?;
+        match ask_client(ctx, key, &request).await {
+            Ok(_) | Err(HandlerError::InputRequired(_)) => {}
+            Err(e) => return Err(e),
+        }
+    }
+    ctx.set_request_state(GatewayState::Relay { state, requests });
+    Err(InputRequired.into())
+}
+
+/// The client's answers to the relayed `requests`, or `None` when one is still missing (the
+/// missing ones are asked again).
+async fn answers(
+    ctx: &Context,
+    requests: &Map<String, Value>,
+) -> Result<Option<Map<String, Value>>, HandlerError> {
+    let mut out = Map::new();
+    let mut missing = false;
+    for (key, raw) in requests {
+        let Ok(request) = serde_json::from_value::<InputRequest>(raw.clone()) else {
+            continue;
+        };
+        match ask_client(ctx, key, &request).await {
+            Ok(v) => {
+                out.insert(key.clone(), v);
+            }
+            Err(HandlerError::InputRequired(_)) => missing = true,
+            Err(e) => return Err(e),
+        }
+    }
+    Ok((!missing).then_some(out))
+}
+
+/// Starts the upstream call in a task of its own.
+async fn start(
+    upstream: &Arc<Upstream>,
+    session: &Arc<crate::upstream::Session>,
+    ctx: &Context,
+    method: &'static str,
+    params: Map<String, Value>,
+    relay: bool,
+) -> Result<Call, HandlerError> {
+    let permit = upstream.permit().await;
+    let (tx, events) = mpsc::channel(EVENT_BUFFER);
+    let (done_tx, done) = oneshot::channel();
+    let route = session.routes.enter(tx.clone());
+    let client = session.client.clone();
+    let progress = tx;
+    // Ask for every log message: the gateway's server filters by the client's own level.
+    let level = ctx
+        .log_level()
+        .unwrap_or(duomcp_schema::LoggingLevel::Debug);
+    let mut options = RequestOptions::new()
+        .timeout(upstream.config.timeout())
+        .log_level(level)
+        .on_progress(move |p| {
+            let _ = progress.try_send(Event::Progress(p.clone()));
+        });
+    if relay {
+        // Both sides 2026-07-28: the upstream sees what this client declared, per request
+        // (what it may ask for, whether it takes tasks).
+        options = options.relay_input_required();
+        if let Ok(caps) = serde_json::to_value(ctx.client_capabilities()) {
+            options = options.meta("io.modelcontextprotocol/clientCapabilities", caps);
+        }
+    }
+    let task = tokio::spawn(async move {
+        let _route = route;
+        let _permit = permit;
+        let result = if method == "tools/call" && !relay {
+            // The typed call follows a task to its result (results inline).
+            let name = params
+                .get("name")
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_owned();
+            let arguments = params
+                .get("arguments")
+                .cloned()
+                .unwrap_or(Value::Object(Map::new()));
+            client
+                .call_tool_with(&name, arguments, options)
+                .await
+                .and_then(|r| {
+                    serde_json::to_value(r).map_err(|e| ClientError::Protocol(e.to_string()))
+                })
+        } else {
+            client.request(method, params, options).await
+        };
+        let _ = done_tx.send(result);
+        tokio::time::sleep(LOG_GRACE).await;
+    });
+    Ok(Call {
+        events,
+        events_open: true,
+        done,
+        _task: AbortOnDrop(task),
+        pending: Vec::new(),
+        next_key: 0,
+        upstream: upstream.name().to_owned(),
+        relay,
+    })
+}
+
+/// Relays the call's events until it completes, or holds it when the client must answer first.
+async fn drive(
+    ctx: &Context,
+    mut call: Call,
+    holds: &Arc<Holds>,
+) -> Result<(Value, bool), HandlerError> {
+    loop {
+        let mut unanswered = Vec::new();
+        for (key, request, reply) in std::mem::take(&mut call.pending) {
+            match ask_client(ctx, &key, &request).await {
+                Ok(v) => {
+                    let _ = reply.send(Ok(v));
+                }
+                Err(HandlerError::InputRequired(_)) => unanswered.push((key, request, reply)),
+                // (A client that cannot answer, `MissingClientCapability` included, gets the
+                // upstream request answered with the error and the call goes on: a 2025-11-25
+                // upstream's request may not even belong to this call, e.g. its `roots/list`
+                // after `initialized`, routed to the newest call in flight.)
+                Err(e) => {
+                    let _ = reply.send(Err(e.to_string()));
+                }
+            }
+        }
+        if !unanswered.is_empty() {
+            call.pending = unanswered;
+            let hold = holds.hold(call)?;
+            ctx.set_request_state(GatewayState::Hold { hold });
+            return Err(InputRequired.into());
+        }
+        tokio::select! {
+            biased;
+            event = call.events.recv(), if call.events_open => match event {
+                Some(Event::Input { request, reply }) => {
+                    let key = call.fresh_key();
+                    call.pending.push((key, request, reply));
+                    // Input requests already queued go to the client in the same round.
+                    while let Ok(event) = call.events.try_recv() {
+                        match event {
+                            Event::Input { request, reply } => {
+                                let key = call.fresh_key();
+                                call.pending.push((key, request, reply));
+                            }
+                            other => relay(ctx, other).await,
+                        }
+                    }
+                }
+                Some(other) => relay(ctx, other).await,
+                None => call.events_open = false,
+            },
+            result = &mut call.done => {
+                // Progress and logs sent before the result reach the client first (bounded:
+                // the route closes `LOG_GRACE` after the result).
+                let drain = async {
+                    while let Some(event) = call.events.recv().await {
+                        relay(ctx, event).await;
+                    }
+                };
+                let _ = tokio::time::timeout(LOG_GRACE * 5, drain).await;
+                return match result {
+                    Ok(r) => r.map(|v| (v, call.relay)).map_err(|e| upstream_failure(&call.upstream, e)),
+                    Err(_) => Err(HandlerError::msg(format!(
+                        "upstream `{}`: the call ended without a result",
+                        call.upstream
+                    ))),
+                };
+            }
+            _ = ctx.cancelled() => return Err(HandlerError::Cancelled),
+        }
+    }
+}
+
+async fn relay(ctx: &Context, event: Event) {
+    match event {
+        Event::Progress(p) => ctx.progress(p.progress, p.total, p.message).await,
+        Event::Log(p) => ctx.log_to(p.level, p.logger.as_deref(), p.data).await,
+        Event::Input { reply, .. } => {
+            let _ = reply.send(Err("unexpected input request".into()));
+        }
+    }
+}
+
+/// Asks the client of `ctx` (a real request in 2025-11-25, an input request in 2026-07-28).
+async fn ask_client(
+    ctx: &Context,
+    key: &str,
+    request: &InputRequest,
+) -> Result<Value, HandlerError> {
+    let value = match request {
+        InputRequest::Elicit(p) => serde_json::to_value(ctx.elicit(key, p.clone()).await?),
+        InputRequest::CreateMessage(p) => serde_json::to_value(ctx.sample(key, p.clone()).await?),
+        InputRequest::ListRoots(_) => serde_json::to_value(ctx.list_roots(key).await?),
+    };
+    value.map_err(|e| HandlerError::msg(e.to_string()))
+}
+
+/// An upstream's failure as the client sees it: its JSON-RPC error unchanged, anything else
+/// (closed, timed out) an error naming the upstream.
+pub(crate) fn upstream_failure(upstream: &str, e: ClientError) -> HandlerError {
+    match e {
+        // The one error whose HTTP status differs (400): kept as what it is.
+        ClientError::Rpc { error, .. }
+            if error.code == duomcp_schema::error_code::MISSING_REQUIRED_CLIENT_CAPABILITY =>
+        {
+            let caps = error
+                .data
+                .as_ref()
+                .and_then(|d| d.get("requiredCapabilities"))
+                .cloned()
+                .unwrap_or_default();
+            ProtocolError::MissingClientCapability(caps).into()
+        }
+        ClientError::Rpc { error, .. } => ProtocolError::Custom(error).into(),
+        other => HandlerError::msg(format!("upstream `{upstream}`: {other}")),
+    }
+}

@@ -1,0 +1,339 @@
+//! The gateway's configuration: the TOML file (or the one-upstream command-line flags) read
+//! into [`GatewayConfig`], checked once before anything starts.
+
+use serde::Deserialize;
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// Why a configuration was refused.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    /// The file could not be read.
+    #[error("cannot read {path}: {source}")]
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The TOML does not parse or does not have the expected shape.
+    #[error("{0}")]
+    Parse(String),
+    /// The TOML parses but says something impossible (each problem on its own line).
+    #[error("invalid gateway configuration:\n{0}")]
+    Invalid(String),
+}
+
+/// The whole configuration: gateway-wide settings and the upstreams.
+///
+/// ```
+/// use duomcp_gateway::GatewayConfig;
+/// let config = GatewayConfig::from_toml(r#"
+///     [gateway]
+///     separator = "__"
+///
+///     [[upstream]]
+///     name = "everything"
+///     command = "duomcp"
+///     args = ["serve"]
+///
+///     [[upstream]]
+///     name = "remote"
+///     url = "http://127.0.0.1:3000/mcp"
+///     headers = { Authorization = "Bearer gateway-own-token" }
+///     deny_tools = ["admin_*"]
+/// "#).unwrap();
+/// assert_eq!(config.upstreams.len(), 2);
+/// assert!(config.prefixed(), "several upstreams: names are prefixed");
+/// ```
+#[derive(Debug, Clone, Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct GatewayConfig {
+    /// Gateway-wide settings.
+    #[serde(default)]
+    pub gateway: GatewaySettings,
+    /// The servers behind the gateway.
+    #[serde(default, rename = "upstream")]
+    pub upstreams: Vec<UpstreamConfig>,
+}
+
+/// Gateway-wide settings (`[gateway]`).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct GatewaySettings {
+    /// Between an upstream's name and a tool's or prompt's (default `_`); only `_`, `.` and
+    /// `-`, so prefixed names stay within `^[A-Za-z0-9_.-]+$`.
+    pub separator: String,
+    /// Prefix names with the upstream's name: `"auto"` (default: when there are several
+    /// upstreams), `"always"` or `"never"`.
+    pub prefix: PrefixMode,
+    /// How long a held upstream call waits for a 2026-07-28 client's retry, in seconds
+    /// (default 60). An abandoned hold cancels the upstream call.
+    pub hold_timeout_secs: u64,
+    /// How many upstream calls may be held at once, over all clients (default 256).
+    pub max_holds: usize,
+    /// Items per page of the gateway's lists, over all upstreams (default 100).
+    pub page_size: usize,
+}
+
+impl Default for GatewaySettings {
+    fn default() -> Self {
+        GatewaySettings {
+            separator: "_".into(),
+            prefix: PrefixMode::Auto,
+            hold_timeout_secs: 60,
+            max_holds: 256,
+            page_size: 100,
+        }
+    }
+}
+
+/// When names get their upstream's prefix.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum PrefixMode {
+    /// Prefix when there are several upstreams.
+    #[default]
+    Auto,
+    /// Always prefix.
+    Always,
+    /// Never prefix (names must then not clash).
+    Never,
+}
+
+/// Which revision to speak to an upstream.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum UpstreamEra {
+    /// Probe with `server/discover`, fall back to `initialize` (default).
+    #[default]
+    Auto,
+    /// 2025-11-25 only.
+    Legacy,
+    /// 2026-07-28 only.
+    Modern,
+}
+
+/// One server behind the gateway (`[[upstream]]`): a command (stdio) or a URL.
+#[derive(Debug, Clone, Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct UpstreamConfig {
+    /// The upstream's name: `^[A-Za-z][A-Za-z0-9.-]*$` (it prefixes names and URI schemes).
+    pub name: String,
+    /// stdio: the program to run.
+    pub command: Option<String>,
+    /// stdio: its arguments.
+    #[serde(default)]
+    pub args: Vec<String>,
+    /// stdio: environment variables to set for it.
+    #[serde(default)]
+    pub env: BTreeMap<String, String>,
+    /// stdio: its working directory.
+    pub cwd: Option<PathBuf>,
+    /// HTTP: the MCP endpoint. Streamable HTTP of either revision; a server that only speaks
+    /// the 2024-11-05 HTTP+SSE transport is found out and spoken to in that.
+    pub url: Option<String>,
+    /// HTTP: headers the gateway sends (its own credentials: the client's are never
+    /// forwarded).
+    #[serde(default)]
+    pub headers: BTreeMap<String, String>,
+    /// Which revision to speak.
+    #[serde(default)]
+    pub era: UpstreamEra,
+    /// Only tools matching one of these globs (`*` and `?`) are served; empty: all.
+    #[serde(default)]
+    pub allow_tools: Vec<String>,
+    /// Tools matching one of these globs are not served.
+    #[serde(default)]
+    pub deny_tools: Vec<String>,
+    /// Per-request timeout, in seconds (default 60).
+    pub timeout_secs: Option<u64>,
+    /// Requests in flight to this upstream at once (default 64); more wait.
+    pub max_concurrency: Option<usize>,
+    /// stdio: restarts after the process dies on its own (default 5).
+    pub max_restarts: Option<u32>,
+}
+
+impl UpstreamConfig {
+    /// A stdio upstream running `command` with `args`.
+    pub fn stdio(name: impl Into<String>, command: impl Into<String>, args: Vec<String>) -> Self {
+        UpstreamConfig {
+            name: name.into(),
+            command: Some(command.into()),
+            args,
+            ..Default::default()
+        }
+    }
+
+    /// An HTTP upstream at `url`.
+    pub fn http(name: impl Into<String>, url: impl Into<String>) -> Self {
+        UpstreamConfig {
+            name: name.into(),
+            url: Some(url.into()),
+            ..Default::default()
+        }
+    }
+
+    /// The per-request timeout.
+    pub fn timeout(&self) -> Duration {
+        Duration::from_secs(self.timeout_secs.unwrap_or(60).max(1))
+    }
+
+    /// The concurrency limit.
+    pub fn concurrency(&self) -> usize {
+        self.max_concurrency.unwrap_or(64).max(1)
+    }
+}
+
+impl GatewayConfig {
+    /// Parses and checks a TOML configuration.
+    pub fn from_toml(text: &str) -> Result<Self, ConfigError> {
+        let config: GatewayConfig =
+            toml::from_str(text).map_err(|e| ConfigError::Parse(e.to_string()))?;
+        config.validate()?;
+        Ok(config)
+    }
+
+    /// Reads, parses and checks a TOML file.
+    pub fn from_file(path: &std::path::Path) -> Result<Self, ConfigError> {
+        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
+            path: path.to_owned(),
+            source,
+        })?;
+        Self::from_toml(&text)
+    }
+
+    /// One upstream, as the command-line flags make it.
+    pub fn single(upstream: UpstreamConfig) -> Self {
+        GatewayConfig {
+            gateway: GatewaySettings::default(),
+            upstreams: vec![upstream],
+        }
+    }
+
+    /// Whether names get their upstream's prefix.
+    pub fn prefixed(&self) -> bool {
+        match self.gateway.prefix {
+            PrefixMode::Auto => self.upstreams.len() > 1,
+            PrefixMode::Always => true,
+            PrefixMode::Never => false,
+        }
+    }
+
+    /// Every problem, one per line; `Ok` when there is none.
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        let mut problems = Vec::new();
+        let sep = &self.gateway.separator;
+        if sep.is_empty() || !sep.chars().all(|c| matches!(c, '_' | '.' | '-')) {
+            problems.push(format!(
+                "[gateway] separator `{sep}`: use one or more of `_`, `.`, `-`"
+            ));
+        }
+        if self.gateway.max_holds == 0 {
+            problems.push("[gateway] max_holds must be at least 1".into());
+        }
+        if self.upstreams.is_empty() {
+            problems.push("no [[upstream]]: the gateway needs at least one".into());
+        }
+        let mut seen = std::collections::BTreeSet::new();
+        for u in &self.upstreams {
+            let n = &u.name;
+            if !valid_name(n) {
+                problems.push(format!(
+                    "upstream `{n}`: a name is a letter then letters, digits, `.` or `-`"
+                ));
+            }
+            if !seen.insert(n.clone()) {
+                problems.push(format!("upstream `{n}` is named twice"));
+            }
+            match (&u.command, &u.url) {
+                (Some(_), Some(_)) => {
+                    problems.push(format!("upstream `{n}`: give `command` or `url`, not both"))
+                }
+                (None, None) => problems.push(format!("upstream `{n}`: needs `command` or `url`")),
+                (Some(_), None) if !u.headers.is_empty() => {
+                    problems.push(format!("upstream `{n}`: `headers` is for URL upstreams"))
+                }
+                (None, Some(url))
+                    if !(url.starts_with("http://") || url.starts_with("https://")) =>
+                {
+                    problems.push(format!("upstream `{n}`: `url` must be http:// or https://"))
+                }
+                (None, Some(_)) if !u.args.is_empty() || !u.env.is_empty() || u.cwd.is_some() => {
+                    problems.push(format!(
+                        "upstream `{n}`: `args`, `env` and `cwd` are for command upstreams"
+                    ))
+                }
+                _ => {}
+            }
+        }
+        if problems.is_empty() {
+            Ok(())
+        } else {
+            Err(ConfigError::Invalid(problems.join("\n")))
+        }
+    }
+}
+
+/// `^[A-Za-z][A-Za-z0-9.-]*$`: usable both as a name prefix and as a URI scheme prefix.
+fn valid_name(name: &str) -> bool {
+    let mut chars = name.chars();
+    chars.next().is_some_and(|c| c.is_ascii_alphabetic())
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '.' || c == '-')
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_problem_is_listed() {
+        let err = GatewayConfig::from_toml(
+            r#"
+            [gateway]
+            separator = "/"
+            [[upstream]]
+            name = "a"
+            [[upstream]]
+            name = "a"
+            command = "x"
+            url = "ftp://y"
+            [[upstream]]
+            name = "_bad"
+            url = "http://h/mcp"
+            args = ["1"]
+            "#,
+        )
+        .unwrap_err()
+        .to_string();
+        for needle in [
+            "separator `/`",
+            "upstream `a`: needs `command` or `url`",
+            "upstream `a` is named twice",
+            "not both",
+            "upstream `_bad`: a name",
+            "are for command upstreams",
+        ] {
+            assert!(err.contains(needle), "{needle:?} missing in {err}");
+        }
+    }
+
+    #[test]
+    fn unknown_keys_are_refused() {
+        let err = GatewayConfig::from_toml("[[upstream]]\nname='a'\ncommand='x'\ncomand='y'\n")
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("comand"), "{err}");
+    }
+
+    #[test]
+    fn defaults() {
+        let c = GatewayConfig::from_toml("[[upstream]]\nname='a'\ncommand='x'\n").unwrap();
+        assert_eq!(c.gateway.separator, "_");
+        assert!(!c.prefixed());
+        assert_eq!(c.upstreams[0].timeout(), Duration::from_secs(60));
+        assert_eq!(c.upstreams[0].concurrency(), 64);
+    }
+}

@@ -1,0 +1,318 @@
+//! An MCP gateway: any MCP servers ("upstreams": child processes over stdio, or URLs over
+//! Streamable HTTP or the 2024-11-05 HTTP+SSE transport), served as one duomcp
+//! [`Server`] to clients of both revisions, **bridged**: a 2026-07-28 client can use a
+//! 2025-11-25 server and the other way round.
+//!
+//! The gateway is a duomcp server whose tools, prompts, resources and templates are
+//! registered at run time from the upstreams' lists (and re-synced on their `list_changed`),
+//! each handler calling its upstream through a duomcp [`Client`](duomcp::client::Client). Both
+//! runtimes already speak both revisions, so the gateway's own work is the relaying between
+//! them (see [`bridge`]): an upstream's request for input during a call reaches the client as
+//! the client's revision asks it (a request, or an `InputRequiredResult` whose sealed
+//! `requestState` names the held upstream call), and the answer goes back upstream as the
+//! upstream's revision expects it.
+//!
+//! ```no_run
+//! # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+//! use duomcp_gateway::{Gateway, GatewayConfig, UpstreamConfig};
+//! let config = GatewayConfig::single(UpstreamConfig::stdio("everything", "duomcp", vec!["serve".into()]));
+//! let gateway = Gateway::start(config).await?;
+//! gateway.server().clone().serve_stdio().await?;
+//! # Ok(()) }
+//! ```
+
+#![warn(missing_docs)]
+
+pub mod bridge;
+pub mod config;
+pub mod http;
+pub mod names;
+mod sync;
+pub mod upstream;
+
+pub use bridge::Holds;
+pub use config::{ConfigError, GatewayConfig, GatewaySettings, UpstreamConfig, UpstreamEra};
+pub use upstream::Upstream;
+
+use duomcp::client::Notification;
+use duomcp::server::{Context, HandlerError, Server};
+use duomcp_schema::{CompleteReference, CompleteRequestParams, CompleteResult, Implementation};
+use std::sync::{Arc, OnceLock, Weak};
+use std::time::Duration;
+
+/// Why the gateway could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum GatewayError {
+    /// The configuration is refused.
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    /// No upstream could be reached (each one's reason, one per line).
+    #[error("no upstream could be reached:\n{0}")]
+    NoUpstream(String),
+}
+
+/// What the handlers and notification relays share.
+pub(crate) struct Shared {
+    pub server: OnceLock<Server>,
+    pub upstreams: OnceLock<Vec<Arc<Upstream>>>,
+    pub holds: Arc<Holds>,
+    pub sync: sync::SyncState,
+}
+
+/// A running gateway: the [`Server`] to serve (over stdio or Streamable HTTP, as any duomcp
+/// server) and its upstreams.
+pub struct Gateway {
+    shared: Arc<Shared>,
+}
+
+/// The state of one upstream, as [`Gateway::health`] reports it.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct UpstreamHealth {
+    /// The upstream's name.
+    pub name: String,
+    /// Whether it answers.
+    pub ok: bool,
+    /// The revision spoken to it (`2025-11-25`, `2026-07-28`), when connected.
+    pub protocol_version: Option<String>,
+    /// Its `serverInfo.name`, when connected.
+    pub server: Option<String>,
+    /// Tools served from it.
+    pub tools: usize,
+    /// Why it is not ok.
+    pub error: Option<String>,
+}
+
+impl Gateway {
+    /// Connects to every upstream, registers what they list, and returns the gateway; an
+    /// upstream that cannot be reached is left out (and logged), unless none can be.
+    pub async fn start(config: GatewayConfig) -> Result<Gateway, GatewayError> {
+        config.validate()?;
+        let settings = &config.gateway;
+        let shared = Arc::new(Shared {
+            server: OnceLock::new(),
+            upstreams: OnceLock::new(),
+            holds: Holds::new(
+                Duration::from_secs(settings.hold_timeout_secs.max(1)),
+                settings.max_holds,
+            ),
+            sync: sync::SyncState::default(),
+        });
+        let prefixed = config.prefixed();
+        let upstreams: Vec<Arc<Upstream>> = config
+            .upstreams
+            .iter()
+            .enumerate()
+            .map(|(i, u)| {
+                let naming = if prefixed {
+                    names::Naming::prefixed(&u.name, &settings.separator)
+                } else {
+                    names::Naming::plain()
+                };
+                Arc::new(Upstream::new(
+                    u.clone(),
+                    naming,
+                    notice(Arc::downgrade(&shared), i),
+                ))
+            })
+            .collect();
+        let mut failures = Vec::new();
+        let mut first_info: Option<(Implementation, Option<String>)> = None;
+        for u in &upstreams {
+            match u.client().await {
+                Ok(c) => {
+                    if first_info.is_none() {
+                        if let Some(info) = c.server_info() {
+                            first_info = Some((info, c.instructions()));
+                        }
+                    }
+                }
+                Err(e) => {
+                    tracing::warn!(upstream = %u.name(), "cannot reach the upstream: {e}");
+                    failures.push(format!("{}: {e}", u.name()));
+                }
+            }
+        }
+        if failures.len() == upstreams.len() {
+            return Err(GatewayError::NoUpstream(failures.join("\n")));
+        }
+        let mut server_config = duomcp::server::ServerConfig::default();
+        server_config.page_size = settings.page_size.max(1);
+        let mut builder = Server::builder().config(server_config);
+        match (&first_info, upstreams.len()) {
+            // One upstream: the client sees its identity and instructions.
+            (Some((info, instructions)), 1) => {
+                builder = builder.info(info.clone());
+                if let Some(text) = instructions {
+                    builder = builder.instructions(text.clone());
+                }
+            }
+            _ => {
+                builder = builder
+                    .name("duomcp-gateway")
+                    .version(env!("CARGO_PKG_VERSION"));
+            }
+        }
+        let weak = Arc::downgrade(&shared);
+        let server = builder
+            .completion(move |params, ctx| complete(weak.clone(), params, ctx))
+            .layer(duomcp::server::middleware::layer_fn({
+                let weak = Arc::downgrade(&shared);
+                move |inner| sync::SubscribeRelay::new(inner, weak.clone())
+            }))
+            .build();
+        let _ = shared.server.set(server);
+        let _ = shared.upstreams.set(upstreams.clone());
+        for (i, u) in upstreams.iter().enumerate() {
+            if u.client().await.is_ok() {
+                sync::resync(&shared, i).await;
+            }
+        }
+        Ok(Gateway { shared })
+    }
+
+    /// The server to serve: `gateway.server().clone().serve_stdio()`, or
+    /// `StreamableHttp::new(gateway.server().clone())`.
+    pub fn server(&self) -> &Server {
+        // Set in `start` before the gateway exists.
+        match self.shared.server.get() {
+            Some(s) => s,
+            None => unreachable_server(),
+        }
+    }
+
+    /// The upstreams, in configuration order.
+    pub fn upstreams(&self) -> &[Arc<Upstream>] {
+        self.shared.upstreams.get().map_or(&[], Vec::as_slice)
+    }
+
+    /// Upstream calls held for a 2026-07-28 client's retry.
+    pub fn holds(&self) -> &Holds {
+        &self.shared.holds
+    }
+
+    /// Pings every upstream (within `timeout` each) and reports.
+    pub async fn health(&self, timeout: Duration) -> Vec<UpstreamHealth> {
+        let mut out = Vec::new();
+        for u in self.upstreams() {
+            out.push(check_upstream(u, timeout).await);
+        }
+        out
+    }
+}
+
+/// Connects to every upstream of `config` (without serving anything), pings it, counts its
+/// tools, and closes the connections: what `duomcp gateway --check` prints.
+pub async fn check(config: &GatewayConfig, timeout: Duration) -> Vec<UpstreamHealth> {
+    let mut out = Vec::new();
+    for u in &config.upstreams {
+        let quiet: upstream::Notice = Arc::new(|_: &Notification| {});
+        let up = Upstream::new(u.clone(), names::Naming::plain(), quiet);
+        out.push(check_upstream(&up, timeout).await);
+        if let Ok(c) = up.client().await {
+            let _ = c.close().await;
+        }
+    }
+    out
+}
+
+/// Connects to (or reuses the connection to) `u`, pings it and counts its tools.
+pub async fn check_upstream(u: &Upstream, timeout: Duration) -> UpstreamHealth {
+    let mut h = UpstreamHealth {
+        name: u.name().to_owned(),
+        ok: false,
+        protocol_version: None,
+        server: None,
+        tools: 0,
+        error: None,
+    };
+    let attempt = async {
+        let c = u.client().await?;
+        h.protocol_version = Some(c.protocol_version());
+        h.server = c.server_info().map(|i| i.name);
+        c.ping().await?;
+        let tools = c.list_all_tools().await?;
+        h.tools = tools.iter().filter(|t| u.filter.admits(&t.name)).count();
+        Ok::<(), duomcp::client::ClientError>(())
+    };
+    match tokio::time::timeout(timeout, attempt).await {
+        Ok(Ok(())) => h.ok = true,
+        Ok(Err(e)) => h.error = Some(e.to_string()),
+        Err(_) => h.error = Some(format!("no answer within {timeout:?}")),
+    }
+    h
+}
+
+#[cold]
+fn unreachable_server() -> ! {
+    // `Gateway` is only made by `start`, which sets the server first.
+    std::process::abort()
+}
+
+/// An upstream's connection-wide notifications: list changes re-sync, resource updates reach
+/// the subscribed clients under the gateway's URI.
+fn notice(shared: Weak<Shared>, index: usize) -> upstream::Notice {
+    Arc::new(move |n: &Notification| {
+        let Some(shared) = shared.upgrade() else {
+            return;
+        };
+        match n {
+            Notification::ToolsListChanged
+            | Notification::PromptsListChanged
+            | Notification::ResourcesListChanged => {
+                tokio::spawn(async move { sync::resync(&shared, index).await });
+            }
+            Notification::ResourceUpdated { uri } => {
+                let (Some(server), Some(ups)) = (shared.server.get(), shared.upstreams.get())
+                else {
+                    return;
+                };
+                if let Some(u) = ups.get(index) {
+                    server.notify_resource_updated(u.naming.outer_uri(uri));
+                }
+            }
+            _ => {}
+        }
+    })
+}
+
+/// `completion/complete`, forwarded to the upstream that owns the prompt or template.
+async fn complete(
+    shared: Weak<Shared>,
+    mut params: CompleteRequestParams,
+    _ctx: Context,
+) -> Result<CompleteResult, HandlerError> {
+    let Some(shared) = shared.upgrade() else {
+        return Err(HandlerError::msg("the gateway is shutting down"));
+    };
+    let ups = shared.upstreams.get().cloned().unwrap_or_default();
+    let found = ups.iter().find_map(|u| {
+        let inner = match &params.r#ref {
+            CompleteReference::Prompt(p) => u.naming.inner(&p.name),
+            CompleteReference::ResourceTemplate(t) => u.naming.inner_uri(&t.uri),
+        }?
+        .to_owned();
+        shared
+            .sync
+            .owns(u.name(), &params.r#ref)
+            .then(|| (u.clone(), inner))
+    });
+    let Some((u, inner)) = found else {
+        return Err(HandlerError::invalid_params(
+            "no upstream has this prompt or resource template",
+        ));
+    };
+    match &mut params.r#ref {
+        CompleteReference::Prompt(p) => p.name = inner,
+        CompleteReference::ResourceTemplate(t) => t.uri = inner,
+    }
+    params.meta = None;
+    let client = u
+        .client()
+        .await
+        .map_err(|e| bridge::upstream_failure(u.name(), e))?;
+    let _permit = u.permit().await;
+    client
+        .complete(params)
+        .await
+        .map_err(|e| bridge::upstream_failure(u.name(), e))
+}

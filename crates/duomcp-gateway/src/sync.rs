@@ -1,0 +1,436 @@
+//! The upstreams' lists, registered on the gateway's server (and re-synced on list_changed),
+//! and the upstream subscriptions a client's `resources/subscribe` or `subscriptions/listen`
+//! needs.
+
+use crate::bridge;
+use crate::upstream::Upstream;
+use crate::Shared;
+use duomcp::client::Client;
+use duomcp::server::middleware::{McpRequest, McpResponse, McpService, Service};
+use duomcp::server::{Args, Context, HandlerError, PromptSpec, ToolSpec, Uri};
+use duomcp_schema::{
+    CompleteReference, GetPromptResult, ReadResourceResult, ResourceContents, SubscriptionFilter,
+};
+use serde_json::{Map, Value};
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, MutexGuard, Weak};
+use std::task::Poll;
+
+/// Upstream resource subscriptions the gateway keeps open at most, over all upstreams.
+pub const MAX_UPSTREAM_SUBSCRIPTIONS: usize = 1024;
+
+/// What one upstream has registered on the gateway's server, by client-side name or URI, with
+/// the definition as registered (to skip unchanged ones on a re-sync).
+#[derive(Default)]
+struct Registered {
+    tools: HashMap<String, Value>,
+    prompts: HashMap<String, Value>,
+    resources: HashMap<String, Value>,
+    templates: HashMap<String, Value>,
+    /// A 2026-07-28 upstream's list_changed notifications come on a listen stream.
+    listening: bool,
+}
+
+/// The registrations of every upstream, and the upstream subscriptions open.
+#[derive(Default)]
+pub(crate) struct SyncState {
+    registered: Mutex<HashMap<String, Registered>>,
+    subscriptions: Mutex<HashMap<(String, String), tokio::task::JoinHandle<()>>>,
+    /// One re-sync at a time.
+    running: tokio::sync::Mutex<()>,
+    /// When each upstream was last re-synced for a read of an unknown URI.
+    last_miss: Mutex<HashMap<String, std::time::Instant>>,
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+impl SyncState {
+    /// Whether `upstream` registered the prompt or template `r` names (client-side names).
+    pub(crate) fn owns(&self, upstream: &str, r: &CompleteReference) -> bool {
+        let reg = lock(&self.registered);
+        let Some(reg) = reg.get(upstream) else {
+            return false;
+        };
+        match r {
+            CompleteReference::Prompt(p) => reg.prompts.contains_key(&p.name),
+            CompleteReference::ResourceTemplate(t) => {
+                reg.templates.contains_key(&t.uri) || reg.resources.contains_key(&t.uri)
+            }
+        }
+    }
+
+    fn owns_uri(&self, upstream: &str, uri: &str) -> bool {
+        lock(&self.registered)
+            .get(upstream)
+            .is_some_and(|r| r.resources.contains_key(uri) || !r.templates.is_empty())
+    }
+}
+
+/// Reads the upstream's lists and brings the server's registrations in line with them.
+pub(crate) async fn resync(shared: &Shared, index: usize) {
+    let _one = shared.sync.running.lock().await;
+    let (Some(server), Some(u)) = (
+        shared.server.get(),
+        shared.upstreams.get().and_then(|u| u.get(index)),
+    ) else {
+        return;
+    };
+    let client = match u.client().await {
+        Ok(c) => c,
+        Err(e) => {
+            tracing::warn!(upstream = %u.name(), "cannot list: {e}");
+            return;
+        }
+    };
+    let caps = client.server_capabilities();
+    let modern = client.era() == duomcp::era::Era::Modern;
+    let listen_now = client.era() == duomcp::era::Era::Modern
+        && !lock(&shared.sync.registered)
+            .get(u.name())
+            .is_some_and(|r| r.listening);
+    if listen_now {
+        listen_for_changes(&client, u.name());
+    }
+    let mut fresh = Registered {
+        listening: listen_now
+            || lock(&shared.sync.registered)
+                .get(u.name())
+                .is_some_and(|r| r.listening),
+        ..Default::default()
+    };
+    let old = lock(&shared.sync.registered)
+        .remove(u.name())
+        .unwrap_or_default();
+    if caps.tools.is_some() {
+        match client.list_all_tools().await {
+            Ok(tools) => {
+                for mut tool in tools.into_iter().filter(|t| u.filter.admits(&t.name)) {
+                    let inner = std::mem::take(&mut tool.name);
+                    tool.name = u.naming.outer(&inner);
+                    let def = serde_json::to_value(&tool).unwrap_or_default();
+                    if old.tools.get(&tool.name) != Some(&def) {
+                        let mut spec = ToolSpec::from(tool.clone());
+                        if modern {
+                            // A 2026-07-28 upstream decides per call whether a tool runs as a
+                            // task (its list does not say): any tool may become one, when the
+                            // upstream answers with a task (see `bridge::follow_task`).
+                            spec = spec
+                                .task_support(duomcp_schema::TaskSupport::Optional)
+                                .defer_task();
+                        }
+                        server.add_tool(spec, tool_handler(shared, u, inner));
+                    }
+                    fresh.tools.insert(tool.name, def);
+                }
+            }
+            Err(e) => tracing::warn!(upstream = %u.name(), "tools/list failed: {e}"),
+        }
+    }
+    if caps.prompts.is_some() {
+        match client.list_all_prompts().await {
+            Ok(prompts) => {
+                for mut prompt in prompts {
+                    let inner = std::mem::take(&mut prompt.name);
+                    prompt.name = u.naming.outer(&inner);
+                    let def = serde_json::to_value(&prompt).unwrap_or_default();
+                    if old.prompts.get(&prompt.name) != Some(&def) {
+                        server.add_prompt(
+                            PromptSpec::from(prompt.clone()),
+                            prompt_handler(shared, u, inner),
+                        );
+                    }
+                    fresh.prompts.insert(prompt.name, def);
+                }
+            }
+            Err(e) => tracing::warn!(upstream = %u.name(), "prompts/list failed: {e}"),
+        }
+    }
+    if caps.resources.is_some() {
+        match client.list_all_resources().await {
+            Ok(resources) => {
+                for mut r in resources {
+                    r.uri = u.naming.outer_uri(&r.uri);
+                    let def = serde_json::to_value(&r).unwrap_or_default();
+                    if old.resources.get(&r.uri) != Some(&def) {
+                        server.add_resource(r.clone(), read_handler(u));
+                    }
+                    fresh.resources.insert(r.uri, def);
+                }
+            }
+            Err(e) => tracing::warn!(upstream = %u.name(), "resources/list failed: {e}"),
+        }
+        match client.list_all_resource_templates().await {
+            Ok(templates) => {
+                for mut t in templates {
+                    t.uri_template = u.naming.outer_uri(&t.uri_template);
+                    let def = serde_json::to_value(&t).unwrap_or_default();
+                    if old.templates.get(&t.uri_template) != Some(&def) {
+                        if old.templates.contains_key(&t.uri_template) {
+                            server.remove_resource_template(&t.uri_template);
+                        }
+                        server.add_resource_template(t.clone(), read_handler(u));
+                    }
+                    fresh.templates.insert(t.uri_template, def);
+                }
+            }
+            Err(e) => tracing::warn!(upstream = %u.name(), "resources/templates/list failed: {e}"),
+        }
+    }
+    for name in old.tools.keys().filter(|k| !fresh.tools.contains_key(*k)) {
+        server.remove_tool(name);
+    }
+    for name in old
+        .prompts
+        .keys()
+        .filter(|k| !fresh.prompts.contains_key(*k))
+    {
+        server.remove_prompt(name);
+    }
+    for uri in old
+        .resources
+        .keys()
+        .filter(|k| !fresh.resources.contains_key(*k))
+    {
+        server.remove_resource(uri);
+    }
+    for t in old
+        .templates
+        .keys()
+        .filter(|k| !fresh.templates.contains_key(*k))
+    {
+        server.remove_resource_template(t);
+    }
+    lock(&shared.sync.registered).insert(u.name().to_owned(), fresh);
+}
+
+/// A 2026-07-28 upstream sends list changes only on a `subscriptions/listen` stream: keep one
+/// open (its notifications reach the gateway through the connection-wide stream).
+fn listen_for_changes(client: &Client, upstream: &str) {
+    let client = client.clone();
+    let name = upstream.to_owned();
+    tokio::spawn(async move {
+        let filter = SubscriptionFilter {
+            tools_list_changed: Some(true),
+            prompts_list_changed: Some(true),
+            resources_list_changed: Some(true),
+            ..Default::default()
+        };
+        match client.listen(filter).await {
+            Ok(mut sub) => while sub.next().await.is_some() {},
+            Err(e) => tracing::debug!(upstream = %name, "no listen stream for list changes: {e}"),
+        }
+    });
+}
+
+type ToolFuture = std::pin::Pin<
+    Box<
+        dyn std::future::Future<Output = Result<duomcp_schema::CallToolResult, HandlerError>>
+            + Send,
+    >,
+>;
+
+fn tool_handler(
+    shared: &Shared,
+    u: &Arc<Upstream>,
+    inner: String,
+) -> impl Fn(Context, Args<Value>) -> ToolFuture + Clone + Send + Sync + 'static {
+    let (u, holds) = (u.clone(), shared.holds.clone());
+    move |ctx: Context, Args(args): Args<Value>| {
+        let fut = bridge::call_tool(u.clone(), holds.clone(), ctx, inner.clone(), args);
+        Box::pin(fut) as ToolFuture
+    }
+}
+
+type PromptFuture = std::pin::Pin<
+    Box<dyn std::future::Future<Output = Result<GetPromptResult, HandlerError>> + Send>,
+>;
+
+fn prompt_handler(
+    shared: &Shared,
+    u: &Arc<Upstream>,
+    inner: String,
+) -> impl Fn(Context, Args<Map<String, Value>>) -> PromptFuture + Clone + Send + Sync + 'static {
+    let (u, holds) = (u.clone(), shared.holds.clone());
+    move |ctx: Context, Args(args): Args<Map<String, Value>>| {
+        let fut = bridge::get_prompt(u.clone(), holds.clone(), ctx, inner.clone(), args);
+        Box::pin(fut) as PromptFuture
+    }
+}
+
+type ReadFuture = std::pin::Pin<
+    Box<dyn std::future::Future<Output = Result<ReadResourceResult, HandlerError>> + Send>,
+>;
+
+fn read_handler(u: &Arc<Upstream>) -> impl Fn(Uri) -> ReadFuture + Clone + Send + Sync + 'static {
+    let u = u.clone();
+    move |Uri(uri): Uri| {
+        let u = u.clone();
+        Box::pin(async move {
+            let Some(inner) = u.naming.inner_uri(&uri) else {
+                return Err(HandlerError::resource_not_found(uri));
+            };
+            let client = u
+                .client()
+                .await
+                .map_err(|e| bridge::upstream_failure(u.name(), e))?;
+            let _permit = u.permit().await;
+            let mut result = client
+                .read_resource(inner)
+                .await
+                .map_err(|e| bridge::upstream_failure(u.name(), e))?;
+            for c in &mut result.contents {
+                match c {
+                    ResourceContents::Text(t) => t.uri = u.naming.outer_uri(&t.uri),
+                    ResourceContents::Blob(b) => b.uri = u.naming.outer_uri(&b.uri),
+                }
+            }
+            Ok(result)
+        }) as ReadFuture
+    }
+}
+
+/// Middleware: a client's `resources/subscribe` (2025-11-25) or `subscriptions/listen` with
+/// resource subscriptions (2026-07-28) opens the matching upstream subscription, once per
+/// resource; the gateway's own server keeps the client's subscription and relays updates.
+#[derive(Clone)]
+pub(crate) struct SubscribeRelay {
+    inner: McpService,
+    shared: Weak<Shared>,
+}
+
+impl SubscribeRelay {
+    pub(crate) fn new(inner: McpService, shared: Weak<Shared>) -> Self {
+        SubscribeRelay { inner, shared }
+    }
+}
+
+impl Service<McpRequest> for SubscribeRelay {
+    type Response = McpResponse;
+    type Error = <McpService as Service<McpRequest>>::Error;
+    type Future = std::pin::Pin<
+        Box<dyn std::future::Future<Output = Result<McpResponse, Self::Error>> + Send>,
+    >;
+
+    fn poll_ready(&mut self, cx: &mut std::task::Context<'_>) -> Poll<Result<(), Self::Error>> {
+        self.inner.poll_ready(cx)
+    }
+
+    fn call(&mut self, req: McpRequest) -> Self::Future {
+        let uris: Vec<String> = match req.method() {
+            "resources/subscribe" => req.target().map(str::to_owned).into_iter().collect(),
+            "subscriptions/listen" => req
+                .params()
+                .and_then(|p| serde_json::from_str::<Value>(p.get()).ok())
+                .and_then(|p| {
+                    p.get("notifications")?
+                        .get("resourceSubscriptions")?
+                        .as_array()
+                        .cloned()
+                })
+                .map(|a| {
+                    a.iter()
+                        .filter_map(|v| v.as_str().map(str::to_owned))
+                        .collect()
+                })
+                .unwrap_or_default(),
+            _ => Vec::new(),
+        };
+        if !uris.is_empty() {
+            if let Some(shared) = self.shared.upgrade() {
+                for uri in uris {
+                    subscribe_upstream(&shared, &uri);
+                }
+            }
+        }
+        // A read of a resource the gateway has not registered (yet): an upstream may have made
+        // it a moment ago, its list_changed still on the way. Re-sync that upstream first
+        // (at most once per `MISS_RESYNC_INTERVAL` per upstream), then read.
+        let miss = (req.method() == "resources/read")
+            .then(|| req.target().map(str::to_owned))
+            .flatten()
+            .and_then(|uri| Some((self.shared.upgrade()?, uri)))
+            .and_then(|(shared, uri)| {
+                let index = shared.sync.read_miss(&shared, &uri)?;
+                Some((shared, index))
+            });
+        let mut inner = self.inner.clone();
+        std::mem::swap(&mut self.inner, &mut inner);
+        Box::pin(async move {
+            if let Some((shared, index)) = miss {
+                resync(&shared, index).await;
+            }
+            inner.call(req).await
+        })
+    }
+}
+
+/// The shortest time between two re-syncs of one upstream caused by reads of unknown URIs.
+pub const MISS_RESYNC_INTERVAL: std::time::Duration = std::time::Duration::from_millis(500);
+
+impl SyncState {
+    /// The upstream to re-sync before reading `uri`: one whose URIs it has the shape of, that
+    /// has not registered it as a resource, and was not re-synced for a miss just now.
+    fn read_miss(&self, shared: &Shared, uri: &str) -> Option<usize> {
+        let ups = shared.upstreams.get()?;
+        let (index, u) = ups
+            .iter()
+            .enumerate()
+            .find(|(_, u)| u.naming.inner_uri(uri).is_some())?;
+        if lock(&self.registered)
+            .get(u.name())
+            .is_some_and(|r| r.resources.contains_key(uri))
+        {
+            return None;
+        }
+        let mut last = lock(&self.last_miss);
+        let now = std::time::Instant::now();
+        if last
+            .get(u.name())
+            .is_some_and(|t| now.duration_since(*t) < MISS_RESYNC_INTERVAL)
+        {
+            return None;
+        }
+        last.insert(u.name().to_owned(), now);
+        Some(index)
+    }
+}
+
+/// Opens (once) the upstream subscription behind the client-side `uri`.
+fn subscribe_upstream(shared: &Shared, uri: &str) {
+    let Some(ups) = shared.upstreams.get() else {
+        return;
+    };
+    let Some((u, inner)) = ups.iter().find_map(|u| {
+        let inner = u.naming.inner_uri(uri)?;
+        shared
+            .sync
+            .owns_uri(u.name(), uri)
+            .then(|| (u.clone(), inner.to_owned()))
+    }) else {
+        return;
+    };
+    let mut subs = lock(&shared.sync.subscriptions);
+    subs.retain(|_, task| !task.is_finished());
+    let key = (u.name().to_owned(), inner.clone());
+    if subs.contains_key(&key) || subs.len() >= MAX_UPSTREAM_SUBSCRIPTIONS {
+        return;
+    }
+    let task = tokio::spawn(async move {
+        let Ok(client) = u.client().await else {
+            return;
+        };
+        let filter = SubscriptionFilter {
+            resource_subscriptions: Some(vec![inner]),
+            ..Default::default()
+        };
+        // Updates reach the gateway through the connection-wide stream; this keeps the
+        // subscription open.
+        match client.listen(filter).await {
+            Ok(mut sub) => while sub.next().await.is_some() {},
+            Err(e) => tracing::debug!(upstream = %u.name(), "upstream subscribe failed: {e}"),
+        }
+    });
+    subs.insert(key, task);
+}

@@ -1,0 +1,350 @@
+//! One server behind the gateway: its connections (a URL upstream: one pooled upstream
+//! session per distinct set of client capabilities; a stdio upstream: its one process), the
+//! calls in flight on each, and where the upstream's requests and notifications during a call
+//! are routed.
+
+use crate::config::{UpstreamConfig, UpstreamEra};
+use crate::names::{Naming, ToolFilter};
+use duomcp::client::transport::ProcessOptions;
+use duomcp::client::{Client, ClientError, EraChoice, HandlerError, Notification};
+use duomcp_schema::{
+    ClientCapabilities, ElicitationCapability, InputRequest, JsonObject,
+    LoggingMessageNotificationParams, ProgressNotificationParams, RootsCapability,
+    SamplingCapability,
+};
+use serde_json::Value;
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+use tokio::sync::{mpsc, oneshot, OnceCell, Semaphore};
+
+/// Distinct client capability sets with a session of their own, per URL upstream (a stdio
+/// upstream has one session); further sets share the session that declares everything.
+pub const MAX_POOLED_SESSIONS: usize = 8;
+
+/// What an upstream sends during one of the gateway's calls to it.
+pub(crate) enum Event {
+    /// A request for input (elicitation, sampling, roots), answered through `reply`.
+    Input {
+        request: Box<InputRequest>,
+        reply: oneshot::Sender<Result<Value, String>>,
+    },
+    /// A log message.
+    Log(LoggingMessageNotificationParams),
+    /// Progress of the call.
+    Progress(ProgressNotificationParams),
+}
+
+/// The calls in flight on one upstream session, newest last. An upstream's request or log
+/// message during a call goes to the newest call: the 2025-11-25 stdio transport does not say
+/// which call a server→client request belongs to.
+#[derive(Default)]
+pub(crate) struct Routes {
+    next: AtomicU64,
+    active: Mutex<Vec<(u64, mpsc::Sender<Event>)>>,
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// Leaves the route table when the call ends (or is abandoned).
+pub(crate) struct RouteGuard {
+    routes: Arc<Routes>,
+    id: u64,
+}
+
+impl Drop for RouteGuard {
+    fn drop(&mut self) {
+        lock(&self.routes.active).retain(|(id, _)| *id != self.id);
+    }
+}
+
+impl Routes {
+    pub(crate) fn enter(self: &Arc<Self>, tx: mpsc::Sender<Event>) -> RouteGuard {
+        let id = self.next.fetch_add(1, Ordering::Relaxed);
+        lock(&self.active).push((id, tx));
+        RouteGuard {
+            routes: self.clone(),
+            id,
+        }
+    }
+
+    fn current(&self) -> Option<mpsc::Sender<Event>> {
+        lock(&self.active).last().map(|(_, tx)| tx.clone())
+    }
+
+    async fn ask(&self, request: InputRequest) -> Result<Value, HandlerError> {
+        let Some(tx) = self.current() else {
+            return Err(HandlerError::new(
+                "the gateway has no call in flight to route this request to",
+            ));
+        };
+        let (reply, answer) = oneshot::channel();
+        tx.send(Event::Input {
+            request: Box::new(request),
+            reply,
+        })
+        .await
+        .map_err(|_| HandlerError::new("the call this request belongs to has ended"))?;
+        match answer.await {
+            Ok(Ok(v)) => Ok(v),
+            Ok(Err(e)) => Err(HandlerError::new(e)),
+            Err(_) => Err(HandlerError::new(
+                "the client did not answer (the held call was abandoned)",
+            )),
+        }
+    }
+}
+
+/// One connection to the upstream, with the calls in flight on it.
+pub(crate) struct Session {
+    pub client: Client,
+    pub routes: Arc<Routes>,
+}
+
+/// The capabilities a pooled session declares upstream.
+#[derive(Clone, Default)]
+pub(crate) struct CapSet {
+    elicitation: Option<ElicitationCapability>,
+    sampling: Option<SamplingCapability>,
+    roots: Option<RootsCapability>,
+}
+
+impl CapSet {
+    /// Everything the gateway can relay.
+    pub(crate) fn all() -> Self {
+        CapSet {
+            elicitation: Some(ElicitationCapability {
+                form: Some(JsonObject::new()),
+                url: Some(JsonObject::new()),
+                ..Default::default()
+            }),
+            sampling: Some(SamplingCapability {
+                tools: Some(JsonObject::new()),
+                context: Some(JsonObject::new()),
+                ..Default::default()
+            }),
+            roots: Some(RootsCapability::default()),
+        }
+    }
+
+    /// What a downstream client declared (the part an upstream can see).
+    pub(crate) fn of(caps: &ClientCapabilities) -> Self {
+        CapSet {
+            elicitation: caps.elicitation.clone(),
+            sampling: caps.sampling.clone(),
+            roots: caps.roots.clone().map(|mut r| {
+                // The gateway does not relay roots/list_changed.
+                r.list_changed = None;
+                r
+            }),
+        }
+    }
+
+    fn key(&self) -> String {
+        let part = |v: Option<Value>| v.map(|v| v.to_string()).unwrap_or_default();
+        format!(
+            "{}|{}|{}",
+            part(
+                self.elicitation
+                    .as_ref()
+                    .and_then(|c| serde_json::to_value(c).ok())
+            ),
+            part(
+                self.sampling
+                    .as_ref()
+                    .and_then(|c| serde_json::to_value(c).ok())
+            ),
+            part(
+                self.roots
+                    .as_ref()
+                    .and_then(|c| serde_json::to_value(c).ok())
+            ),
+        )
+    }
+}
+
+/// A server behind the gateway.
+pub struct Upstream {
+    /// Its configuration.
+    pub config: UpstreamConfig,
+    /// How its names and URIs look to clients.
+    pub naming: Naming,
+    /// Which of its tools are served.
+    pub filter: ToolFilter,
+    default: OnceCell<Arc<Session>>,
+    pool: Mutex<HashMap<String, Arc<OnceCell<Arc<Session>>>>>,
+    limit: Arc<Semaphore>,
+    notice: Notice,
+}
+
+/// What the gateway does with an upstream's connection-wide notifications (list changes,
+/// resource updates).
+pub(crate) type Notice = Arc<dyn Fn(&Notification) + Send + Sync>;
+
+impl Upstream {
+    pub(crate) fn new(config: UpstreamConfig, naming: Naming, notice: Notice) -> Self {
+        let filter = ToolFilter::new(config.allow_tools.clone(), config.deny_tools.clone());
+        let limit = Arc::new(Semaphore::new(config.concurrency()));
+        Upstream {
+            config,
+            naming,
+            filter,
+            default: OnceCell::new(),
+            pool: Mutex::new(HashMap::new()),
+            limit,
+            notice,
+        }
+    }
+
+    /// The upstream's name.
+    pub fn name(&self) -> &str {
+        &self.config.name
+    }
+
+    /// The session declaring every capability the gateway relays (lists are read on it),
+    /// connected at first use.
+    pub(crate) async fn main_session(&self) -> Result<Arc<Session>, ClientError> {
+        self.default
+            .get_or_try_init(|| connect(&self.config, CapSet::all(), self.notice.clone()))
+            .await
+            .cloned()
+    }
+
+    /// The connected client of the main session, for listing and health checks.
+    pub async fn client(&self) -> Result<Client, ClientError> {
+        Ok(self.main_session().await?.client.clone())
+    }
+
+    /// The pooled session for a client with these capabilities.
+    pub(crate) async fn session_for(
+        &self,
+        caps: &ClientCapabilities,
+    ) -> Result<Arc<Session>, ClientError> {
+        let set = CapSet::of(caps);
+        let key = set.key();
+        // A stdio upstream is one process with one state (what one call changes, the next
+        // sees): every client shares it; the gateway checks each client's capabilities
+        // itself when the upstream asks for input.
+        if key == CapSet::all().key() || self.config.command.is_some() {
+            return self.main_session().await;
+        }
+        let cell = {
+            let mut pool = lock(&self.pool);
+            match pool.get(&key) {
+                Some(cell) => Some(cell.clone()),
+                None if pool.len() < MAX_POOLED_SESSIONS => {
+                    let cell = Arc::new(OnceCell::new());
+                    pool.insert(key, cell.clone());
+                    Some(cell)
+                }
+                None => None,
+            }
+        };
+        let Some(cell) = cell else {
+            tracing::debug!(upstream = %self.name(), "session pool full; using the main session");
+            return self.main_session().await;
+        };
+        cell.get_or_try_init(|| connect(&self.config, set, self.notice.clone()))
+            .await
+            .cloned()
+    }
+
+    /// Waits for a free slot under the upstream's concurrency limit.
+    pub(crate) async fn permit(&self) -> Option<tokio::sync::OwnedSemaphorePermit> {
+        self.limit.clone().acquire_owned().await.ok()
+    }
+}
+
+/// Connects one session declaring `caps`, its input handlers routed to the calls in flight.
+async fn connect(
+    config: &UpstreamConfig,
+    caps: CapSet,
+    notice: Notice,
+) -> Result<Arc<Session>, ClientError> {
+    let routes = Arc::new(Routes::default());
+    let mut b = Client::builder()
+        .name("duomcp-gateway")
+        .version(env!("CARGO_PKG_VERSION"))
+        .era(match config.era {
+            UpstreamEra::Auto => EraChoice::Auto,
+            UpstreamEra::Legacy => EraChoice::Legacy,
+            UpstreamEra::Modern => EraChoice::Modern,
+        })
+        .request_timeout(config.timeout())
+        // The downstream client caches, not the gateway (list_changed re-syncs the lists).
+        .cache(false);
+    if let Some(cap) = caps.elicitation {
+        let r = routes.clone();
+        b = b.on_elicit_with(cap, move |p| {
+            let r = r.clone();
+            async move { decode(r.ask(InputRequest::Elicit(p)).await?) }
+        });
+    }
+    if let Some(cap) = caps.sampling {
+        let r = routes.clone();
+        b = b.on_sample_with(cap, move |p| {
+            let r = r.clone();
+            async move { decode(r.ask(InputRequest::CreateMessage(p)).await?) }
+        });
+    }
+    if caps.roots.is_some() {
+        let r = routes.clone();
+        b = b.on_roots(move || {
+            let r = r.clone();
+            async move {
+                let v = r.ask(InputRequest::ListRoots(None)).await?;
+                let list: duomcp_schema::ListRootsResult = decode(v)?;
+                Ok(list.roots)
+            }
+        });
+    }
+    let client = match (&config.command, &config.url) {
+        (Some(command), _) => {
+            let mut cmd = tokio::process::Command::new(command);
+            cmd.args(&config.args).envs(&config.env);
+            if let Some(dir) = &config.cwd {
+                cmd.current_dir(dir);
+            }
+            let options = ProcessOptions {
+                max_restarts: config.max_restarts.unwrap_or(5),
+                ..Default::default()
+            };
+            b.process_options(options).connect_stdio(cmd).await?
+        }
+        (None, Some(url)) => {
+            for (k, v) in &config.headers {
+                b = b.header(k.clone(), v.clone());
+            }
+            b.connect_http(url).await?
+        }
+        (None, None) => {
+            return Err(ClientError::Protocol(format!(
+                "upstream `{}` has neither a command nor a URL",
+                config.name
+            )))
+        }
+    };
+    let mut notes = client.notifications();
+    let r = routes.clone();
+    tokio::spawn(async move {
+        while let Some(n) = notes.recv().await {
+            match n {
+                // A log message during a call goes to the call's client (the newest call).
+                Notification::Log(p) => {
+                    if let Some(tx) = r.current() {
+                        let _ = tx.try_send(Event::Log(p));
+                    }
+                }
+                other => notice(&other),
+            }
+        }
+    });
+    Ok(Arc::new(Session { client, routes }))
+}
+
+fn decode<T: serde::de::DeserializeOwned>(v: Value) -> Result<T, HandlerError> {
+    serde_json::from_value(v)
+        .map_err(|e| HandlerError::new(format!("the client's answer is malformed: {e}")))
+}

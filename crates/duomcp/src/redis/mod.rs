@@ -1,0 +1,228 @@
+//! Shared state in Redis, for several replicas behind a load balancer (feature `redis`).
+//!
+//! One [`Redis`] handle (a connection to one Redis server, cheap to clone) backs the stores
+//! replicas must share: the legacy sessions ([`RedisSessionStore`], a
+//! [`SessionStore`](crate::transport::http::SessionStore)), the legacy SSE event log
+//! ([`RedisEventStore`], an [`EventStore`](crate::transport::http::EventStore)) and the
+//! `requestState` key ([`Redis::shared_keyring`]).
+//! [`HttpConfig::redis`](crate::transport::http::HttpConfig::redis) installs the first
+//! two at once. The in-memory stores stay the default for one process.
+//!
+//! # Why redis-rs and its connection manager
+//!
+//! The crate is [`redis`](https://docs.rs/redis) (redis-rs) with only `tokio-comp`,
+//! `connection-manager` and `script`, its default features off. `fred` does as much but
+//! brings a larger tree (its own pool, metrics, a DNS layer) than this needs. What the
+//! stores need of the client, and where it comes from:
+//! - **Pipelining**: the connection manager holds one *multiplexed* connection: concurrent
+//!   commands of every request are written back to back and their replies matched in order,
+//!   so N requests in flight cost one socket, not N round trips in series. An event append is
+//!   one Lua script (one round trip, atomic).
+//! - **Reconnection**: when the connection breaks, the command in flight fails and the
+//!   manager reconnects in the background (exponential backoff, capped at
+//!   [`RedisConfig::max_reconnect_delay`]); the next command uses the new connection.
+//!   Nothing is queued while Redis is away.
+//! - **A bounded pool**: one connection per replica, with at most
+//!   [`RedisConfig::max_in_flight`] commands in flight on it and a bounded send buffer;
+//!   a caller beyond that waits, within its timeout.
+//! - **Timeouts**: connecting ([`RedisConfig::connect_timeout`]) and every operation
+//!   ([`RedisConfig::timeout`], a deadline around the whole call) are bounded, so a request
+//!   needing Redis while it is down gets an error in bounded time, never a hang.
+//!
+//! Keys are prefixed ([`RedisConfig::prefix`], default `duomcp:`) and carry the session id as a
+//! hash tag, so the keys of one session live in one slot.
+
+mod events;
+mod sessions;
+mod tasks;
+
+pub use events::RedisEventStore;
+pub use sessions::RedisSessionStore;
+pub use tasks::RedisTaskStore;
+
+use ::redis::aio::{ConnectionManager, ConnectionManagerConfig};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Why a Redis operation failed: unreachable, timed out, or refused. Its message names the
+/// store, which is what a client is told (HTTP `503`, `-32603`).
+#[derive(Debug, thiserror::Error)]
+#[error("redis store ({what}): {reason}")]
+pub struct RedisError {
+    what: &'static str,
+    reason: String,
+}
+
+impl RedisError {
+    pub(crate) fn new(what: &'static str, reason: impl std::fmt::Display) -> Self {
+        RedisError {
+            what,
+            reason: reason.to_string(),
+        }
+    }
+}
+
+/// How to reach Redis, with the bounds of the connection.
+///
+/// ```
+/// use duomcp::redis::RedisConfig;
+/// use std::time::Duration;
+/// let mut config = RedisConfig::new("redis://127.0.0.1:6379/");
+/// config.timeout = Duration::from_millis(500);
+/// assert_eq!(config.prefix, "duomcp:");
+/// ```
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct RedisConfig {
+    /// `redis://[user:password@]host:port[/db]` (`rediss://` needs TLS, not built in).
+    pub url: String,
+    /// Prefix of every key and channel (default `duomcp:`); deployments sharing one Redis
+    /// need different prefixes.
+    pub prefix: String,
+    /// Deadline of one operation, from its call to its reply (default 2 s).
+    pub timeout: Duration,
+    /// Deadline of a connection attempt (default 1 s).
+    pub connect_timeout: Duration,
+    /// Longest wait between reconnection attempts (default 2 s).
+    pub max_reconnect_delay: Duration,
+    /// Commands in flight on the connection at once (default 512).
+    pub max_in_flight: usize,
+}
+
+impl RedisConfig {
+    /// The defaults, for Redis at `url`.
+    pub fn new(url: impl Into<String>) -> Self {
+        RedisConfig {
+            url: url.into(),
+            prefix: "duomcp:".into(),
+            timeout: Duration::from_secs(2),
+            connect_timeout: Duration::from_secs(1),
+            max_reconnect_delay: Duration::from_secs(2),
+            max_in_flight: 512,
+        }
+    }
+}
+
+/// A connection to Redis shared by the stores of one replica; clones share it.
+///
+/// Connecting is lazy: [`Redis::connect`] does not wait for Redis, so a replica starts (and
+/// serves what needs no Redis) while Redis is down, and connects once it is up.
+#[derive(Clone)]
+pub struct Redis {
+    conn: ConnectionManager,
+    prefix: Arc<str>,
+    timeout: Duration,
+}
+
+impl std::fmt::Debug for Redis {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Redis")
+            .field("prefix", &self.prefix)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Redis {
+    /// A handle on Redis at `url`, with the default [`RedisConfig`]. Must be called within a
+    /// tokio runtime. Fails only when the URL is not a Redis URL.
+    pub fn connect(url: &str) -> Result<Self, RedisError> {
+        Self::with_config(RedisConfig::new(url))
+    }
+
+    /// A handle with `config`. Must be called within a tokio runtime.
+    pub fn with_config(config: RedisConfig) -> Result<Self, RedisError> {
+        let client =
+            ::redis::Client::open(config.url.as_str()).map_err(|e| RedisError::new("url", e))?;
+        let manager = ConnectionManagerConfig::new()
+            .set_connection_timeout(Some(config.connect_timeout))
+            .set_response_timeout(Some(config.timeout))
+            .set_max_delay(config.max_reconnect_delay)
+            .set_number_of_retries(2)
+            .set_concurrency_limit(config.max_in_flight.max(1))
+            .set_pipeline_buffer_size(config.max_in_flight.max(1));
+        let conn = ConnectionManager::new_lazy_with_config(client, manager)
+            .map_err(|e| RedisError::new("connection", e))?;
+        Ok(Redis {
+            conn,
+            prefix: config.prefix.into(),
+            timeout: config.timeout,
+        })
+    }
+
+    /// The key prefix.
+    pub(crate) fn prefix(&self) -> &str {
+        &self.prefix
+    }
+
+    /// Runs `f` on the connection within the operation deadline.
+    pub(crate) async fn run<T, F>(
+        &self,
+        what: &'static str,
+        f: impl FnOnce(ConnectionManager) -> F,
+    ) -> Result<T, RedisError>
+    where
+        F: std::future::Future<Output = ::redis::RedisResult<T>>,
+    {
+        match tokio::time::timeout(self.timeout, f(self.conn.clone())).await {
+            Ok(Ok(v)) => Ok(v),
+            Ok(Err(e)) => Err(RedisError::new(what, e)),
+            Err(_) => Err(RedisError::new(
+                what,
+                format!("no reply within {:?}", self.timeout),
+            )),
+        }
+    }
+
+    /// `PING`: whether Redis answers now.
+    pub async fn ping(&self) -> Result<(), RedisError> {
+        self.run("ping", |mut c| async move {
+            ::redis::cmd("PING").query_async::<String>(&mut c).await
+        })
+        .await
+        .map(drop)
+    }
+
+    /// The `requestState` keyring replicas sharing this Redis share: the key kept under
+    /// `PREFIX state-key`, made by the first replica that asks (`SET NX`, so two replicas
+    /// starting at once still agree). For rotation, give every replica a keyring file
+    /// instead (`duomcp serve --state-key-file`).
+    pub async fn shared_keyring(&self) -> Result<crate::server::Keyring, RedisError> {
+        let key = format!("{}state-key", self.prefix);
+        let fresh = crate::server::SealingKey::random().to_base64();
+        let stored: String = self
+            .run("state-key", |mut c| async move {
+                let _: Option<String> = ::redis::cmd("SET")
+                    .arg(&key)
+                    .arg(&fresh)
+                    .arg("NX")
+                    .query_async(&mut c)
+                    .await?;
+                ::redis::cmd("GET").arg(&key).query_async(&mut c).await
+            })
+            .await?;
+        crate::server::Keyring::parse(&stored).map_err(|e| RedisError::new("state-key", e))
+    }
+}
+
+impl crate::transport::http::HttpConfig {
+    /// Keeps legacy sessions and the SSE event log in `redis` ([`RedisSessionStore`],
+    /// [`RedisEventStore`] with its default bounds), so that any replica sharing it serves
+    /// any session. The `requestState` key is the server's: see [`Redis::shared_keyring`].
+    ///
+    /// ```no_run
+    /// use duomcp::redis::Redis;
+    /// use duomcp::server::Server;
+    /// use duomcp::transport::http::{HttpConfig, StreamableHttp};
+    /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+    /// let redis = Redis::connect("redis://127.0.0.1:6379/").unwrap();
+    /// let server = Server::builder().keyring(redis.shared_keyring().await.unwrap()).build();
+    /// let http = StreamableHttp::with_config(server, HttpConfig::default().redis(&redis));
+    /// # let _ = http;
+    /// # });
+    /// ```
+    pub fn redis(mut self, redis: &Redis) -> Self {
+        self.event_store = Arc::new(RedisEventStore::new(redis.clone()));
+        self.session_store = Some(Arc::new(RedisSessionStore::new(redis.clone())));
+        self
+    }
+}

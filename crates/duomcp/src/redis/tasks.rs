@@ -1,0 +1,392 @@
+//! [`RedisTaskStore`]: task records in Redis, so that every replica sees every task.
+//!
+//! A record is the JSON string `PREFIX task:{ID}`, expiring with the task's ttl (unlimited
+//! ttls are capped at [`RedisTaskStore::max_ttl`]). `tasks/list` reads a sorted set per
+//! requestor (`PREFIX tasks:p:ERA:PRINCIPAL` or `PREFIX tasks:s:ERA:SESSION`) whose members are
+//! the records' list keys; members of expired records are dropped when a list meets them.
+//!
+//! An edit ([`TaskStore::update`]) is a closure run here, so it cannot run inside Redis: it
+//! runs under a per-task lock (`SET NX PX`, a random token), and the write is a script that
+//! writes only while the token still holds the lock. Two edits of one task, on any replicas,
+//! never interleave.
+
+use super::{Redis, RedisError};
+use crate::server::tasks::{
+    StoreFuture, TaskEdit, TaskEra, TaskFilter, TaskRecord, TaskStore, TaskStoreError,
+};
+use std::time::{Duration, Instant};
+
+const CREATE: &str = r#"
+if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) == false then return 0 end
+if KEYS[2] ~= nil then
+  redis.call('ZADD', KEYS[2], 0, ARGV[3])
+  redis.call('PEXPIRE', KEYS[2], ARGV[4])
+end
+return 1
+"#;
+
+const WRITE_LOCKED: &str = r#"
+if redis.call('GET', KEYS[2]) ~= ARGV[1] then return 0 end
+redis.call('SET', KEYS[1], ARGV[2], 'KEEPTTL')
+redis.call('DEL', KEYS[2])
+return 1
+"#;
+
+const UNLOCK: &str = r#"
+if redis.call('GET', KEYS[1]) == ARGV[1] then redis.call('DEL', KEYS[1]) end
+return 1
+"#;
+
+/// How long one edit may hold its task's lock before another edit may take it.
+const LOCK_MS: u64 = 5_000;
+
+/// A [`TaskStore`] in Redis, shared by every replica using the same Redis and prefix.
+///
+/// ```no_run
+/// use duomcp::redis::{Redis, RedisTaskStore};
+/// use duomcp::server::tasks::TaskConfig;
+/// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+/// let redis = Redis::connect("redis://127.0.0.1:6379/").unwrap();
+/// let tasks = TaskConfig::default().store(RedisTaskStore::new(redis));
+/// # let _ = tasks;
+/// # });
+/// ```
+pub struct RedisTaskStore {
+    redis: Redis,
+    max_ttl: Duration,
+    create: ::redis::Script,
+    write_locked: ::redis::Script,
+    unlock: ::redis::Script,
+}
+
+impl std::fmt::Debug for RedisTaskStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RedisTaskStore")
+            .field("max_ttl", &self.max_ttl)
+            .finish_non_exhaustive()
+    }
+}
+
+fn storage(e: RedisError) -> TaskStoreError {
+    TaskStoreError::Storage(e.to_string())
+}
+
+fn era_tag(era: TaskEra) -> &'static str {
+    match era {
+        TaskEra::Legacy => "legacy",
+        TaskEra::Modern => "modern",
+    }
+}
+
+impl RedisTaskStore {
+    /// Tasks in `redis`; records without a ttl are kept 24 h at most.
+    pub fn new(redis: Redis) -> Self {
+        RedisTaskStore {
+            redis,
+            max_ttl: Duration::from_secs(24 * 3600),
+            create: ::redis::Script::new(CREATE),
+            write_locked: ::redis::Script::new(WRITE_LOCKED),
+            unlock: ::redis::Script::new(UNLOCK),
+        }
+    }
+
+    /// Sets the longest a record is kept (records whose own ttl is longer, or unlimited).
+    pub fn max_ttl(mut self, ttl: Duration) -> Self {
+        self.max_ttl = ttl.max(Duration::from_millis(1));
+        self
+    }
+
+    fn key(&self, id: &str) -> String {
+        format!("{}task:{{{id}}}", self.redis.prefix())
+    }
+
+    fn lock_key(&self, id: &str) -> String {
+        format!("{}task:{{{id}}}:lock", self.redis.prefix())
+    }
+
+    fn index_key(&self, filter: &TaskFilter) -> String {
+        match filter {
+            TaskFilter::Principal(era, p) => {
+                format!("{}tasks:p:{}:{p}", self.redis.prefix(), era_tag(*era))
+            }
+            TaskFilter::Scope(era, s) => {
+                format!("{}tasks:s:{}:{s}", self.redis.prefix(), era_tag(*era))
+            }
+        }
+    }
+
+    fn index_of(&self, r: &TaskRecord) -> Option<String> {
+        match (&r.principal, &r.scope) {
+            (Some(p), _) => Some(self.index_key(&TaskFilter::Principal(r.era, p.clone()))),
+            (None, Some(s)) => Some(self.index_key(&TaskFilter::Scope(r.era, s.clone()))),
+            (None, None) => None,
+        }
+    }
+
+    /// Milliseconds the record has left (at least 1), capped at `max_ttl`.
+    fn ttl_left(&self, r: &TaskRecord, now_ms: u64) -> u64 {
+        let cap = u64::try_from(self.max_ttl.as_millis()).unwrap_or(u64::MAX);
+        let left = r.ttl_ms.map_or(cap, |ttl| {
+            r.created_at_ms.saturating_add(ttl).saturating_sub(now_ms)
+        });
+        left.clamp(1, cap)
+    }
+
+    async fn fetch(&self, id: &str) -> Result<Option<TaskRecord>, RedisError> {
+        let key = self.key(id);
+        let json: Option<String> = self
+            .redis
+            .run("tasks", |mut c| async move {
+                ::redis::cmd("GET").arg(&key).query_async(&mut c).await
+            })
+            .await?;
+        Ok(json.and_then(|j| serde_json::from_str(&j).ok()))
+    }
+
+    async fn lock(&self, id: &str) -> Result<String, RedisError> {
+        let token = crate::server::SealingKey::random().id();
+        let key = self.lock_key(id);
+        let deadline = Instant::now() + Duration::from_secs(2);
+        loop {
+            let (k, t) = (key.clone(), token.clone());
+            let got: Option<String> = self
+                .redis
+                .run("tasks", |mut c| async move {
+                    ::redis::cmd("SET")
+                        .arg(&k)
+                        .arg(&t)
+                        .arg("NX")
+                        .arg("PX")
+                        .arg(LOCK_MS)
+                        .query_async(&mut c)
+                        .await
+                })
+                .await?;
+            if got.is_some() {
+                return Ok(token);
+            }
+            if Instant::now() > deadline {
+                return Err(RedisError::new(
+                    "tasks",
+                    "a task stayed locked by another edit",
+                ));
+            }
+            tokio::time::sleep(Duration::from_millis(2)).await;
+        }
+    }
+
+    async fn unlock(&self, id: &str, token: &str) {
+        let mut call = self.unlock.prepare_invoke();
+        call.key(self.lock_key(id)).arg(token);
+        let _ = self
+            .redis
+            .run("tasks", |mut c| async move {
+                call.invoke_async::<i64>(&mut c).await
+            })
+            .await;
+    }
+
+    async fn update_now(
+        &self,
+        id: &str,
+        now_ms: u64,
+        edit: TaskEdit<'_>,
+    ) -> Result<Option<TaskRecord>, RedisError> {
+        let token = self.lock(id).await?;
+        let record = match self.fetch(id).await {
+            Ok(Some(r)) if !r.is_expired(now_ms) => r,
+            Ok(_) => {
+                self.unlock(id, &token).await;
+                return Ok(None);
+            }
+            Err(e) => {
+                self.unlock(id, &token).await;
+                return Err(e);
+            }
+        };
+        let mut record = record;
+        edit(&mut record);
+        let json = serde_json::to_string(&record).map_err(|e| RedisError::new("tasks", e))?;
+        let mut call = self.write_locked.prepare_invoke();
+        call.key(self.key(id))
+            .key(self.lock_key(id))
+            .arg(&token)
+            .arg(json);
+        let written: i64 = self
+            .redis
+            .run(
+                "tasks",
+                |mut c| async move { call.invoke_async(&mut c).await },
+            )
+            .await?;
+        if written == 1 {
+            Ok(Some(record))
+        } else {
+            Err(RedisError::new("tasks", "an edit outlived its lock"))
+        }
+    }
+}
+
+impl TaskStore for RedisTaskStore {
+    fn create(
+        &self,
+        record: TaskRecord,
+        now_ms: u64,
+    ) -> StoreFuture<'_, Result<(), TaskStoreError>> {
+        Box::pin(async move {
+            let json = serde_json::to_string(&record)
+                .map_err(|e| TaskStoreError::Storage(e.to_string()))?;
+            let mut call = self.create.prepare_invoke();
+            call.key(self.key(&record.id));
+            if let Some(index) = self.index_of(&record) {
+                call.key(index);
+            }
+            call.arg(json)
+                .arg(self.ttl_left(&record, now_ms))
+                .arg(record.list_key())
+                .arg(u64::try_from(self.max_ttl.as_millis()).unwrap_or(u64::MAX));
+            let created: i64 = self
+                .redis
+                .run(
+                    "tasks",
+                    |mut c| async move { call.invoke_async(&mut c).await },
+                )
+                .await
+                .map_err(storage)?;
+            if created == 1 {
+                Ok(())
+            } else {
+                Err(TaskStoreError::Duplicate(record.id))
+            }
+        })
+    }
+
+    fn get<'a>(&'a self, id: &'a str, now_ms: u64) -> StoreFuture<'a, Option<TaskRecord>> {
+        Box::pin(async move {
+            match self.fetch(id).await {
+                Ok(r) => r.filter(|r| !r.is_expired(now_ms)),
+                Err(e) => {
+                    tracing::warn!(task = id, "task store: {e}");
+                    None
+                }
+            }
+        })
+    }
+
+    fn update<'a>(
+        &'a self,
+        id: &'a str,
+        now_ms: u64,
+        edit: TaskEdit<'a>,
+    ) -> StoreFuture<'a, Option<TaskRecord>> {
+        Box::pin(async move {
+            match self.update_now(id, now_ms, edit).await {
+                Ok(r) => r,
+                Err(e) => {
+                    tracing::warn!(task = id, "task store: {e}");
+                    None
+                }
+            }
+        })
+    }
+
+    fn list<'a>(
+        &'a self,
+        filter: &'a TaskFilter,
+        after: Option<&'a str>,
+        limit: usize,
+        now_ms: u64,
+    ) -> StoreFuture<'a, (Vec<TaskRecord>, bool)> {
+        Box::pin(async move {
+            let index = self.index_key(filter);
+            let mut out = Vec::new();
+            let mut from = after.map_or_else(|| "-".to_owned(), |a| format!("({a}"));
+            // Pages of members; expired ones are dropped from the index as they are met.
+            loop {
+                let (i, f) = (index.clone(), from.clone());
+                let want = limit.saturating_add(1).min(1_000);
+                let members: Vec<String> = match self
+                    .redis
+                    .run("tasks", |mut c| async move {
+                        ::redis::cmd("ZRANGEBYLEX")
+                            .arg(&i)
+                            .arg(&f)
+                            .arg("+")
+                            .arg("LIMIT")
+                            .arg(0)
+                            .arg(want)
+                            .query_async(&mut c)
+                            .await
+                    })
+                    .await
+                {
+                    Ok(m) => m,
+                    Err(e) => {
+                        tracing::warn!("task store: {e}");
+                        return (out, false);
+                    }
+                };
+                let page_full = members.len() == want;
+                for member in &members {
+                    let id = member.split_once(':').map_or(member.as_str(), |(_, id)| id);
+                    match self.fetch(id).await {
+                        Ok(Some(r)) if !r.is_expired(now_ms) && filter.matches(&r) => {
+                            if out.len() == limit {
+                                return (out, true);
+                            }
+                            out.push(r);
+                        }
+                        Ok(_) => {
+                            let (i, m) = (index.clone(), member.clone());
+                            let _ = self
+                                .redis
+                                .run("tasks", |mut c| async move {
+                                    ::redis::cmd("ZREM")
+                                        .arg(&i)
+                                        .arg(&m)
+                                        .query_async::<i64>(&mut c)
+                                        .await
+                                })
+                                .await;
+                        }
+                        Err(e) => {
+                            tracing::warn!("task store: {e}");
+                            return (out, false);
+                        }
+                    }
+                }
+                match members.last() {
+                    Some(last) if page_full => from = format!("({last}"),
+                    _ => return (out, false),
+                }
+            }
+        })
+    }
+
+    fn remove<'a>(&'a self, id: &'a str) -> StoreFuture<'a, Option<TaskRecord>> {
+        Box::pin(async move {
+            let record = self.fetch(id).await.ok().flatten()?;
+            let key = self.key(id);
+            let index = self.index_of(&record);
+            let member = record.list_key();
+            let removed = self
+                .redis
+                .run("tasks", |mut c| async move {
+                    let mut pipe = ::redis::pipe();
+                    pipe.atomic().cmd("DEL").arg(&key).ignore();
+                    if let Some(index) = &index {
+                        pipe.cmd("ZREM").arg(index).arg(&member).ignore();
+                    }
+                    pipe.query_async::<()>(&mut c).await
+                })
+                .await;
+            match removed {
+                Ok(()) => Some(record),
+                Err(e) => {
+                    tracing::warn!(task = id, "task store: {e}");
+                    None
+                }
+            }
+        })
+    }
+}

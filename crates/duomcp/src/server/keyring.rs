@@ -1,0 +1,218 @@
+//! The `requestState` keyring: the keys replicas seal and open multi-round-trip state with.
+//!
+//! The newest key seals; every key of the ring opens what it sealed, so a rotation (a new key
+//! put first, the old one kept behind it) does not break a round trip in progress. A sealed
+//! state names its key (a short id derived from the key), so opening it costs one MAC however
+//! many keys the ring holds. A state still expires on its own (`ServerConfig::request_state_ttl`):
+//! an old key can leave the ring once that long has passed since it stopped sealing.
+//!
+//! Replicas behind one load balancer must hold the same keys. The keyring file read by
+//! [`Keyring::from_file`] (and `duomcp serve --state-key-file`) has one base64 key of at least
+//! 32 random bytes per line, newest first (`head -c 32 /dev/urandom | base64`).
+
+use super::request_state::SealingKey;
+use base64::Engine as _;
+use std::sync::{Arc, RwLock};
+
+/// Keys accepted in one ring at most (a file with more is refused).
+pub(crate) const MAX_KEYS: usize = 16;
+
+/// Why a keyring could not be read.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum KeyringError {
+    /// The file could not be read.
+    #[error("keyring {path}: {source}")]
+    Io {
+        /// The file.
+        path: String,
+        /// What the system said.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A line is not one base64 key of at least 32 bytes.
+    #[error("keyring line {line}: {reason}")]
+    BadLine {
+        /// 1-based line number.
+        line: usize,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// No key at all, or more than 16.
+    #[error("keyring: {0}")]
+    Count(String),
+}
+
+/// The keys that seal (the newest, first) and open (all, at most 16) `requestState`, so that
+/// replicas keep opening what an older key sealed after a rotation; a sealed state names its
+/// key. A keyring file ([`Keyring::from_file`], `duomcp serve --state-key-file`) has one
+/// base64 key of at least 32 random bytes per line, newest first
+/// (`head -c 32 /dev/urandom | base64`). Cloning shares the ring: [`replace`](Keyring::replace)
+/// on one clone is seen by every clone (a server keeps one clone, whoever configures it
+/// another).
+///
+/// ```
+/// use duomcp::server::Keyring;
+/// let ring = Keyring::parse(
+///     "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=\n\
+///      AQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQE=\n",
+/// )
+/// .unwrap();
+/// assert_eq!(ring.len(), 2);
+/// assert!(Keyring::parse("c2hvcnQ=").is_err()); // 5 bytes: too short
+/// ```
+#[derive(Clone)]
+pub struct Keyring {
+    keys: Arc<RwLock<Arc<[Entry]>>>,
+}
+
+#[derive(Clone)]
+pub(crate) struct Entry {
+    pub(crate) id: String,
+    pub(crate) key: SealingKey,
+}
+
+impl std::fmt::Debug for Keyring {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let ids: Vec<String> = self.snapshot().iter().map(|e| e.id.clone()).collect();
+        f.debug_struct("Keyring").field("ids", &ids).finish()
+    }
+}
+
+impl From<SealingKey> for Keyring {
+    fn from(key: SealingKey) -> Self {
+        Keyring::new(key, Vec::new())
+    }
+}
+
+impl Keyring {
+    /// A ring sealing with `newest` and also opening with `older` (newest first).
+    pub fn new(newest: SealingKey, older: Vec<SealingKey>) -> Self {
+        let entries: Vec<Entry> = std::iter::once(newest)
+            .chain(older)
+            .take(MAX_KEYS)
+            .map(Entry::new)
+            .collect();
+        Keyring {
+            keys: Arc::new(RwLock::new(entries.into())),
+        }
+    }
+
+    /// A ring from the text of a keyring file: one base64 key (standard or URL-safe alphabet,
+    /// padded or not) of at least 32 bytes per line, newest first. Blank lines and lines
+    /// starting with `#` are skipped.
+    pub fn parse(text: &str) -> Result<Self, KeyringError> {
+        let mut keys = Vec::new();
+        for (n, line) in text.lines().enumerate() {
+            let line = line.trim();
+            if line.is_empty() || line.starts_with('#') {
+                continue;
+            }
+            let bytes = decode_key(line).ok_or_else(|| KeyringError::BadLine {
+                line: n + 1,
+                reason: "not base64".into(),
+            })?;
+            if bytes.len() < 32 {
+                return Err(KeyringError::BadLine {
+                    line: n + 1,
+                    reason: format!("{} bytes; a key needs at least 32", bytes.len()),
+                });
+            }
+            keys.push(SealingKey::derive(&bytes));
+        }
+        if keys.len() > MAX_KEYS {
+            return Err(KeyringError::Count(format!(
+                "{} keys; at most {MAX_KEYS}",
+                keys.len()
+            )));
+        }
+        let mut keys = keys.into_iter();
+        let Some(newest) = keys.next() else {
+            return Err(KeyringError::Count("no key".into()));
+        };
+        Ok(Keyring::new(newest, keys.collect()))
+    }
+
+    /// [`parse`](Keyring::parse) of a file's contents.
+    pub fn from_file(path: impl AsRef<std::path::Path>) -> Result<Self, KeyringError> {
+        let path = path.as_ref();
+        let text = std::fs::read_to_string(path).map_err(|source| KeyringError::Io {
+            path: path.display().to_string(),
+            source,
+        })?;
+        Keyring::parse(&text)
+    }
+
+    /// Puts `other`'s keys in place of this ring's, for every clone (a reloaded file, a key
+    /// fetched from a shared store).
+    pub fn replace(&self, other: &Keyring) {
+        let keys = other.snapshot();
+        *self.keys.write().unwrap_or_else(|p| p.into_inner()) = keys;
+    }
+
+    /// Keys in the ring.
+    pub fn len(&self) -> usize {
+        self.snapshot().len()
+    }
+
+    /// Never true: a ring always holds its sealing key.
+    pub fn is_empty(&self) -> bool {
+        self.snapshot().is_empty()
+    }
+
+    /// The id sealed states name the sealing key by.
+    pub fn newest_id(&self) -> String {
+        self.snapshot()
+            .first()
+            .map(|e| e.id.clone())
+            .unwrap_or_default()
+    }
+
+    pub(crate) fn snapshot(&self) -> Arc<[Entry]> {
+        self.keys.read().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+}
+
+impl Entry {
+    fn new(key: SealingKey) -> Self {
+        Entry { id: key.id(), key }
+    }
+}
+
+fn decode_key(line: &str) -> Option<Vec<u8>> {
+    use base64::engine::general_purpose::{STANDARD, STANDARD_NO_PAD, URL_SAFE, URL_SAFE_NO_PAD};
+    [STANDARD, STANDARD_NO_PAD, URL_SAFE, URL_SAFE_NO_PAD]
+        .iter()
+        .find_map(|e| e.decode(line).ok())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_newest_first_and_refuses_bad_lines() {
+        let a = base64::engine::general_purpose::STANDARD.encode([1u8; 32]);
+        let b = base64::engine::general_purpose::STANDARD.encode([2u8; 48]);
+        let ring = Keyring::parse(&format!("# rotated\n{a}\n\n{b}\n")).unwrap();
+        assert_eq!(ring.len(), 2);
+        assert_eq!(ring.newest_id(), SealingKey::derive(&[1u8; 32]).id());
+        let err = Keyring::parse(&format!("{a}\nnot*base64\n")).unwrap_err();
+        assert!(err.to_string().contains("line 2"), "{err}");
+        assert!(Keyring::parse("# nothing\n").is_err());
+        let many = std::iter::repeat_n(a.as_str(), MAX_KEYS + 1).collect::<Vec<_>>();
+        assert!(Keyring::parse(&many.join("\n")).is_err());
+    }
+
+    #[test]
+    fn replace_is_seen_by_every_clone() {
+        let ring = Keyring::from(SealingKey::from_bytes([1; 32]));
+        let clone = ring.clone();
+        ring.replace(&Keyring::new(
+            SealingKey::from_bytes([2; 32]),
+            vec![SealingKey::from_bytes([1; 32])],
+        ));
+        assert_eq!(clone.len(), 2);
+        assert_eq!(clone.newest_id(), SealingKey::from_bytes([2; 32]).id());
+    }
+}

@@ -1,0 +1,78 @@
+//! Sharing legacy (2025-11-25) sessions between replicas: [`SessionStore`].
+//!
+//! Without a store (the default) a session lives in the table of the replica that minted it,
+//! as it always has. With one, `initialize` writes the session's record there, and a replica
+//! that gets a request for a session it does not hold restores it from the record: the
+//! negotiated version, the client's info and capabilities, the log level, the resource
+//! subscriptions and the principal it is bound to. Each replica keeps a copy and, per request,
+//! asks the store one question ([`SessionStore::touch`]): is the session alive (which also
+//! extends its idle expiry), and has its record changed since the version this copy has?
+//! `DELETE` on any replica removes the record, so every replica answers `404` after.
+
+use super::store::{StoreError, StoreFuture};
+use duomcp_schema::LoggingLevel;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use std::time::Duration;
+
+/// What a replica needs to serve a session it did not mint.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct SessionRecord {
+    /// The protocol version `initialize` negotiated.
+    pub protocol_version: String,
+    /// The client's capabilities (`ClientCapabilities`, as sent).
+    pub client_capabilities: Value,
+    /// The client's `clientInfo`, if it sent one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_info: Option<Value>,
+    /// The level `logging/setLevel` set, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub log_level: Option<LoggingLevel>,
+    /// Resource URIs the session subscribed to.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub subscriptions: Vec<String>,
+    /// The principal the session is bound to ([`Principal::key`](crate::server::Principal::key)).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub owner: Option<String>,
+}
+
+/// The answer of [`SessionStore::touch`].
+#[derive(Debug, Clone, PartialEq)]
+pub enum Touched {
+    /// No such session (never minted, deleted, or expired).
+    Gone,
+    /// Alive, and the record is the version the caller has.
+    Unchanged,
+    /// Alive, with this record at this version (newer than the caller's, or the caller had
+    /// none).
+    Changed(u64, Box<SessionRecord>),
+}
+
+/// Where legacy sessions are shared between replicas (for example `RedisSessionStore` of
+/// `duomcp::redis`, feature `redis`). Records expire after the idle
+/// time given with each call unless touched again.
+pub trait SessionStore: Send + Sync + 'static {
+    /// Writes the record of session `id` and returns its new version (greater than any before).
+    /// `create`: the session is new (`initialize`); otherwise a session that is gone stays
+    /// gone and `Ok(None)` is returned.
+    fn save<'a>(
+        &'a self,
+        id: &'a str,
+        record: &'a SessionRecord,
+        create: bool,
+        idle: Duration,
+    ) -> StoreFuture<'a, Result<Option<u64>, StoreError>>;
+
+    /// One question per request: is session `id` alive (its idle expiry then starts again),
+    /// and is its record newer than `known` (0: the caller has none)?
+    fn touch<'a>(
+        &'a self,
+        id: &'a str,
+        known: u64,
+        idle: Duration,
+    ) -> StoreFuture<'a, Result<Touched, StoreError>>;
+
+    /// Ends session `id` everywhere.
+    fn remove<'a>(&'a self, id: &'a str) -> StoreFuture<'a, Result<(), StoreError>>;
+}

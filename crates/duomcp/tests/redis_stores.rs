@@ -1,0 +1,281 @@
+//! The Redis stores (feature `redis`) against a real `redis-server` (Debian package
+//! `redis-server`, installed by `.ci/run`; started here on a free port with no persistence by
+//! `duomcp_testkit::cluster`). A missing `redis-server` fails these tests.
+//!
+//! Each "replica" is its own [`Redis`] handle (its own connection), as separate processes
+//! would have.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use duomcp::redis::{Redis, RedisConfig, RedisEventStore, RedisTaskStore};
+use duomcp::schema::TaskStatus;
+use duomcp::server::tasks::{TaskEra, TaskFilter, TaskRecord, TaskStore, TaskStoreError};
+use duomcp::transport::http::EventStore;
+use duomcp_testkit::cluster::RedisServer;
+use std::time::{Duration, Instant};
+
+fn redis() -> RedisServer {
+    RedisServer::start().expect("redis-server (Debian package redis-server)")
+}
+
+fn seqs(events: &[duomcp::transport::http::StoredEvent]) -> Vec<u64> {
+    events.iter().map(|e| e.seq).collect()
+}
+
+#[tokio::test]
+async fn events_appended_by_one_replica_replay_on_another_one_by_one() {
+    let server = redis();
+    let a = RedisEventStore::new(Redis::connect(&server.url()).unwrap());
+    let b = RedisEventStore::new(Redis::connect(&server.url()).unwrap());
+    for seq in 1..=50u64 {
+        let msg = format!("{{\"jsonrpc\":\"2.0\",\"method\":\"m\",\"params\":{{\"n\":{seq}}}}}");
+        a.append("sess-1", 3, seq, msg.into()).await.unwrap();
+    }
+    // Another stream of the same session, and another session, stay apart.
+    a.append("sess-1", 4, 1, "other stream".into())
+        .await
+        .unwrap();
+    a.append("sess-2", 3, 1, "other session".into())
+        .await
+        .unwrap();
+
+    let all = b.replay_after("sess-1", 3, 0).await.unwrap();
+    assert_eq!(seqs(&all), (1..=50).collect::<Vec<_>>());
+    for e in &all {
+        let want = format!(
+            "{{\"jsonrpc\":\"2.0\",\"method\":\"m\",\"params\":{{\"n\":{}}}}}",
+            e.seq
+        );
+        assert_eq!(e.message, want.as_bytes());
+    }
+    let after = b.replay_after("sess-1", 3, 37).await.unwrap();
+    assert_eq!(
+        seqs(&after),
+        (38..=50).collect::<Vec<_>>(),
+        "no loss, no duplicate"
+    );
+    assert!(b.replay_after("sess-1", 3, 50).await.unwrap().is_empty());
+    assert_eq!(
+        b.replay_after("sess-1", 4, 0).await.unwrap()[0].message,
+        "other stream"
+    );
+
+    // Binary-safe: a message with spaces, newlines and non-UTF-8 bytes comes back as it was.
+    let odd: &[u8] = b"a b\r\n\xff\x00 c";
+    a.append("sess-3", 1, 7, bytes::Bytes::from_static(odd))
+        .await
+        .unwrap();
+    assert_eq!(
+        b.replay_after("sess-3", 1, 0).await.unwrap()[0].message,
+        odd
+    );
+
+    // Ending the session on B removes it for A too; other sessions stay.
+    b.remove_session("sess-1").await;
+    assert!(a.replay_after("sess-1", 3, 0).await.unwrap().is_empty());
+    assert!(a.replay_after("sess-1", 4, 0).await.unwrap().is_empty());
+    assert_eq!(a.replay_after("sess-2", 3, 0).await.unwrap().len(), 1);
+    let left = server.command(&["KEYS", "duomcp:ev:{sess-1}*"]).unwrap();
+    assert_eq!(left, "", "keys of the ended session remain");
+}
+
+#[tokio::test]
+async fn the_log_is_bounded_per_stream_per_session_and_in_time() {
+    let server = redis();
+    let store = RedisEventStore::new(Redis::connect(&server.url()).unwrap()).bounds(3, 5);
+    for seq in 1..=4 {
+        store.append("s", 1, seq, "x".into()).await.unwrap();
+    }
+    assert_eq!(
+        seqs(&store.replay_after("s", 1, 0).await.unwrap()),
+        [2, 3, 4]
+    );
+    // The session bound (5) drops the oldest events, oldest stream first.
+    for seq in 1..=3 {
+        store.append("s", 2, seq, "y".into()).await.unwrap();
+    }
+    assert_eq!(seqs(&store.replay_after("s", 1, 0).await.unwrap()), [3, 4]);
+    assert_eq!(
+        seqs(&store.replay_after("s", 2, 0).await.unwrap()),
+        [1, 2, 3]
+    );
+    // The stream bound trims stream 2 itself: the session is back at 5, stream 1 untouched.
+    store.append("s", 2, 4, "y".into()).await.unwrap();
+    assert_eq!(seqs(&store.replay_after("s", 1, 0).await.unwrap()), [3, 4]);
+    assert_eq!(
+        seqs(&store.replay_after("s", 2, 0).await.unwrap()),
+        [2, 3, 4]
+    );
+    // A third stream empties stream 1 (the oldest), which then leaves the session's index.
+    for seq in 1..=2 {
+        store.append("s", 3, seq, "z".into()).await.unwrap();
+    }
+    assert!(store.replay_after("s", 1, 0).await.unwrap().is_empty());
+    assert_eq!(
+        seqs(&store.replay_after("s", 2, 0).await.unwrap()),
+        [2, 3, 4]
+    );
+    assert_eq!(seqs(&store.replay_after("s", 3, 0).await.unwrap()), [1, 2]);
+    assert_eq!(
+        server.command(&["GET", "duomcp:ev:{s}:count"]).unwrap(),
+        "5"
+    );
+    assert_eq!(
+        server
+            .command(&["LRANGE", "duomcp:ev:{s}:streams", "0", "-1"])
+            .unwrap(),
+        "duomcp:ev:{s}:2\nduomcp:ev:{s}:3"
+    );
+
+    // The TTL: a session's events go when it appends nothing for that long.
+    let short = RedisEventStore::new(Redis::connect(&server.url()).unwrap())
+        .ttl(Duration::from_millis(200));
+    short.append("t", 1, 1, "z".into()).await.unwrap();
+    assert_eq!(short.replay_after("t", 1, 0).await.unwrap().len(), 1);
+    tokio::time::sleep(Duration::from_millis(400)).await;
+    assert!(short.replay_after("t", 1, 0).await.unwrap().is_empty());
+}
+
+#[tokio::test]
+async fn redis_down_is_an_error_in_bounded_time_naming_the_store_then_recovers() {
+    let mut server = redis();
+    let mut config = RedisConfig::new(server.url());
+    config.timeout = Duration::from_millis(500);
+    config.connect_timeout = Duration::from_millis(300);
+    config.max_reconnect_delay = Duration::from_millis(200);
+    let store = RedisEventStore::new(Redis::with_config(config).unwrap());
+    store.append("s", 1, 1, "before".into()).await.unwrap();
+
+    server.stop();
+    let started = Instant::now();
+    let err = store.append("s", 1, 2, "during".into()).await.unwrap_err();
+    assert!(
+        started.elapsed() < Duration::from_secs(2),
+        "{:?}",
+        started.elapsed()
+    );
+    assert!(err.to_string().contains("redis store"), "{err}");
+    let started = Instant::now();
+    assert!(store.replay_after("s", 1, 0).await.is_err());
+    assert!(
+        started.elapsed() < Duration::from_secs(2),
+        "{:?}",
+        started.elapsed()
+    );
+
+    // Back (empty: no persistence); the same handle reconnects by itself.
+    server.restart().unwrap();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        match store.append("s", 1, 3, "after".into()).await {
+            Ok(()) => break,
+            Err(e) if Instant::now() > deadline => panic!("did not recover: {e}"),
+            Err(_) => tokio::time::sleep(Duration::from_millis(100)).await,
+        }
+    }
+    assert_eq!(seqs(&store.replay_after("s", 1, 0).await.unwrap()), [3]);
+}
+
+#[tokio::test]
+async fn the_shared_key_is_one_key_whoever_asks_first() {
+    let server = redis();
+    let a = Redis::connect(&server.url()).unwrap();
+    let b = Redis::connect(&server.url()).unwrap();
+    let (ka, kb) = tokio::join!(a.shared_keyring(), b.shared_keyring());
+    assert_eq!(ka.unwrap().newest_id(), kb.unwrap().newest_id());
+}
+
+fn task(id: &str, principal: &str, created_at_ms: u64, ttl_ms: Option<u64>) -> TaskRecord {
+    TaskRecord {
+        id: id.into(),
+        era: TaskEra::Modern,
+        principal: Some(principal.into()),
+        scope: None,
+        method: "tools/call".into(),
+        target: "t".into(),
+        status: TaskStatus::Working,
+        status_message: None,
+        created_at_ms,
+        last_updated_at_ms: created_at_ms,
+        ttl_ms,
+        poll_interval_ms: None,
+        input_requests: Default::default(),
+        outcome: None,
+    }
+}
+
+#[tokio::test]
+async fn tasks_are_shared_and_their_edits_never_interleave() {
+    let server = redis();
+    let a = RedisTaskStore::new(Redis::connect(&server.url()).unwrap());
+    let b = std::sync::Arc::new(RedisTaskStore::new(Redis::connect(&server.url()).unwrap()));
+    let a = std::sync::Arc::new(a);
+    a.create(task("t1", "alice", 1, Some(60_000)), 1)
+        .await
+        .unwrap();
+    assert!(matches!(
+        b.create(task("t1", "alice", 1, Some(60_000)), 1).await,
+        Err(TaskStoreError::Duplicate(_))
+    ));
+    assert_eq!(
+        b.get("t1", 2).await.unwrap().principal.as_deref(),
+        Some("alice")
+    );
+    // Expired at the time given: not returned.
+    assert!(b.get("t1", 60_002).await.is_none());
+
+    // 40 edits from two "replicas" at once, each appending one character: none is lost.
+    let mut edits = Vec::new();
+    for i in 0..40 {
+        let store = if i % 2 == 0 { a.clone() } else { b.clone() };
+        edits.push(tokio::spawn(async move {
+            store
+                .update(
+                    "t1",
+                    3,
+                    Box::new(|r: &mut TaskRecord| {
+                        r.status_message.get_or_insert_with(String::new).push('x');
+                    }),
+                )
+                .await
+                .is_some()
+        }));
+    }
+    for e in edits {
+        assert!(e.await.unwrap());
+    }
+    assert_eq!(
+        a.get("t1", 4).await.unwrap().status_message.unwrap().len(),
+        40
+    );
+    // The edit of an unknown task is not called.
+    assert!(b
+        .update("nope", 4, Box::new(|_: &mut TaskRecord| panic!("called")))
+        .await
+        .is_none());
+
+    // Listing: the requestor's tasks only, in creation order, in pages; expired ones left out.
+    for (id, at) in [("t2", 2), ("t3", 3), ("t4", 4)] {
+        a.create(task(id, "alice", at, Some(60_000)), at)
+            .await
+            .unwrap();
+    }
+    a.create(task("old", "alice", 0, Some(5)), 0).await.unwrap();
+    a.create(task("bob1", "bob", 5, Some(60_000)), 5)
+        .await
+        .unwrap();
+    let alice = TaskFilter::Principal(TaskEra::Modern, "alice".into());
+    let (page, more) = b.list(&alice, None, 2, 10).await;
+    let ids: Vec<&str> = page.iter().map(|r| r.id.as_str()).collect();
+    assert_eq!(ids, ["t1", "t2"]);
+    assert!(more);
+    let (page, more) = b.list(&alice, Some(&page[1].list_key()), 2, 10).await;
+    let ids: Vec<&str> = page.iter().map(|r| r.id.as_str()).collect();
+    assert_eq!(ids, ["t3", "t4"]);
+    assert!(!more);
+
+    // Removal on B is seen on A.
+    assert_eq!(b.remove("t2").await.unwrap().id, "t2");
+    assert!(a.get("t2", 10).await.is_none());
+    let (page, _) = a.list(&alice, None, 10, 10).await;
+    assert_eq!(page.len(), 3);
+}
