@@ -62,7 +62,7 @@ pub fn server_with_skill_dirs(dirs: &[impl AsRef<Path>]) -> Result<Server, Skill
 }
 
 /// [`server_with_skill_dirs`], speaking only the revisions `era` names (`duomcp serve --era`).
-pub fn server_for_era(dirs: &[impl AsRef<Path>], era: era::ServeEra) -> Result<Server, SkillError> {
+pub fn server_for_era(dirs: &[impl AsRef<Path>], era: era::ServeEra) -> Result<Server, SkillRejection> {
     let mut set = skills::demo()?;
     for dir in dirs {
         set = set.dir(dir)?;
