@@ -20,7 +20,7 @@
 #[path = "apps_fixtures/apps.rs"]
 mod apps;
 
-use duomcp::client::{Client, EraChoice, HandlerError, Notification, RequestOptions};
+use duomcp::client::{Client, EraChoice, InputError, Notification, RequestOptions};
 use duomcp::schema::{CreateMessageResult, ElicitRequestParams, ElicitResult, Root};
 use duomcp::Era;
 use serde_json::{json, Value};
@@ -326,7 +326,7 @@ async fn everything_stdio(kit: &Kit, through_gateway: bool) {
                         ElicitResult::accept(None)
                     }
                 };
-                Ok::<_, HandlerError>(answer)
+                Ok::<_, InputError>(answer)
             }
         })
         .on_sample(move |params| {
@@ -334,7 +334,7 @@ async fn everything_stdio(kit: &Kit, through_gateway: bool) {
             async move {
                 let asked = to_json(&params.messages);
                 s.lock().unwrap().push(asked.to_string());
-                Ok::<_, HandlerError>(CreateMessageResult::assistant_text(
+                Ok::<_, InputError>(CreateMessageResult::assistant_text(
                     "duomcp-interop-model",
                     "A sampled answer from the duomcp test client.",
                 ))

@@ -6,7 +6,7 @@
 use crate::config::{UpstreamConfig, UpstreamEra};
 use crate::names::{Naming, ToolFilter};
 use duomcp::client::transport::ProcessOptions;
-use duomcp::client::{Client, ClientError, EraChoice, HandlerError, Notification};
+use duomcp::client::{Client, ClientError, EraChoice, InputError, Notification};
 use duomcp_schema::{
     ClientCapabilities, ElicitationCapability, InputRequest, JsonObject,
     LoggingMessageNotificationParams, ProgressNotificationParams, RootsCapability,
@@ -74,9 +74,9 @@ impl Routes {
         lock(&self.active).last().map(|(_, tx)| tx.clone())
     }
 
-    async fn ask(&self, request: InputRequest) -> Result<Value, HandlerError> {
+    async fn ask(&self, request: InputRequest) -> Result<Value, InputError> {
         let Some(tx) = self.current() else {
-            return Err(HandlerError::new(
+            return Err(InputError::new(
                 "the gateway has no call in flight to route this request to",
             ));
         };
@@ -86,11 +86,11 @@ impl Routes {
             reply,
         })
         .await
-        .map_err(|_| HandlerError::new("the call this request belongs to has ended"))?;
+        .map_err(|_| InputError::new("the call this request belongs to has ended"))?;
         match answer.await {
             Ok(Ok(v)) => Ok(v),
-            Ok(Err(e)) => Err(HandlerError::new(e)),
-            Err(_) => Err(HandlerError::new(
+            Ok(Err(e)) => Err(InputError::new(e)),
+            Err(_) => Err(InputError::new(
                 "the client did not answer (the held call was abandoned)",
             )),
         }
@@ -344,7 +344,7 @@ async fn connect(
     Ok(Arc::new(Session { client, routes }))
 }
 
-fn decode<T: serde::de::DeserializeOwned>(v: Value) -> Result<T, HandlerError> {
+fn decode<T: serde::de::DeserializeOwned>(v: Value) -> Result<T, InputError> {
     serde_json::from_value(v)
-        .map_err(|e| HandlerError::new(format!("the client's answer is malformed: {e}")))
+        .map_err(|e| InputError::new(format!("the client's answer is malformed: {e}")))
 }

@@ -41,6 +41,8 @@
 //! * [`transport`]: stdio (and any newline-delimited byte stream), Streamable HTTP, and an
 //!   in-memory client ↔ server pair for tests ([`transport::memory`]).
 //! * [`clock`]: the one clock the runtime reads (swap in a `ManualClock` in tests).
+//! * [`correlation`]: the one table of requests in flight by id, both directions (pending
+//!   answers, running requests to cancel), bounded; a store-backed table can replace it.
 //! * [`auth`]: OAuth 2.1 authorization, the resource server (`AuthLayer`, Protected Resource
 //!   Metadata, JWT and introspection validators) and the client (`OAuthClient`).
 //! * [`era`]: what differs between the revisions: era detection, error codes, `_meta`.

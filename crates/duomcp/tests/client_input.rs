@@ -6,7 +6,7 @@
 mod client_support;
 
 use client_support::*;
-use duomcp::client::{ClientError, EraChoice, HandlerError as ClientHandlerError};
+use duomcp::client::{ClientError, EraChoice, InputError};
 use duomcp::schema::{
     CreateMessageRequestParams, CreateMessageResult, ElicitRequestFormParams, ElicitRequestParams,
     ElicitResult, Root, SamplingMessage,
@@ -233,10 +233,7 @@ async fn a_declining_user_and_a_failing_handler() {
         );
 
         let b = builder().era(era).on_sample(|_| async {
-            Err(ClientHandlerError::with_code(
-                -1,
-                "User rejected sampling request",
-            ))
+            Err(InputError::with_code(-1, "User rejected sampling request"))
         });
         let (client, _) = connect(&server(), b).await;
         let outcome = client.call_tool("sample", ()).await;
@@ -464,4 +461,114 @@ async fn sampling_with_tools_needs_the_tools_capability() {
         };
         assert!(refused, "{era:?}");
     }
+}
+
+/// The server's requests running in the client are tracked by id (the client's correlation
+/// engine): a second request reusing a running id is refused with `-32600`, and
+/// `notifications/cancelled` stops the handler of the first, which then sends no answer.
+#[tokio::test]
+async fn the_servers_requests_are_refused_on_a_reused_id_and_stopped_by_cancellation() {
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+    struct Dropped(Arc<AtomicUsize>);
+    impl Drop for Dropped {
+        fn drop(&mut self) {
+            self.0.fetch_add(1, Ordering::SeqCst);
+        }
+    }
+    let (started, dropped, finished) = (
+        Arc::new(AtomicUsize::new(0)),
+        Arc::new(AtomicUsize::new(0)),
+        Arc::new(AtomicUsize::new(0)),
+    );
+    let (s, d, f) = (started.clone(), dropped.clone(), finished.clone());
+    let b = builder().era(EraChoice::Legacy).on_elicit(move |_| {
+        let (s, d, f) = (s.clone(), d.clone(), f.clone());
+        async move {
+            let _guard = Dropped(d);
+            s.fetch_add(1, Ordering::SeqCst);
+            tokio::time::sleep(std::time::Duration::from_secs(30)).await;
+            f.fetch_add(1, Ordering::SeqCst);
+            Ok(ElicitResult::decline())
+        }
+    });
+    // A scripted server: the handshake, then the two requests with one id; the cancellation
+    // and a ping once the first one's handler runs.
+    let (client_end, server_end) = tokio::io::duplex(1 << 20);
+    let (sr, mut sw) = tokio::io::split(server_end);
+    let answers = Arc::new(Mutex::new(Vec::<Value>::new()));
+    let (a, running) = (answers.clone(), started.clone());
+    tokio::spawn(async move {
+        let mut lines = BufReader::new(sr).lines();
+        let write = |v: Value| {
+            let mut bytes = serde_json::to_vec(&v).unwrap();
+            bytes.push(b'\n');
+            bytes
+        };
+        while let Ok(Some(line)) = lines.next_line().await {
+            let msg: Value = serde_json::from_str(&line).unwrap();
+            match msg["method"].as_str() {
+                Some("initialize") => {
+                    sw.write_all(&write(initialize_result(&msg))).await.unwrap();
+                }
+                Some("notifications/initialized") => {
+                    let elicit = json!({ "jsonrpc": "2.0", "id": "s-0",
+                        "method": "elicitation/create", "params": { "message": "Name?",
+                        "requestedSchema": { "type": "object", "properties": {} } } });
+                    sw.write_all(&write(elicit.clone())).await.unwrap();
+                    sw.write_all(&write(elicit)).await.unwrap();
+                    while running.load(Ordering::SeqCst) == 0 {
+                        tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+                    }
+                    let cancel = json!({ "jsonrpc": "2.0", "method": "notifications/cancelled",
+                        "params": { "requestId": "s-0", "reason": "no longer needed" } });
+                    sw.write_all(&write(cancel)).await.unwrap();
+                    let ping = json!({ "jsonrpc": "2.0", "id": "s-1", "method": "ping" });
+                    sw.write_all(&write(ping)).await.unwrap();
+                }
+                _ => a.lock().unwrap().push(msg),
+            }
+        }
+    });
+    let (cr, cw) = tokio::io::split(client_end);
+    let _client = b.connect(cr, cw).await.unwrap();
+    let answers_to = |id: &str| -> Vec<Value> {
+        let all = answers.lock().unwrap();
+        all.iter()
+            .filter(|m| m["id"] == json!(id))
+            .cloned()
+            .collect()
+    };
+    let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(5);
+    while answers_to("s-1").is_empty() || dropped.load(Ordering::SeqCst) == 0 {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "{:?}",
+            answers.lock().unwrap()
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+    assert_eq!(answers_to("s-1")[0]["result"], json!({}));
+    // Give a wrongly surviving handler time to answer.
+    tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    let s0 = answers_to("s-0");
+    assert_eq!(s0.len(), 1, "only the refusal answers s-0: {s0:?}");
+    assert_eq!(s0[0]["error"]["code"], json!(-32600), "{s0:?}");
+    assert!(
+        s0[0]["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("already in use"),
+        "{s0:?}"
+    );
+    assert_eq!(
+        started.load(Ordering::SeqCst),
+        1,
+        "the reused id ran no handler"
+    );
+    assert_eq!(
+        dropped.load(Ordering::SeqCst),
+        1,
+        "the cancelled handler was stopped"
+    );
+    assert_eq!(finished.load(Ordering::SeqCst), 0);
 }

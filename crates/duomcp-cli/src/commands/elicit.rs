@@ -1,13 +1,13 @@
 //! Elicitation for the command line: asked interactively when stdin and stderr are a terminal,
 //! declined otherwise (a script cannot answer).
 
-use duomcp::client::HandlerError;
+use duomcp::client::InputError;
 use duomcp::schema::{ElicitRequestParams, ElicitResult, JsonObject};
 use serde_json::Value;
 use std::io::{BufRead, IsTerminal, Write};
 
 /// The elicitation handler the client commands register.
-pub(crate) async fn answer(params: ElicitRequestParams) -> Result<ElicitResult, HandlerError> {
+pub(crate) async fn answer(params: ElicitRequestParams) -> Result<ElicitResult, InputError> {
     if !(std::io::stdin().is_terminal() && std::io::stderr().is_terminal()) {
         eprintln!(
             "duomcp: the server asked for input ({}); declined, as there is no terminal to ask on",
@@ -17,8 +17,8 @@ pub(crate) async fn answer(params: ElicitRequestParams) -> Result<ElicitResult, 
     }
     tokio::task::spawn_blocking(move || ask(&params))
         .await
-        .map_err(|e| HandlerError::new(format!("the prompt failed: {e}")))?
-        .map_err(HandlerError::from)
+        .map_err(|e| InputError::new(format!("the prompt failed: {e}")))?
+        .map_err(InputError::from)
 }
 
 fn read_line(prompt: &str) -> std::io::Result<Option<String>> {

@@ -18,7 +18,7 @@ pub mod skills;
 mod tasks;
 mod tools;
 
-use duomcp::server::skills::SkillError;
+use duomcp::server::skills::SkillRejection;
 use duomcp::server::tasks::TaskConfig;
 use duomcp::server::{CachePolicy, Server, ServerBuilder, ServerConfig};
 use std::path::Path;
@@ -53,12 +53,12 @@ pub fn server() -> Server {
 /// std::fs::remove_dir_all(&dir).unwrap();
 /// assert!(server.is_ok());
 /// ```
-pub fn server_with_skill_dirs(dirs: &[impl AsRef<Path>]) -> Result<Server, SkillError> {
+pub fn server_with_skill_dirs(dirs: &[impl AsRef<Path>]) -> Result<Server, SkillRejection> {
     Ok(builder_with_skill_dirs(dirs)?.build())
 }
 
 /// [`server_with_skill_dirs`], not yet built (to add telemetry, say).
-pub fn builder_with_skill_dirs(dirs: &[impl AsRef<Path>]) -> Result<ServerBuilder, SkillError> {
+pub fn builder_with_skill_dirs(dirs: &[impl AsRef<Path>]) -> Result<ServerBuilder, SkillRejection> {
     let mut set = skills::demo()?;
     for dir in dirs {
         set = set.dir(dir)?;
@@ -67,7 +67,10 @@ pub fn builder_with_skill_dirs(dirs: &[impl AsRef<Path>]) -> Result<ServerBuilde
 }
 
 /// [`server_with_skill_dirs`], speaking only the revisions `era` names (`duomcp serve --era`).
-pub fn server_for_era(dirs: &[impl AsRef<Path>], era: era::ServeEra) -> Result<Server, SkillError> {
+pub fn server_for_era(
+    dirs: &[impl AsRef<Path>],
+    era: era::ServeEra,
+) -> Result<Server, SkillRejection> {
     Ok(builder_for_era(dirs, era)?.build())
 }
 
@@ -75,7 +78,7 @@ pub fn server_for_era(dirs: &[impl AsRef<Path>], era: era::ServeEra) -> Result<S
 pub fn builder_for_era(
     dirs: &[impl AsRef<Path>],
     era: era::ServeEra,
-) -> Result<ServerBuilder, SkillError> {
+) -> Result<ServerBuilder, SkillRejection> {
     let builder = builder_with_skill_dirs(dirs)?;
     Ok(match era {
         era::ServeEra::Both => builder,

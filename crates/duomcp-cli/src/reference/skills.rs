@@ -1,7 +1,7 @@
 //! A small demo skill set (extension `io.modelcontextprotocol/skills`): two skills with
 //! supporting files in sub-folders, one under an organizational prefix.
 
-use duomcp::server::skills::{Skill, SkillError, SkillSet};
+use duomcp::server::skills::{Skill, SkillRejection, SkillSet};
 use duomcp::server::ServerBuilder;
 
 const RELEASE_NOTES: &str = "---
@@ -55,7 +55,7 @@ const DISCOVER: &str = r#"{
 "#;
 
 /// The demo skills.
-pub fn demo() -> Result<SkillSet, SkillError> {
+pub fn demo() -> Result<SkillSet, SkillRejection> {
     SkillSet::new()
         .skill(
             Skill::new("release-notes")

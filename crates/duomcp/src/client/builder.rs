@@ -2,7 +2,7 @@
 
 use super::cache::{Cache, Clock, SystemClock};
 use super::engine::{Config, Inner};
-use super::error::{ClientError, HandlerError};
+use super::error::{ClientError, InputError};
 use super::handlers::{elicit_fn, roots_fn, sample_fn, Handlers, RootsSource};
 use super::transport::{ProcessOptions, ProcessTransport, StreamTransport, Transport};
 use super::{negotiate, Client};
@@ -209,7 +209,7 @@ impl ClientBuilder {
     pub fn on_elicit<F, Fut>(self, handler: F) -> Self
     where
         F: Fn(ElicitRequestParams) -> Fut + Send + Sync + 'static,
-        Fut: Future<Output = Result<ElicitResult, HandlerError>> + Send + 'static,
+        Fut: Future<Output = Result<ElicitResult, InputError>> + Send + 'static,
     {
         let caps = ElicitationCapability {
             form: Some(JsonObject::new()),
@@ -223,7 +223,7 @@ impl ClientBuilder {
     pub fn on_elicit_with<F, Fut>(mut self, capability: ElicitationCapability, handler: F) -> Self
     where
         F: Fn(ElicitRequestParams) -> Fut + Send + Sync + 'static,
-        Fut: Future<Output = Result<ElicitResult, HandlerError>> + Send + 'static,
+        Fut: Future<Output = Result<ElicitResult, InputError>> + Send + 'static,
     {
         self.handlers.elicit = Some((elicit_fn(handler), capability));
         self
@@ -234,7 +234,7 @@ impl ClientBuilder {
     pub fn on_sample<F, Fut>(self, handler: F) -> Self
     where
         F: Fn(CreateMessageRequestParams) -> Fut + Send + Sync + 'static,
-        Fut: Future<Output = Result<CreateMessageResult, HandlerError>> + Send + 'static,
+        Fut: Future<Output = Result<CreateMessageResult, InputError>> + Send + 'static,
     {
         self.on_sample_with(SamplingCapability::default(), handler)
     }
@@ -244,7 +244,7 @@ impl ClientBuilder {
     pub fn on_sample_with<F, Fut>(mut self, capability: SamplingCapability, handler: F) -> Self
     where
         F: Fn(CreateMessageRequestParams) -> Fut + Send + Sync + 'static,
-        Fut: Future<Output = Result<CreateMessageResult, HandlerError>> + Send + 'static,
+        Fut: Future<Output = Result<CreateMessageResult, InputError>> + Send + 'static,
     {
         self.handlers.sample = Some((sample_fn(handler), capability));
         self
@@ -261,7 +261,7 @@ impl ClientBuilder {
     pub fn on_roots<F, Fut>(mut self, handler: F) -> Self
     where
         F: Fn() -> Fut + Send + Sync + 'static,
-        Fut: Future<Output = Result<Vec<Root>, HandlerError>> + Send + 'static,
+        Fut: Future<Output = Result<Vec<Root>, InputError>> + Send + 'static,
     {
         self.handlers.roots = Some(RootsSource::Handler(roots_fn(handler)));
         self

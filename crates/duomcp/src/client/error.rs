@@ -1,4 +1,4 @@
-//! [`ClientError`]: everything a client call can fail with, and [`HandlerError`], what the
+//! [`ClientError`]: everything a client call can fail with, and [`InputError`], what the
 //! application's elicitation, sampling and roots handlers return when they cannot answer.
 
 use super::transport::TransportError;
@@ -145,14 +145,14 @@ impl From<TransportError> for ClientError {
 /// in 2026-07-28 the call that needed the input fails with [`ClientError::Handler`].
 ///
 /// ```
-/// use duomcp::client::HandlerError;
-/// let e = HandlerError::new("no model configured");
+/// use duomcp::client::InputError;
+/// let e = InputError::new("no model configured");
 /// assert_eq!(e.code, -32603);
-/// let e = HandlerError::with_code(-1, "User rejected sampling request");
+/// let e = InputError::with_code(-1, "User rejected sampling request");
 /// assert_eq!(e.to_string(), "User rejected sampling request");
 /// ```
 #[derive(Debug, Clone, PartialEq)]
-pub struct HandlerError {
+pub struct InputError {
     /// The JSON-RPC error code (default `-32603`, internal error).
     pub code: i32,
     /// A short description.
@@ -161,10 +161,10 @@ pub struct HandlerError {
     pub data: Option<serde_json::Value>,
 }
 
-impl HandlerError {
+impl InputError {
     /// An internal error (`-32603`) with `message`.
     pub fn new(message: impl fmt::Display) -> Self {
-        HandlerError {
+        InputError {
             code: error_code::INTERNAL_ERROR,
             message: message.to_string(),
             data: None,
@@ -173,7 +173,7 @@ impl HandlerError {
 
     /// An error with a chosen code.
     pub fn with_code(code: i32, message: impl fmt::Display) -> Self {
-        HandlerError {
+        InputError {
             code,
             message: message.to_string(),
             data: None,
@@ -189,28 +189,28 @@ impl HandlerError {
     }
 }
 
-impl fmt::Display for HandlerError {
+impl fmt::Display for InputError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.message)
     }
 }
 
-impl std::error::Error for HandlerError {}
+impl std::error::Error for InputError {}
 
-impl From<String> for HandlerError {
+impl From<String> for InputError {
     fn from(message: String) -> Self {
-        HandlerError::new(message)
+        InputError::new(message)
     }
 }
 
-impl From<&str> for HandlerError {
+impl From<&str> for InputError {
     fn from(message: &str) -> Self {
-        HandlerError::new(message)
+        InputError::new(message)
     }
 }
 
-impl From<std::io::Error> for HandlerError {
+impl From<std::io::Error> for InputError {
     fn from(e: std::io::Error) -> Self {
-        HandlerError::new(e)
+        InputError::new(e)
     }
 }

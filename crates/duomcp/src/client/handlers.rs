@@ -3,7 +3,7 @@
 //! One set of handlers serves both eras: in 2025-11-25 they answer the server's requests, in
 //! 2026-07-28 they answer the `inputRequests` of an `InputRequiredResult`.
 
-use super::error::HandlerError;
+use super::error::InputError;
 use super::transport::BoxFuture;
 use crate::era::Era;
 use crate::jsonrpc;
@@ -20,18 +20,18 @@ use serde_json::Value;
 use std::future::Future;
 use std::sync::{Arc, RwLock};
 
-type ElicitFn = dyn Fn(ElicitRequestParams) -> BoxFuture<'static, Result<ElicitResult, HandlerError>>
+type ElicitFn = dyn Fn(ElicitRequestParams) -> BoxFuture<'static, Result<ElicitResult, InputError>>
     + Send
     + Sync;
-type SampleFn = dyn Fn(CreateMessageRequestParams) -> BoxFuture<'static, Result<CreateMessageResult, HandlerError>>
+type SampleFn = dyn Fn(CreateMessageRequestParams) -> BoxFuture<'static, Result<CreateMessageResult, InputError>>
     + Send
     + Sync;
-type RootsFn = dyn Fn() -> BoxFuture<'static, Result<Vec<Root>, HandlerError>> + Send + Sync;
+type RootsFn = dyn Fn() -> BoxFuture<'static, Result<Vec<Root>, InputError>> + Send + Sync;
 
 pub(crate) fn elicit_fn<F, Fut>(f: F) -> Arc<ElicitFn>
 where
     F: Fn(ElicitRequestParams) -> Fut + Send + Sync + 'static,
-    Fut: Future<Output = Result<ElicitResult, HandlerError>> + Send + 'static,
+    Fut: Future<Output = Result<ElicitResult, InputError>> + Send + 'static,
 {
     Arc::new(move |p| Box::pin(f(p)))
 }
@@ -39,7 +39,7 @@ where
 pub(crate) fn sample_fn<F, Fut>(f: F) -> Arc<SampleFn>
 where
     F: Fn(CreateMessageRequestParams) -> Fut + Send + Sync + 'static,
-    Fut: Future<Output = Result<CreateMessageResult, HandlerError>> + Send + 'static,
+    Fut: Future<Output = Result<CreateMessageResult, InputError>> + Send + 'static,
 {
     Arc::new(move |p| Box::pin(f(p)))
 }
@@ -47,7 +47,7 @@ where
 pub(crate) fn roots_fn<F, Fut>(f: F) -> Arc<RootsFn>
 where
     F: Fn() -> Fut + Send + Sync + 'static,
-    Fut: Future<Output = Result<Vec<Root>, HandlerError>> + Send + 'static,
+    Fut: Future<Output = Result<Vec<Root>, InputError>> + Send + 'static,
 {
     Arc::new(move || Box::pin(f()))
 }
@@ -105,7 +105,7 @@ impl Handlers {
     pub(crate) async fn elicit(
         &self,
         params: ElicitRequestParams,
-    ) -> Option<Result<ElicitResult, HandlerError>> {
+    ) -> Option<Result<ElicitResult, InputError>> {
         let (handler, _) = self.elicit.as_ref()?;
         let answer = handler(params.clone()).await.map(|mut result| {
             apply_elicit_defaults(&params, &mut result);
@@ -117,12 +117,12 @@ impl Handlers {
     pub(crate) async fn sample(
         &self,
         params: CreateMessageRequestParams,
-    ) -> Option<Result<CreateMessageResult, HandlerError>> {
+    ) -> Option<Result<CreateMessageResult, InputError>> {
         let (handler, _) = self.sample.as_ref()?;
         Some(handler(params).await)
     }
 
-    pub(crate) async fn roots(&self) -> Option<Result<ListRootsResult, HandlerError>> {
+    pub(crate) async fn roots(&self) -> Option<Result<ListRootsResult, InputError>> {
         let roots = match self.roots.as_ref()? {
             RootsSource::Static(list) => Ok(list.read().unwrap_or_else(|p| p.into_inner()).clone()),
             RootsSource::Handler(handler) => handler().await,

@@ -63,7 +63,7 @@ mod validate;
 
 pub use builder::{ClientBuilder, EraChoice};
 pub use cache::{Clock, ManualClock, SystemClock};
-pub use error::{ClientError, HandlerError};
+pub use error::{ClientError, InputError};
 pub use handlers::apply_elicit_defaults;
 pub use notify::{Notification, Notifications, Subscription};
 pub use options::RequestOptions;

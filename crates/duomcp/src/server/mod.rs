@@ -343,7 +343,7 @@ impl Server {
     /// server.add_skill(skill).expect("valid");
     /// assert!(server.remove_skill("skill://notes/SKILL.md"));
     /// ```
-    pub fn add_skill(&self, skill: skills::Skill) -> Result<(), skills::SkillError> {
+    pub fn add_skill(&self, skill: skills::Skill) -> Result<(), skills::SkillRejection> {
         let changed = self.shared.skills.put(skill)?;
         self.emit(ServerEvent::ResourcesChanged);
         for uri in changed {

@@ -1,6 +1,6 @@
 //! One function per client scenario of the conformance suite, dispatched on its name.
 
-use duomcp::client::{Client, ClientBuilder, EraChoice, HandlerError, RequestOptions};
+use duomcp::client::{Client, ClientBuilder, EraChoice, InputError, RequestOptions};
 use duomcp::schema::{version, ElicitRequestParams, ElicitResult, Root, Tool};
 use serde_json::{json, Map, Value};
 use sha2::{Digest, Sha256};
@@ -241,7 +241,7 @@ async fn request_metadata(run: &Run) -> Result<(), Error> {
         .builder()
         .roots(vec![Root::new("file:///tmp")])
         .on_sample(|_request| async {
-            Err::<duomcp::schema::CreateMessageResult, _>(HandlerError::new(
+            Err::<duomcp::schema::CreateMessageResult, _>(InputError::new(
                 "no model in the conformance client",
             ))
         })

@@ -14,6 +14,7 @@ use super::options::RequestOptions;
 use super::transport::{Outgoing, RequestStream, Transport, TransportEvent};
 use super::validate::ToolSchemas;
 use super::EraChoice;
+use crate::correlation::{Correlation, Limits};
 use crate::era::Era;
 use crate::jsonrpc::{
     self, error_code, ErrorObject, Incoming, IncomingNotification, IncomingRequest, RequestId,
@@ -32,7 +33,6 @@ use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 use std::sync::{Arc, Mutex, RwLock, Weak};
 use std::time::Duration;
 use tokio::sync::{broadcast, mpsc, oneshot, watch};
-use tokio::task::AbortHandle;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
@@ -96,7 +96,8 @@ pub(crate) struct Inner {
     next_id: AtomicI64,
     progress: Mutex<HashMap<ProgressToken, mpsc::UnboundedSender<ProgressNotificationParams>>>,
     subscriptions: Mutex<HashMap<RequestId, SubSlot>>,
-    server_requests: Mutex<HashMap<RequestId, AbortHandle>>,
+    /// The server's requests running here (2025-11-25), by id, for `notifications/cancelled`.
+    server_requests: Correlation,
     notifications: Mutex<Option<broadcast::Sender<Notification>>>,
     pub log_level: Mutex<Option<LoggingLevel>>,
     closed: Mutex<Option<String>>,
@@ -208,7 +209,7 @@ impl Inner {
             next_id: AtomicI64::new(1),
             progress: Mutex::default(),
             subscriptions: Mutex::default(),
-            server_requests: Mutex::default(),
+            server_requests: Correlation::new("c-", Limits::default()),
             notifications: Mutex::new(Some(notifications)),
             log_level: Mutex::new(log_level),
             closed: Mutex::new(None),
@@ -312,9 +313,7 @@ impl Inner {
                 let _ = ack.send(Err(self.closed_error()));
             }
         }
-        for (_, task) in lock(&self.server_requests).drain() {
-            task.abort();
-        }
+        self.server_requests.close();
     }
 
     // -----------------------------------------------------------------------------------------

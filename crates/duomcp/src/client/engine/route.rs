@@ -116,9 +116,7 @@ impl Inner {
                     .get("requestId")
                     .and_then(|i| serde_json::from_value(i.clone()).ok());
                 if let Some(id) = id {
-                    if let Some(task) = lock(&self.server_requests).remove(&id) {
-                        task.abort();
-                    }
+                    self.server_requests.cancel(&id);
                     // 2026-07-28 stdio: the server tears a listen stream down.
                     lock(&self.subscriptions).remove(&id);
                 }
@@ -164,13 +162,29 @@ impl Inner {
             return;
         }
         let inner = self.clone();
-        let id = req.id.clone();
-        let mut requests = lock(&self.server_requests);
-        let task = tokio::spawn(async move {
-            let traced = super::super::telemetry::Incoming::start(&inner.config.telemetry, &req);
-            let outcome = traced.scope(inner.answer_server_request(&req)).await;
-            traced.finish(&outcome);
-            lock(&inner.server_requests).remove(&req.id);
+        let cancel = CancellationToken::new();
+        let running = self.server_requests.admit(req.id.clone(), cancel.clone());
+        tokio::spawn(async move {
+            let outcome = match running {
+                Ok(running) => {
+                    let traced =
+                        super::super::telemetry::Incoming::start(&inner.config.telemetry, &req);
+                    let outcome = tokio::select! {
+                        biased;
+                        // Cancelled by the server: no answer is sent.
+                        _ = cancel.cancelled() => return,
+                        outcome = traced.scope(inner.answer_server_request(&req)) => outcome,
+                    };
+                    traced.finish(&outcome);
+                    drop(running);
+                    outcome
+                }
+                // An id still in use by a request of the server's running here, or too many.
+                Err(e) => Err(jsonrpc::error(
+                    error_code::INVALID_REQUEST,
+                    format!("Invalid Request: {e}"),
+                )),
+            };
             let body = match outcome {
                 Ok(v) => jsonrpc::encode_result(&req.id, &v).unwrap_or_else(|e| {
                     jsonrpc::encode_error(
@@ -190,7 +204,6 @@ impl Inner {
                 tracing::debug!(method = %req.method, "could not answer the server: {e}");
             }
         });
-        requests.insert(id, task.abort_handle());
     }
 
     async fn answer_server_request(&self, req: &IncomingRequest) -> Result<Value, ErrorObject> {

@@ -29,8 +29,9 @@ mod stream;
 pub use process::{ProcessOptions, ProcessTransport};
 pub use stream::StreamTransport;
 
+use crate::correlation::{Correlation, Limits, Waiter};
 use crate::era::Era;
-use crate::jsonrpc::{Incoming, RequestId};
+use crate::jsonrpc::{Incoming, IncomingResponse, RequestId};
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -128,9 +129,43 @@ pub enum TransportEvent {
 /// Dropping it before the response abandons the request at the transport level (the pending
 /// entry is removed; an HTTP transport closes the response stream).
 pub struct RequestStream {
-    rx: mpsc::Receiver<Result<Incoming, TransportError>>,
+    /// Messages the transport ties to the request before its response (HTTP: the POST's
+    /// stream), or everything, response included (a transport of the user's).
+    rx: Option<mpsc::Receiver<Result<Incoming, TransportError>>>,
+    /// The response, routed by id through the transport's [`Correlation`] engine.
+    answer: Option<Answer>,
     _guard: Option<Box<dyn Send + Sync>>,
-    order: Option<Arc<AtomicU64>>,
+    order: Order,
+}
+
+/// A response on its way through a transport's correlation engine.
+struct Answer {
+    waiter: Waiter<Routed>,
+    /// What to report when the engine closes before the response came.
+    closed: Box<dyn Fn() -> TransportError + Send + Sync>,
+}
+
+/// What a client transport's correlation engine delivers to a request: its response (or why
+/// there is none), and, for transports that read responses and events from one ordered
+/// connection, how many event messages preceded it (see [`RequestStream::ordered`]).
+pub(crate) struct Routed {
+    pub response: Result<IncomingResponse, TransportError>,
+    pub events_before: Option<u64>,
+}
+
+/// The correlation engine of a client transport: its requests waiting for their responses
+/// (ids are the runtime's), and the server's requests running (the runtime's own engine).
+pub(crate) type Pending = Correlation<Routed>;
+
+/// A client transport's pending-requests engine with the default bounds.
+pub(crate) fn pending() -> Pending {
+    Correlation::new("c-", Limits::default())
+}
+
+enum Order {
+    None,
+    Counter(Arc<AtomicU64>),
+    Known(u64),
 }
 
 impl std::fmt::Debug for RequestStream {
@@ -156,9 +191,29 @@ impl RequestStream {
         guard: Option<Box<dyn Send + Sync>>,
     ) -> Self {
         RequestStream {
-            rx,
+            rx: Some(rx),
+            answer: None,
             _guard: guard,
-            order: None,
+            order: Order::None,
+        }
+    }
+
+    /// A stream whose response comes through `waiter` (the transport's correlation engine),
+    /// after what `rx` carries, if anything. `closed` words the end of the engine.
+    pub(crate) fn routed(
+        rx: Option<mpsc::Receiver<Result<Incoming, TransportError>>>,
+        waiter: Waiter<Routed>,
+        closed: impl Fn() -> TransportError + Send + Sync + 'static,
+        guard: Option<Box<dyn Send + Sync>>,
+    ) -> Self {
+        RequestStream {
+            rx,
+            answer: Some(Answer {
+                waiter,
+                closed: Box::new(closed),
+            }),
+            _guard: guard,
+            order: Order::None,
         }
     }
 
@@ -168,18 +223,58 @@ impl RequestStream {
     /// until then. The runtime handles those first, so a progress or log notification the
     /// server sent before the response is seen before the call returns.
     pub fn ordered(mut self, counter: Arc<AtomicU64>) -> Self {
-        self.order = Some(counter);
+        self.order = Order::Counter(counter);
         self
     }
 
     /// How many event messages preceded the response (see [`ordered`](Self::ordered)).
     pub(crate) fn messages_before_response(&self) -> Option<u64> {
-        self.order.as_ref().map(|c| c.load(Ordering::SeqCst))
+        match &self.order {
+            Order::None => None,
+            Order::Counter(c) => Some(c.load(Ordering::SeqCst)),
+            Order::Known(n) => Some(*n),
+        }
     }
 
     /// The next message; `None` when the transport ended the stream without a reason.
     pub async fn next(&mut self) -> Option<Result<Incoming, TransportError>> {
-        self.rx.recv().await
+        loop {
+            let Some(answer) = &mut self.answer else {
+                return match &mut self.rx {
+                    Some(rx) => rx.recv().await,
+                    None => None,
+                };
+            };
+            // What the transport sent before the response comes first.
+            let routed = match &mut self.rx {
+                Some(rx) => tokio::select! {
+                    biased;
+                    message = rx.recv() => match message {
+                        Some(message) => return Some(message),
+                        None => {
+                            self.rx = None;
+                            continue;
+                        }
+                    },
+                    routed = answer.waiter.recv() => routed,
+                },
+                None => answer.waiter.recv().await,
+            };
+            let routed = routed.map_err(|_| (answer.closed)());
+            self.answer = None;
+            return Some(match routed {
+                Ok(Routed {
+                    response,
+                    events_before,
+                }) => {
+                    if let Some(n) = events_before {
+                        self.order = Order::Known(n);
+                    }
+                    response.map(Incoming::Response)
+                }
+                Err(closed) => Err(closed),
+            });
+        }
     }
 }
 

@@ -1,11 +1,12 @@
 //! Newline-delimited JSON-RPC over any byte stream (the stdio framing of both revisions).
 
-use super::{BoxFuture, Outgoing, RequestStream, Transport, TransportError, TransportEvent};
-use crate::jsonrpc::{decode, Incoming, Line, LineReader, RequestId};
+use super::{
+    BoxFuture, Outgoing, Pending, RequestStream, Routed, Transport, TransportError, TransportEvent,
+};
+use crate::jsonrpc::{decode, Incoming, Line, LineReader};
 use crate::util::lock;
-use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, Weak};
+use std::sync::{Arc, Mutex};
 use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt, BufReader, BufWriter};
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
@@ -13,15 +14,10 @@ use tokio::task::JoinHandle;
 /// Largest message the client accepts from a server (64 MiB; resources can be big).
 const MAX_MESSAGE: usize = 64 * 1024 * 1024;
 
-/// Where a pending request's response goes, and the count of event messages before it.
-struct Reply {
-    tx: mpsc::Sender<Result<Incoming, TransportError>>,
-    order: Arc<AtomicU64>,
-}
-
 /// State the reader task shares with the sending side.
 struct Shared {
-    pending: Mutex<HashMap<RequestId, Reply>>,
+    /// Requests awaiting a response, by id (the correlation engine).
+    pending: Pending,
     closed: Mutex<Option<String>>,
     /// Event messages sent so far (shared by the instances of a restarted process).
     sent: Arc<AtomicU64>,
@@ -58,7 +54,7 @@ impl Core {
         W: AsyncWrite + Unpin + Send + 'static,
     {
         let shared = Arc::new(Shared {
-            pending: Mutex::default(),
+            pending: super::pending(),
             closed: Mutex::default(),
             sent,
         });
@@ -86,26 +82,25 @@ impl Core {
             return Err(TransportError::Other("a request needs an id".into()));
         };
         let writer = self.writer()?;
-        let (tx, rx) = mpsc::channel(4);
-        let order = Arc::new(AtomicU64::new(0));
-        lock(&self.shared.pending).insert(
-            id.clone(),
-            Reply {
-                tx,
-                order: order.clone(),
-            },
-        );
-        let guard = PendingGuard {
-            shared: Arc::downgrade(&self.shared),
-            id: id.clone(),
-        };
+        // Registered before the request is written, so that a fast response finds it.
+        let waiter = self
+            .shared
+            .pending
+            .request_as(id)
+            .map_err(|e| TransportError::Other(format!("cannot send the request: {e}")))?;
         if writer.send(msg.body).await.is_err() {
             return Err(self
                 .shared
                 .closed_error()
                 .unwrap_or_else(|| TransportError::Closed("the writer stopped".into())));
         }
-        Ok(RequestStream::new(rx, Some(Box::new(guard))).ordered(order))
+        let shared = self.shared.clone();
+        let closed = move || {
+            shared
+                .closed_error()
+                .unwrap_or_else(|| TransportError::Closed("the connection ended".into()))
+        };
+        Ok(RequestStream::routed(None, waiter, closed, None))
     }
 
     pub(crate) async fn send(&self, msg: Outgoing) -> Result<(), TransportError> {
@@ -123,20 +118,6 @@ impl Core {
         let task = lock(&self.writer_task).take();
         if let Some(task) = task {
             let _ = task.await;
-        }
-    }
-}
-
-/// Removes a request's pending entry when its stream is dropped.
-struct PendingGuard {
-    shared: Weak<Shared>,
-    id: RequestId,
-}
-
-impl Drop for PendingGuard {
-    fn drop(&mut self) {
-        if let Some(shared) = self.shared.upgrade() {
-            lock(&shared.pending).remove(&self.id);
         }
     }
 }
@@ -182,16 +163,13 @@ async fn read_loop<R: AsyncRead + Unpin>(
         };
         match decode(bytes) {
             Ok(Incoming::Response(r)) => {
-                let waiting = lock(&shared.pending).remove(&r.id);
-                match waiting {
-                    // The channel has room: a stdio request stream carries exactly one message.
-                    Some(reply) => {
-                        reply
-                            .order
-                            .store(shared.sent.load(Ordering::SeqCst), Ordering::SeqCst);
-                        let _ = reply.tx.try_send(Ok(Incoming::Response(r)));
-                    }
-                    None => tracing::debug!(id = %r.id, "ignored a response to no pending request"),
+                let id = r.id.clone();
+                let routed = Routed {
+                    response: Ok(r),
+                    events_before: Some(shared.sent.load(Ordering::SeqCst)),
+                };
+                if !shared.pending.complete(&id, routed) {
+                    tracing::debug!(%id, "ignored a response to no pending request");
                 }
             }
             Ok(other) => {
@@ -212,15 +190,8 @@ async fn read_loop<R: AsyncRead + Unpin>(
         (None, None) => "the server closed the connection".to_owned(),
     };
     *lock(&shared.closed) = Some(reason.clone());
-    let waiting: Vec<Reply> = lock(&shared.pending)
-        .drain()
-        .map(|(_, reply)| reply)
-        .collect();
-    for reply in waiting {
-        let _ = reply
-            .tx
-            .try_send(Err(TransportError::Closed(reason.clone())));
-    }
+    // Every request still waiting ends with `reason` (its stream reads it from `closed`).
+    shared.pending.close();
     let _ = events.send(TransportEvent::Closed(reason)).await;
 }
 

@@ -59,7 +59,7 @@ const SCHEME: &str = "skill://";
 
 /// A skill entry as `skills/list` and `skills/get` return it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct SkillEntry {
+pub struct SkillListing {
     /// URI of the skill's `SKILL.md`.
     pub uri: String,
     /// The `SKILL.md` frontmatter, verbatim.
@@ -79,18 +79,18 @@ pub struct SkillProblem {
 
 /// Why skills could not be added: every problem found, not just the first.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SkillError {
+pub struct SkillRejection {
     problems: Vec<SkillProblem>,
 }
 
-impl SkillError {
+impl SkillRejection {
     /// The problems found.
     pub fn problems(&self) -> &[SkillProblem] {
         &self.problems
     }
 }
 
-impl std::fmt::Display for SkillError {
+impl std::fmt::Display for SkillRejection {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self.problems.as_slice() {
             [p] => write!(f, "invalid skill {}: {}", p.location, p.message),
@@ -105,7 +105,7 @@ impl std::fmt::Display for SkillError {
     }
 }
 
-impl std::error::Error for SkillError {}
+impl std::error::Error for SkillRejection {}
 
 /// A skill held in memory: a path and its files.
 ///
@@ -180,19 +180,19 @@ impl SkillSet {
     }
 
     /// The skills under `root` (see [`dir`](Self::dir)).
-    pub fn from_dir(root: impl AsRef<Path>) -> Result<Self, SkillError> {
+    pub fn from_dir(root: impl AsRef<Path>) -> Result<Self, SkillRejection> {
         SkillSet::new().dir(root)
     }
 
     /// Adds the skills under `root`: every folder below it that holds a `SKILL.md` is a skill
     /// whose path is the folder's path relative to `root`. Every skill is checked now, and all
     /// problems are reported together.
-    pub fn dir(mut self, root: impl AsRef<Path>) -> Result<Self, SkillError> {
+    pub fn dir(mut self, root: impl AsRef<Path>) -> Result<Self, SkillRejection> {
         let root = root.as_ref().to_path_buf();
         let cache = Mutex::default();
         let (skills, problems) = scan_root(&root, &cache);
         if !problems.is_empty() {
-            return Err(SkillError { problems });
+            return Err(SkillRejection { problems });
         }
         self.check_unique(skills.iter().map(|s| s.uri.clone()))?;
         self.sources.push(Source::Root(root));
@@ -200,14 +200,14 @@ impl SkillSet {
     }
 
     /// Adds an in-memory skill after checking it.
-    pub fn skill(mut self, skill: Skill) -> Result<Self, SkillError> {
+    pub fn skill(mut self, skill: Skill) -> Result<Self, SkillRejection> {
         let loaded = load_memory(skill)?;
         self.check_unique(std::iter::once(loaded.uri.clone()))?;
         self.sources.push(Source::Memory(Arc::new(loaded)));
         Ok(self)
     }
 
-    fn check_unique(&self, uris: impl Iterator<Item = String>) -> Result<(), SkillError> {
+    fn check_unique(&self, uris: impl Iterator<Item = String>) -> Result<(), SkillRejection> {
         let cache = Mutex::default();
         let existing: BTreeSet<String> = self
             .sources
@@ -231,7 +231,7 @@ impl SkillSet {
         if problems.is_empty() {
             Ok(())
         } else {
-            Err(SkillError { problems })
+            Err(SkillRejection { problems })
         }
     }
 }
@@ -264,8 +264,8 @@ struct Loaded {
 }
 
 impl Loaded {
-    fn entry(&self) -> SkillEntry {
-        SkillEntry {
+    fn entry(&self) -> SkillListing {
+        SkillListing {
             uri: self.uri.clone(),
             frontmatter: self.frontmatter.clone(),
             resources: self
@@ -429,7 +429,7 @@ fn check(
     }
 }
 
-fn load_memory(skill: Skill) -> Result<Loaded, SkillError> {
+fn load_memory(skill: Skill) -> Result<Loaded, SkillRejection> {
     let Skill { path, files } = skill;
     let mut problems: Vec<SkillProblem> = files
         .keys()
@@ -457,7 +457,7 @@ fn load_memory(skill: Skill) -> Result<Loaded, SkillError> {
         }
     };
     let (Some(frontmatter), true) = (fm, problems.is_empty()) else {
-        return Err(SkillError { problems });
+        return Err(SkillRejection { problems });
     };
     let files = files
         .into_iter()
@@ -693,7 +693,7 @@ impl SkillRegistry {
     }
 
     /// Adds or replaces a memory skill; returns the URIs of files that changed or went away.
-    pub(crate) fn put(&self, skill: Skill) -> Result<Vec<String>, SkillError> {
+    pub(crate) fn put(&self, skill: Skill) -> Result<Vec<String>, SkillRejection> {
         let loaded = load_memory(skill)?;
         self.enabled
             .store(true, std::sync::atomic::Ordering::Relaxed);
@@ -766,17 +766,17 @@ impl SkillRegistry {
 
 impl Snapshot {
     /// Entries in URI order, after `after` (a skill URI), at most `limit`; and whether more follow.
-    pub(crate) fn entries(&self, after: Option<&str>, limit: usize) -> (Vec<SkillEntry>, bool) {
+    pub(crate) fn entries(&self, after: Option<&str>, limit: usize) -> (Vec<SkillListing>, bool) {
         let mut it = self
             .skills
             .iter()
             .filter(|s| after.is_none_or(|a| s.uri.as_str() > a));
-        let page: Vec<SkillEntry> = it.by_ref().take(limit.max(1)).map(Loaded::entry).collect();
+        let page: Vec<SkillListing> = it.by_ref().take(limit.max(1)).map(Loaded::entry).collect();
         (page, it.next().is_some())
     }
 
     /// The entry of the skill whose `SKILL.md` is `uri`.
-    pub(crate) fn get(&self, uri: &str) -> Option<SkillEntry> {
+    pub(crate) fn get(&self, uri: &str) -> Option<SkillListing> {
         self.skills.iter().find(|s| s.uri == uri).map(Loaded::entry)
     }
 

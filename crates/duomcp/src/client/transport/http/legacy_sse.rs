@@ -4,15 +4,13 @@
 
 use super::sse::{Event, Parser};
 use super::wire::{excerpt, is_media, ACCEPT_SSE};
-use super::{chain, lock, Pending, RequestGuard, Shared, StatusCode};
+use super::{chain, lock, Shared, StatusCode};
 use crate::client::transport::{Outgoing, RequestStream, TransportError};
 use crate::jsonrpc::{decode, Incoming, RequestId};
 use bytes::Bytes;
 use http::header::{ACCEPT, CONTENT_TYPE};
 use http::HeaderValue;
-use std::sync::atomic::AtomicU64;
 use std::sync::Arc;
-use tokio::sync::mpsc;
 use url::Url;
 
 /// The 2024-11-05 connection: where to POST.
@@ -56,25 +54,14 @@ impl OldSse {
         msg: Outgoing,
         id: RequestId,
     ) -> Result<RequestStream, TransportError> {
-        let (tx, rx) = mpsc::channel(4);
-        let order = Arc::new(AtomicU64::new(0));
-        lock(&shared.pending).insert(
-            id.clone(),
-            Pending {
-                tx,
-                order: Some(order.clone()),
-            },
-        );
-        let guard = RequestGuard {
-            shared: Arc::downgrade(shared),
-            id: id.clone(),
-            task: None,
-        };
-        if let Err(e) = self.post(shared, &msg).await {
-            lock(&shared.pending).remove(&id);
-            return Err(e);
-        }
-        Ok(RequestStream::new(rx, Some(Box::new(guard))).ordered(order))
+        // Every message comes on the one stream: the response is routed by id, after the
+        // events that preceded it (the engine delivers their count with it).
+        let waiter = shared
+            .pending
+            .request_as(id)
+            .map_err(|e| TransportError::Other(format!("cannot send the request: {e}")))?;
+        self.post(shared, &msg).await?;
+        Ok(shared.request_stream(None, waiter, None))
     }
 
     /// A notification or a response.

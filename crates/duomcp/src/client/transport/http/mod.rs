@@ -54,8 +54,11 @@ mod wire;
 
 pub use wire::encode_header_value;
 
-use super::{BoxFuture, Outgoing, RequestStream, Transport, TransportError, TransportEvent};
+use super::{
+    BoxFuture, Outgoing, RequestStream, Routed, Transport, TransportError, TransportEvent,
+};
 use crate::client::auth::{AuthProvider, Challenge};
+use crate::correlation::Waiter;
 use crate::era::Era;
 use crate::jsonrpc::{decode, Incoming, IncomingResponse, RequestId};
 use crate::util::lock;
@@ -65,9 +68,8 @@ use duomcp_schema::version;
 use http::header::{ACCEPT, CONTENT_TYPE, WWW_AUTHENTICATE};
 use http::{HeaderMap, HeaderName, HeaderValue, StatusCode};
 use legacy_sse::OldSse;
-use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, OnceLock, Weak};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 use tokio::sync::{mpsc, oneshot, watch};
 use tokio::task::AbortHandle;
@@ -229,13 +231,6 @@ fn io_kind(e: &(dyn std::error::Error + 'static)) -> Option<std::io::ErrorKind> 
     None
 }
 
-/// Where a request's answer goes.
-struct Pending {
-    tx: mpsc::Sender<Result<Incoming, TransportError>>,
-    /// 2024-11-05 mode: how many event messages preceded the response.
-    order: Option<Arc<AtomicU64>>,
-}
-
 /// The 2025-11-25 session.
 struct Session {
     id: Option<String>,
@@ -251,7 +246,10 @@ pub(crate) struct Shared {
     events: mpsc::Sender<TransportEvent>,
     /// Event messages sent so far (orders 2024-11-05 responses after earlier notifications).
     sent: AtomicU64,
-    pending: Mutex<HashMap<RequestId, Pending>>,
+    /// Requests awaiting their response, by id (the correlation engine): a response may come
+    /// on its POST's stream, on the `GET` stream (2025-11-25) or, in 2024-11-05 mode, on the
+    /// one SSE stream.
+    pending: super::Pending,
     /// The negotiated era and version.
     negotiated: Mutex<Option<(Era, String)>>,
     session: Mutex<Session>,
@@ -319,7 +317,7 @@ impl HttpTransport {
             options,
             events,
             sent: AtomicU64::new(0),
-            pending: Mutex::default(),
+            pending: super::pending(),
             negotiated: Mutex::new(None),
             session: Mutex::new(Session {
                 id: None,
@@ -377,21 +375,15 @@ impl Drop for HttpTransport {
     }
 }
 
-/// Removes a request's pending entry, and stops its task, when its stream is dropped.
+/// Stops a request's task when its stream is dropped (the stream's waiter forgets the
+/// pending entry).
 struct RequestGuard {
-    shared: Weak<Shared>,
-    id: RequestId,
-    task: Option<AbortHandle>,
+    task: AbortHandle,
 }
 
 impl Drop for RequestGuard {
     fn drop(&mut self) {
-        if let Some(task) = &self.task {
-            task.abort();
-        }
-        if let Some(shared) = self.shared.upgrade() {
-            lock(&shared.pending).remove(&self.id);
-        }
+        self.task.abort();
     }
 }
 
@@ -452,28 +444,45 @@ impl Shared {
 
     /// Hands a response to the request waiting for it. `false` when nobody waits.
     async fn deliver(&self, response: IncomingResponse) -> bool {
-        let waiting = lock(&self.pending).remove(&response.id);
-        match waiting {
-            Some(p) => {
-                if let Some(order) = &p.order {
-                    order.store(self.sent.load(Ordering::SeqCst), Ordering::SeqCst);
-                }
-                let _ = p.tx.send(Ok(Incoming::Response(response))).await;
-                true
-            }
-            None => {
-                tracing::debug!(id = %response.id, "ignored a response nobody waits for");
-                false
-            }
+        let id = response.id.clone();
+        // 2024-11-05 mode: responses and events share one stream, so the count orders them.
+        let events_before = self
+            .old()
+            .is_some()
+            .then(|| self.sent.load(Ordering::SeqCst));
+        let routed = Routed {
+            response: Ok(response),
+            events_before,
+        };
+        let delivered = self.pending.complete(&id, routed);
+        if !delivered {
+            tracing::debug!(%id, "ignored a response nobody waits for");
         }
+        delivered
     }
 
     /// Fails request `id` with `error`, unless it was answered already.
     async fn fail(&self, id: &RequestId, error: TransportError) {
-        let waiting = lock(&self.pending).remove(id);
-        if let Some(p) = waiting {
-            let _ = p.tx.send(Err(error)).await;
-        }
+        let routed = Routed {
+            response: Err(error),
+            events_before: None,
+        };
+        self.pending.complete(id, routed);
+    }
+
+    /// A request's stream: what `rx` carries, then the response routed to `waiter`.
+    fn request_stream(
+        self: &Arc<Self>,
+        rx: Option<mpsc::Receiver<Result<Incoming, TransportError>>>,
+        waiter: Waiter<Routed>,
+        guard: Option<Box<dyn Send + Sync>>,
+    ) -> RequestStream {
+        let shared = Arc::downgrade(self);
+        let closed = move || {
+            let reason = shared.upgrade().and_then(|s| lock(&s.closed).clone());
+            TransportError::Closed(reason.unwrap_or_else(|| "the connection ended".into()))
+        };
+        RequestStream::routed(rx, waiter, closed, guard)
     }
 
     /// A message for the runtime's event loop.
@@ -1102,11 +1111,8 @@ impl Shared {
             let _ = tokio::time::timeout(Duration::from_secs(5), self.delete_session(&sid)).await;
         }
         self.closing.cancel();
-        let waiting: Vec<Pending> = lock(&self.pending).drain().map(|(_, p)| p).collect();
-        for p in waiting {
-            let _ =
-                p.tx.try_send(Err(TransportError::Closed(reason.to_owned())));
-        }
+        // Every request still waiting ends with `reason` (set in `closed` above).
+        self.pending.close();
         let _ = self
             .events
             .try_send(TransportEvent::Closed(reason.to_owned()));
@@ -1204,20 +1210,15 @@ impl Transport for HttpTransport {
                 return old.request(shared, msg, id).await;
             }
             let (tx, rx) = mpsc::channel(64);
-            lock(&shared.pending).insert(
-                id.clone(),
-                Pending {
-                    tx: tx.clone(),
-                    order: None,
-                },
-            );
-            let task = tokio::spawn(run_request(shared.clone(), msg, id.clone(), tx));
+            let waiter = shared
+                .pending
+                .request_as(id.clone())
+                .map_err(|e| TransportError::Other(format!("cannot send the request: {e}")))?;
+            let task = tokio::spawn(run_request(shared.clone(), msg, id, tx));
             let guard = RequestGuard {
-                shared: Arc::downgrade(shared),
-                id,
-                task: Some(task.abort_handle()),
+                task: task.abort_handle(),
             };
-            Ok(RequestStream::new(rx, Some(Box::new(guard))))
+            Ok(shared.request_stream(Some(rx), waiter, Some(Box::new(guard))))
         })
     }
 
