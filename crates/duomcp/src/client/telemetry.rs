@@ -136,12 +136,7 @@ impl Incoming {
     pub(crate) fn scope<F: Future>(&self, work: F) -> impl Future<Output = F::Output> {
         #[cfg(feature = "otel")]
         {
-            use futures_util::future::Either;
-            use opentelemetry::context::FutureExt as _;
-            match &self.0 {
-                Some(call) => Either::Left(work.with_context(call.context())),
-                None => Either::Right(work),
-            }
+            crate::otel::in_context(self.0.as_ref().map(|call| call.context()), work)
         }
         #[cfg(not(feature = "otel"))]
         work

@@ -89,6 +89,21 @@ use opentelemetry::InstrumentationScope;
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex};
 
+/// Runs `work` with `cx` as the current context, or unwrapped when there is none (no context
+/// switch per poll without telemetry). The one wrapper of the server's and the client's spans.
+#[inline]
+pub(crate) fn in_context<F: std::future::Future>(
+    cx: Option<opentelemetry::Context>,
+    work: F,
+) -> impl std::future::Future<Output = F::Output> {
+    use futures_util::future::Either;
+    use opentelemetry::context::FutureExt as _;
+    match cx {
+        Some(cx) => Either::Left(work.with_context(cx)),
+        None => Either::Right(work),
+    }
+}
+
 /// The tasks whose creating span is remembered for links (oldest forgotten first).
 const MAX_TASK_LINKS: usize = 10_000;
 

@@ -92,13 +92,7 @@ impl Call {
     pub(crate) fn scope<F: Future>(&self, work: F) -> impl Future<Output = F::Output> {
         #[cfg(feature = "otel")]
         {
-            use futures_util::future::Either;
-            use opentelemetry::context::FutureExt as _;
-            // Without telemetry the request is not wrapped at all (no context switch per poll).
-            match &self.0 {
-                Some(call) => Either::Left(work.with_context(call.context())),
-                None => Either::Right(work),
-            }
+            crate::otel::in_context(self.0.as_ref().map(|call| call.context()), work)
         }
         #[cfg(not(feature = "otel"))]
         work
