@@ -581,7 +581,9 @@ async fn prometheus_text_has_the_histograms_and_gauges() {
         "{text}"
     );
     assert!(
-        text.contains("mcp_server_operation_duration_seconds_count{mcp_method_name=\"tools/call\""),
+        text.contains(
+            "mcp_server_operation_duration_seconds_count{gen_ai_tool_name=\"greet\",mcp_method_name=\"tools/call\""
+        ),
         "{text}"
     );
     assert!(text.contains("le=\"+Inf\""), "{text}");

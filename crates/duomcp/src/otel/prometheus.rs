@@ -146,8 +146,12 @@ fn value_text(v: &Value) -> String {
     }
 }
 
-/// `{k="v",…}` with `extra` (`le`) last; empty when there are no labels.
+/// `{k="v",…}` sorted by key, with `extra` (`le`) last; empty when there are no labels. Sorted
+/// because the SDK hands a series' attributes over in the order of whichever measurement it
+/// keeps (as recorded or sorted, varying from run to run): one series, one text.
 fn labels<'a>(attrs: impl Iterator<Item = &'a KeyValue>, extra: Option<(&str, &str)>) -> String {
+    let mut attrs: Vec<&KeyValue> = attrs.collect();
+    attrs.sort_by(|a, b| a.key.as_str().cmp(b.key.as_str()));
     let mut out = String::new();
     let mut first = true;
     let mut push = |k: &str, v: &str, out: &mut String| {
