@@ -13,6 +13,9 @@ use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::net::TcpStream;
 use tokio::process::{Child, Command};
 
+use duomcp_testkit::process::spawn_announced;
+use duomcp_testkit::raw_http::{exchange, parse, post_request, Raw};
+
 const BIN: &str = env!("CARGO_BIN_EXE_duomcp");
 const MIB: u64 = 1024 * 1024;
 
@@ -35,29 +38,19 @@ impl Served {
         for l in limits {
             cmd.args(["--limit", l]);
         }
-        let mut child = cmd
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .kill_on_drop(true)
-            .spawn()
-            .expect("spawn duomcp serve --http");
-        let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
-        let addr = within(async {
-            loop {
-                let line = lines
-                    .next_line()
-                    .await
-                    .unwrap()
-                    .expect("duomcp serve exited");
-                if let Some(rest) = line.split("http://").nth(1) {
-                    break rest.split('/').next().unwrap().parse().unwrap();
-                }
-            }
-        })
+        let (child, urls) = spawn_announced(
+            &mut cmd,
+            &["serving the reference server at"],
+            Duration::from_secs(60),
+        )
         .await;
-        // Keep reading stderr so the child never blocks on it.
-        tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
+        let url = &urls[0];
+        let addr = url
+            .trim_start_matches("http://")
+            .split('/')
+            .next()
+            .and_then(|a| a.parse().ok())
+            .unwrap_or_else(|| panic!("no address in {url}"));
         Served { child, addr }
     }
 
@@ -75,60 +68,10 @@ impl Served {
     }
 }
 
-struct Raw {
-    status: u16,
-    head: String,
-    body: String,
-}
-
-impl Raw {
-    fn json(&self) -> Value {
-        serde_json::from_str(&self.body).unwrap_or_else(|e| panic!("{e}: {}", self.body))
-    }
-
-    fn header(&self, name: &str) -> Option<String> {
-        self.head.lines().find_map(|l| {
-            let (k, v) = l.split_once(':')?;
-            k.trim()
-                .eq_ignore_ascii_case(name)
-                .then(|| v.trim().to_owned())
-        })
-    }
-}
-
-fn parse(bytes: &[u8]) -> Raw {
-    let text = String::from_utf8_lossy(bytes).into_owned();
-    let (head, body) = text.split_once("\r\n\r\n").unwrap_or((&text, ""));
-    let status = head
-        .split_whitespace()
-        .nth(1)
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(0);
-    Raw {
-        status,
-        head: head.to_owned(),
-        body: body.to_owned(),
-    }
-}
-
 async fn post(addr: SocketAddr, extra: &[String], body: &Value) -> Raw {
-    let body = body.to_string();
-    let mut req = format!(
-        "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\n\
-         Accept: application/json, text/event-stream\r\nContent-Length: {}\r\nConnection: close\r\n",
-        body.len()
-    );
-    for line in extra {
-        req.push_str(line);
-        req.push_str("\r\n");
-    }
-    req.push_str("\r\n");
-    req.push_str(&body);
-    let mut tcp = TcpStream::connect(addr).await.unwrap();
-    tcp.write_all(req.as_bytes()).await.unwrap();
-    let mut buf = Vec::new();
-    within(tcp.read_to_end(&mut buf)).await.unwrap();
-    parse(&buf)
+    let extra: Vec<&str> = extra.iter().map(String::as_str).collect();
+    let req = post_request(addr, &extra, &body.to_string());
+    exchange(addr, &req, Duration::from_secs(60)).await
 }
 
 async fn initialize(addr: SocketAddr) -> String {

@@ -6,14 +6,15 @@
 #![cfg(unix)]
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+use duomcp_testkit::otlp::{self, Exported};
+use duomcp_testkit::process::{spawn_announced, wait_until};
 use opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceRequest;
-use opentelemetry_proto::tonic::common::v1::any_value;
 use opentelemetry_proto::tonic::trace::v1::span::SpanKind;
 use prost::Message as _;
 use std::process::Stdio;
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use std::time::Duration;
+use tokio::io::AsyncWriteExt;
 use tokio::process::{Child, Command};
 
 const BIN: &str = env!("CARGO_BIN_EXE_duomcp");
@@ -62,88 +63,33 @@ async fn receiver() -> (String, Received) {
     (format!("http://{addr}"), got)
 }
 
-/// One exported span, flattened.
-#[derive(Debug, Clone)]
-struct Exported {
-    service: String,
-    name: String,
-    kind: i32,
-    trace_id: Vec<u8>,
-    span_id: Vec<u8>,
-    parent_span_id: Vec<u8>,
-}
-
 fn spans(got: &Received) -> Vec<Exported> {
-    let mut out = Vec::new();
-    for (path, body) in got.lock().unwrap().iter() {
-        if path != "/v1/traces" {
-            continue;
-        }
-        let req = ExportTraceServiceRequest::decode(body.as_slice()).expect("OTLP protobuf");
-        for rs in req.resource_spans {
-            let service = rs
-                .resource
-                .iter()
-                .flat_map(|r| &r.attributes)
-                .find(|kv| kv.key == "service.name")
-                .and_then(|kv| kv.value.as_ref())
-                .and_then(|v| match &v.value {
-                    Some(any_value::Value::StringValue(s)) => Some(s.clone()),
-                    _ => None,
-                })
-                .unwrap_or_default();
-            for ss in rs.scope_spans {
-                for s in ss.spans {
-                    out.push(Exported {
-                        service: service.clone(),
-                        name: s.name,
-                        kind: s.kind,
-                        trace_id: s.trace_id,
-                        span_id: s.span_id,
-                        parent_span_id: s.parent_span_id,
-                    });
-                }
-            }
-        }
-    }
-    out
+    let requests: Vec<ExportTraceServiceRequest> = got
+        .lock()
+        .unwrap()
+        .iter()
+        .filter(|(path, _)| path == "/v1/traces")
+        .map(|(_, body)| ExportTraceServiceRequest::decode(body.as_slice()).expect("OTLP protobuf"))
+        .collect();
+    otlp::spans(&requests)
 }
 
 /// Starts `duomcp serve --http` with OTLP export and `/metrics`; returns the MCP URL and the
 /// metrics URL, read from what it prints.
 async fn serve(otlp: &str) -> (Child, String, String) {
-    let mut child = Command::new(BIN)
-        .args(["serve", "--http", "127.0.0.1:0", "--metrics", "127.0.0.1:0"])
+    let mut cmd = Command::new(BIN);
+    cmd.args(["serve", "--http", "127.0.0.1:0", "--metrics", "127.0.0.1:0"])
         .args(["--otlp", otlp])
         .env("OTEL_BSP_SCHEDULE_DELAY", "100")
-        .env_remove("OTEL_EXPORTER_OTLP_ENDPOINT")
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .expect("spawn duomcp serve");
-    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
-    let (mut mcp, mut metrics) = (None, None);
-    while mcp.is_none() || metrics.is_none() {
-        let line = tokio::time::timeout(Duration::from_secs(20), lines.next_line())
-            .await
-            .expect("the server says where it listens")
-            .unwrap()
-            .expect("the server is running");
-        let url = line
-            .split_whitespace()
-            .find(|w| w.starts_with("http://"))
-            .map(str::to_owned);
-        if line.contains("serving metrics at") {
-            metrics = url;
-        } else if line.contains("serving the reference server at") {
-            mcp = url;
-        }
-    }
-    // Keep draining stderr so the server never blocks on it.
-    tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
-    (child, mcp.unwrap(), metrics.unwrap())
+        .env_remove("OTEL_EXPORTER_OTLP_ENDPOINT");
+    let (child, urls) = spawn_announced(
+        &mut cmd,
+        &["serving the reference server at", "serving metrics at"],
+        Duration::from_secs(20),
+    )
+    .await;
+    let [mcp, metrics] = <[String; 2]>::try_from(urls).unwrap();
+    (child, mcp, metrics)
 }
 
 async fn call(url: &str, otlp: &str, traceparent: Option<&str>) {
@@ -167,21 +113,21 @@ async fn call(url: &str, otlp: &str, traceparent: Option<&str>) {
 }
 
 async fn wait_for(got: &Received, mut done: impl FnMut(&[Exported]) -> bool) -> Vec<Exported> {
-    let deadline = Instant::now() + Duration::from_secs(20);
-    loop {
-        let now = spans(got);
-        if done(&now) {
-            return now;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "spans never arrived: {:#?}",
-            now.iter()
-                .map(|s| (&s.service, &s.name, s.kind))
-                .collect::<Vec<_>>()
-        );
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    let every = Duration::from_millis(100);
+    wait_until(
+        "spans never arrived",
+        Duration::from_secs(20),
+        every,
+        || {
+            let now = spans(got);
+            if done(&now) {
+                Ok(now)
+            } else {
+                Err(otlp::summary(&now))
+            }
+        },
+    )
+    .await
 }
 
 const NAME: &str = "tools/call test_simple_text";

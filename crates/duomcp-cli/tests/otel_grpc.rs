@@ -6,18 +6,17 @@
 #![cfg(unix)]
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+use duomcp_testkit::otlp::{self, Exported};
+use duomcp_testkit::process::{spawn_announced, wait_until};
 use opentelemetry_proto::tonic::collector::trace::v1::trace_service_server::{
     TraceService, TraceServiceServer,
 };
 use opentelemetry_proto::tonic::collector::trace::v1::{
     ExportTraceServiceRequest, ExportTraceServiceResponse,
 };
-use opentelemetry_proto::tonic::common::v1::any_value;
 use opentelemetry_proto::tonic::trace::v1::span::SpanKind;
-use std::process::Stdio;
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
-use tokio::io::{AsyncBufReadExt, BufReader};
+use std::time::Duration;
 use tokio::process::{Child, Command};
 use tonic::codegen::Service as _;
 
@@ -69,77 +68,22 @@ async fn receiver() -> (String, Received) {
     (format!("http://{addr}"), got)
 }
 
-/// One exported span, flattened.
-#[derive(Debug, Clone)]
-struct Exported {
-    service: String,
-    name: String,
-    kind: i32,
-    trace_id: Vec<u8>,
-    span_id: Vec<u8>,
-    parent_span_id: Vec<u8>,
-}
-
-fn spans(got: &Received) -> Vec<Exported> {
-    let mut out = Vec::new();
-    for req in got.lock().unwrap().iter() {
-        for rs in &req.resource_spans {
-            let service = rs
-                .resource
-                .iter()
-                .flat_map(|r| &r.attributes)
-                .find(|kv| kv.key == "service.name")
-                .and_then(|kv| kv.value.as_ref())
-                .and_then(|v| match &v.value {
-                    Some(any_value::Value::StringValue(s)) => Some(s.clone()),
-                    _ => None,
-                })
-                .unwrap_or_default();
-            for s in rs.scope_spans.iter().flat_map(|ss| &ss.spans) {
-                out.push(Exported {
-                    service: service.clone(),
-                    name: s.name.clone(),
-                    kind: s.kind,
-                    trace_id: s.trace_id.clone(),
-                    span_id: s.span_id.clone(),
-                    parent_span_id: s.parent_span_id.clone(),
-                });
-            }
-        }
-    }
-    out
-}
-
 /// Starts `duomcp serve --http` exporting over OTLP/gRPC; returns the MCP URL it prints.
 async fn serve(otlp: &str) -> (Child, String) {
-    let mut child = Command::new(BIN)
-        .args(["serve", "--http", "127.0.0.1:0", "--otlp", otlp])
+    let mut cmd = Command::new(BIN);
+    cmd.args(["serve", "--http", "127.0.0.1:0", "--otlp", otlp])
         .env("OTEL_EXPORTER_OTLP_PROTOCOL", "grpc")
         .env("OTEL_BSP_SCHEDULE_DELAY", "100")
         .env("OTEL_METRICS_EXPORTER", "none")
         .env_remove("OTEL_EXPORTER_OTLP_ENDPOINT")
-        .env_remove("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL")
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .expect("spawn duomcp serve");
-    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
-    let url = loop {
-        let line = tokio::time::timeout(Duration::from_secs(20), lines.next_line())
-            .await
-            .expect("the server says where it listens")
-            .unwrap()
-            .expect("the server is running");
-        if line.contains("serving the reference server at") {
-            let url = line.split_whitespace().find(|w| w.starts_with("http://"));
-            break url.expect("a URL on the line").to_owned();
-        }
-    };
-    // Keep draining stderr so the server never blocks on it.
-    tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
-    (child, url)
+        .env_remove("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL");
+    let (child, mut urls) = spawn_announced(
+        &mut cmd,
+        &["serving the reference server at"],
+        Duration::from_secs(20),
+    )
+    .await;
+    (child, urls.remove(0))
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -179,21 +123,16 @@ async fn one_trace_exported_over_otlp_grpc() {
             .find(|s| s.name == NAME && s.kind == kind as i32 && s.trace_id == wanted)
             .cloned()
     };
-    let deadline = Instant::now() + Duration::from_secs(20);
-    let (client, served) = loop {
-        let now = spans(&got);
-        if let (Some(c), Some(s)) = (find(&now, SpanKind::Client), find(&now, SpanKind::Server)) {
-            break (c, s);
+    let every = Duration::from_millis(50);
+    let what = "the spans never arrived over gRPC";
+    let (client, served) = wait_until(what, Duration::from_secs(20), every, || {
+        let now = otlp::spans(got.lock().unwrap().iter());
+        match (find(&now, SpanKind::Client), find(&now, SpanKind::Server)) {
+            (Some(c), Some(s)) => Ok((c, s)),
+            _ => Err(otlp::summary(&now)),
         }
-        assert!(
-            Instant::now() < deadline,
-            "the spans never arrived over gRPC: {:#?}",
-            now.iter()
-                .map(|s| (&s.service, &s.name, s.kind))
-                .collect::<Vec<_>>()
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    };
+    })
+    .await;
     assert_eq!(client.service, "duomcp-cli");
     assert_eq!(served.service, "duomcp-serve");
     assert_eq!(

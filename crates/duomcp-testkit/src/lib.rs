@@ -18,6 +18,10 @@
 
 pub mod apps;
 pub mod cluster;
+#[cfg(feature = "otlp")]
+pub mod otlp;
+pub mod process;
+pub mod raw_http;
 pub mod tap;
 
 use std::collections::HashMap;

@@ -16,6 +16,8 @@ use std::time::{Duration, Instant};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 
+use duomcp_testkit::raw_http::{self, parse, post_request, Raw};
+
 const MODERN: &str = "2026-07-28";
 
 async fn within<T>(f: impl std::future::Future<Output = T>) -> T {
@@ -100,98 +102,10 @@ async fn start_with(server: Server, config: HttpConfig) -> (SocketAddr, Streamab
     (addr, http)
 }
 
-/// A response read off a raw connection.
-#[derive(Debug)]
-struct Raw {
-    status: u16,
-    head: String,
-    body: String,
-}
-
-impl Raw {
-    fn json(&self) -> Value {
-        serde_json::from_str(&self.body)
-            .unwrap_or_else(|e| panic!("not JSON ({e}): {} {}", self.head, self.body))
-    }
-
-    fn code(&self) -> i64 {
-        self.json()["error"]["code"]
-            .as_i64()
-            .unwrap_or_else(|| panic!("no error code: {}", self.body))
-    }
-
-    fn header(&self, name: &str) -> Option<String> {
-        self.head.lines().find_map(|l| {
-            let (k, v) = l.split_once(':')?;
-            k.trim()
-                .eq_ignore_ascii_case(name)
-                .then(|| v.trim().to_owned())
-        })
-    }
-}
-
-fn parse(bytes: &[u8]) -> Raw {
-    let text = String::from_utf8_lossy(bytes).into_owned();
-    let (head, body) = text.split_once("\r\n\r\n").unwrap_or((&text, ""));
-    let status = head
-        .split_whitespace()
-        .nth(1)
-        .and_then(|s| s.parse().ok())
-        .unwrap_or_else(|| panic!("no status line: {text:?}"));
-    let body = if head
-        .to_ascii_lowercase()
-        .contains("transfer-encoding: chunked")
-    {
-        dechunk(body)
-    } else {
-        body.to_owned()
-    };
-    Raw {
-        status,
-        head: head.to_owned(),
-        body,
-    }
-}
-
-fn dechunk(mut body: &str) -> String {
-    let mut out = String::new();
-    while let Some((size, rest)) = body.split_once("\r\n") {
-        let Ok(n) = usize::from_str_radix(size.trim(), 16) else {
-            break;
-        };
-        if n == 0 || rest.len() < n {
-            break;
-        }
-        out.push_str(&rest[..n]);
-        body = rest[n..].trim_start_matches("\r\n");
-    }
-    out
-}
-
 /// Sends `request` as is and reads the response until the server closes (requests say
 /// `Connection: close`).
 async fn exchange(addr: SocketAddr, request: &[u8]) -> Raw {
-    let mut tcp = TcpStream::connect(addr).await.unwrap();
-    tcp.write_all(request).await.unwrap();
-    let mut buf = Vec::new();
-    within(tcp.read_to_end(&mut buf)).await.unwrap();
-    parse(&buf)
-}
-
-/// A POST to `/mcp` with the usual headers plus `extra` (full header lines).
-fn post_request(addr: SocketAddr, extra: &[&str], body: &str) -> Vec<u8> {
-    let mut req = format!(
-        "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\n\
-         Accept: application/json, text/event-stream\r\nContent-Length: {}\r\nConnection: close\r\n",
-        body.len()
-    );
-    for line in extra {
-        req.push_str(line);
-        req.push_str("\r\n");
-    }
-    req.push_str("\r\n");
-    req.push_str(body);
-    req.into_bytes()
+    raw_http::exchange(addr, request, Duration::from_secs(20)).await
 }
 
 async fn post(addr: SocketAddr, extra: &[&str], body: &Value) -> Raw {
