@@ -583,3 +583,77 @@ async fn principal_extractor_refuses_anonymous_calls_over_stdio_never() {
     let r = client.call_tool("w", json!({})).await.unwrap();
     assert_eq!(r.is_error, None);
 }
+
+/// `exp` and `nbf` are compared with the validator's clock, with the leeway on both sides:
+/// a token is refused once its clock passes `exp + leeway`, and before `nbf - leeway`.
+#[tokio::test]
+async fn expiry_and_not_before_follow_the_validators_clock() {
+    use duomcp::auth::TokenValidator;
+    use duomcp::clock::ManualClock;
+    let key = SigningKey::es256("k1");
+    let (issuer, mcp) = ("https://auth.example.com", "https://mcp.example.com/mcp");
+    let start = 1_800_000_000u64;
+    let clock = ManualClock::new(start * 1000);
+    let validator = JwtValidator::builder(issuer, mcp)
+        .jwks(&jwks(&[&key]))
+        .leeway(Duration::from_secs(10))
+        .clock(clock.clone())
+        .build()
+        .unwrap();
+    // Far from the system clock: only the validator's clock can make these valid.
+    let token = key.sign(&json!({
+        "iss": issuer, "aud": mcp, "sub": "alice",
+        "nbf": start + 100, "exp": start + 200
+    }));
+    let verdict = |v: Result<Principal, _>| {
+        v.map(|p| p.subject().unwrap_or_default().to_owned())
+            .map_err(|e| format!("{e}"))
+    };
+    let at = |secs: u64| clock.set(secs * 1000);
+
+    at(start + 89);
+    let early = verdict(validator.validate(&token).await);
+    assert!(
+        early.as_ref().is_err_and(|e| e.contains("not valid yet")),
+        "{early:?}"
+    );
+    at(start + 90);
+    assert_eq!(
+        verdict(validator.validate(&token).await),
+        Ok("alice".to_owned())
+    );
+    at(start + 210);
+    assert_eq!(
+        verdict(validator.validate(&token).await),
+        Ok("alice".to_owned())
+    );
+    at(start + 211);
+    let late = verdict(validator.validate(&token).await);
+    assert!(
+        late.as_ref().is_err_and(|e| e.contains("expired")),
+        "{late:?}"
+    );
+
+    // `nbf` is a NumericDate: a fraction counts, anything else is refused.
+    at(start + 150);
+    for (nbf, why) in [
+        (json!(start as f64 + 160.5), "not valid yet"),
+        (json!("0"), "`nbf` is not a number"),
+    ] {
+        let token = key.sign(&json!({
+            "iss": issuer, "aud": mcp, "sub": "alice", "nbf": nbf, "exp": start + 200
+        }));
+        let got = verdict(validator.validate(&token).await);
+        assert!(
+            got.as_ref().is_err_and(|e| e.contains(why)),
+            "nbf {nbf}: {got:?}"
+        );
+    }
+    let token = key.sign(&json!({
+        "iss": issuer, "aud": mcp, "sub": "alice", "nbf": start as f64 + 159.5, "exp": start + 200
+    }));
+    assert_eq!(
+        verdict(validator.validate(&token).await),
+        Ok("alice".to_owned())
+    );
+}

@@ -5,6 +5,7 @@ use super::validator::{TokenError, TokenValidator, ValidateFuture};
 use crate::auth::http as ahttp;
 use crate::auth::metadata::{authorization_server_metadata_urls, AuthorizationServerMetadata};
 use crate::auth::{split_scopes, Principal, ScopeHierarchy};
+use crate::clock::{Clock, SystemClock};
 use jsonwebtoken::errors::ErrorKind;
 use jsonwebtoken::jwk::{AlgorithmParameters, Jwk, PublicKeyUse};
 use jsonwebtoken::{Algorithm, DecodingKey, Validation};
@@ -54,6 +55,7 @@ struct Inner {
     audience: String,
     algorithms: Vec<Algorithm>,
     leeway: Duration,
+    clock: Arc<dyn Clock>,
     cache_ttl: Duration,
     min_refresh: Duration,
     hierarchy: ScopeHierarchy,
@@ -80,6 +82,7 @@ pub struct JwtValidatorBuilder {
     audience: String,
     algorithms: Vec<Algorithm>,
     leeway: Duration,
+    clock: Arc<dyn Clock>,
     cache_ttl: Duration,
     min_refresh: Duration,
     hierarchy: ScopeHierarchy,
@@ -113,6 +116,7 @@ impl JwtValidator {
                 Algorithm::EdDSA,
             ],
             leeway: Duration::from_secs(60),
+            clock: Arc::new(SystemClock),
             cache_ttl: Duration::from_secs(600),
             min_refresh: Duration::from_secs(30),
             hierarchy: ScopeHierarchy::new(),
@@ -157,6 +161,24 @@ impl JwtValidatorBuilder {
     /// Clock skew tolerated on `exp` and `nbf` (default 60 s).
     pub fn leeway(mut self, leeway: Duration) -> Self {
         self.leeway = leeway;
+        self
+    }
+
+    /// Where the time `exp` and `nbf` are compared with comes from (default: [`SystemClock`]);
+    /// a [`ManualClock`](crate::clock::ManualClock) checks expiry without waiting.
+    ///
+    /// ```
+    /// use duomcp::auth::JwtValidator;
+    /// use duomcp::clock::ManualClock;
+    /// let clock = ManualClock::new(1_800_000_000_000);
+    /// let validator = JwtValidator::builder("https://auth.example.com", "https://mcp.example.com/mcp")
+    ///     .jwks(&serde_json::json!({ "keys": [] }))
+    ///     .clock(clock.clone())
+    ///     .build();
+    /// # let _ = validator;
+    /// ```
+    pub fn clock(mut self, clock: impl Clock) -> Self {
+        self.clock = Arc::new(clock);
         self
     }
 
@@ -223,6 +245,7 @@ impl JwtValidatorBuilder {
                 audience: self.audience,
                 algorithms,
                 leeway: self.leeway,
+                clock: self.clock,
                 cache_ttl: self.cache_ttl,
                 min_refresh: self.min_refresh,
                 hierarchy: self.hierarchy,
@@ -451,8 +474,10 @@ impl Inner {
             )));
         }
         let mut validation = Validation::new(header.alg);
-        validation.leeway = self.leeway.as_secs();
-        validation.validate_nbf = true;
+        // `exp` and `nbf` are compared with this validator's clock below (jsonwebtoken reads
+        // the system clock itself); `exp` stays required.
+        validation.validate_exp = false;
+        validation.validate_nbf = false;
         validation.set_issuer(&[&self.issuer]);
         validation.set_audience(&[&self.audience]);
         validation.set_required_spec_claims(&["exp", "iss", "aud"]);
@@ -475,8 +500,29 @@ impl Inner {
             match jsonwebtoken::decode::<Map<String, Value>>(token, &key, &validation) {
                 Ok(data) => {
                     let claims = data.claims;
-                    if claims.get("exp").and_then(Value::as_u64).is_none() {
+                    let Some(exp) = claims.get("exp").and_then(Value::as_u64) else {
                         return Err(TokenError::Invalid("the token has no numeric `exp`".into()));
+                    };
+                    // Expired once `exp` is more than the leeway behind; not valid yet while
+                    // `nbf` (a NumericDate: any JSON number, RFC 7519 §2) is more than the
+                    // leeway ahead. jsonwebtoken would let a fractional or non-numeric `nbf`
+                    // pass unchecked; here it is compared, or refused.
+                    let now = self.clock.now_ms() / 1000;
+                    let leeway = self.leeway.as_secs();
+                    if exp < now.saturating_sub(leeway) {
+                        return Err(TokenError::Invalid(describe(&ErrorKind::ExpiredSignature)));
+                    }
+                    if let Some(nbf) = claims.get("nbf") {
+                        let Some(nbf) = nbf.as_f64() else {
+                            return Err(TokenError::Invalid(
+                                "the token's `nbf` is not a number".into(),
+                            ));
+                        };
+                        if nbf > now.saturating_add(leeway) as f64 {
+                            return Err(TokenError::Invalid(describe(
+                                &ErrorKind::ImmatureSignature,
+                            )));
+                        }
                     }
                     return Ok(principal_from_claims(claims, &self.hierarchy));
                 }
