@@ -1,2 +1,4 @@
 #![no_main]
-libfuzzer_sys::fuzz_target!(|data: &[u8]| duomcp::fuzzing::schema_check(data));
+#[path = "common/fixed_random.rs"]
+mod fixed_random;
+libfuzzer_sys::fuzz_target!(init: fixed_random::init(), |data: &[u8]| duomcp::fuzzing::schema_check(data));

@@ -9,6 +9,7 @@
 
 use super::runtime::block_on;
 use crate::auth::{JwtValidator, Principal, ResourceServer};
+use crate::clock::ManualClock;
 use arbitrary::{Arbitrary, Unstructured};
 use axum::body::Body;
 use axum::extract::Request;
@@ -26,6 +27,9 @@ const ISSUER: &str = "https://auth.example.com";
 const AUDIENCE: &str = "https://mcp.example.com/mcp";
 const SCOPE: &str = "files:read";
 const LEEWAY: i64 = 60;
+/// The validator's clock (seconds since the epoch): fixed, so that a token built from an
+/// input is the same in every run, and `exp` / `nbf` offsets are exact.
+const NOW: i64 = 1_800_000_000;
 
 type Seen = Arc<Mutex<Option<Arc<Principal>>>>;
 
@@ -62,6 +66,7 @@ fn door() -> &'static Door {
         }]});
         let validator = JwtValidator::builder(ISSUER, AUDIENCE)
             .jwks(&jwk)
+            .clock(ManualClock::new(NOW as u64 * 1000))
             .build()
             .unwrap();
         let rs = ResourceServer::builder(AUDIENCE)
@@ -185,10 +190,7 @@ fn knock(authorization: &[u8], query: &str) -> Option<Arc<Principal>> {
 }
 
 fn signed(s: Signed) {
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_secs() as i64;
+    let now = NOW;
     let alg = match &s.alg {
         Alg::EdDsa => "EdDSA".to_owned(),
         Alg::Rs256 => "RS256".to_owned(),
@@ -283,10 +285,10 @@ fn signed(s: Signed) {
         .get("exp")
         .and_then(Value::as_u64)
         .unwrap_or_else(|| panic!("{why}"));
-    assert!(exp as i64 >= now - LEEWAY - 5, "{why}");
+    assert!(exp as i64 >= now - LEEWAY, "{why}");
     if let Some(nbf) = claims.get("nbf") {
         let nbf = nbf.as_f64().unwrap_or_else(|| panic!("{why}"));
-        assert!(nbf <= (now + LEEWAY + 5) as f64, "{why}");
+        assert!(nbf <= (now + LEEWAY) as f64, "{why}");
     }
     assert!(p.has_scope(SCOPE), "{why}");
 }

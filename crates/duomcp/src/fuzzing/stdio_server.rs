@@ -6,8 +6,10 @@
 //! and every line the server writes is one well-formed JSON-RPC message.
 
 use super::runtime::block_on;
+use crate::clock::ManualClock;
 use crate::jsonrpc::decode;
-use crate::server::{Args, HandlerError, Json, Server, ToolSpec, Uri};
+use crate::server::tasks::TaskConfig;
+use crate::server::{Args, HandlerError, Json, SealingKey, Server, ToolSpec, Uri};
 use duomcp_schema::{Resource, ResourceTemplate};
 use serde_json::json;
 use std::io;
@@ -74,8 +76,12 @@ fn server() -> Server {
                 "type": "object",
                 "properties": { "region": { "type": "string", "x-mcp-header": "Region" } }
             }));
+            // A fixed sealing key and a clock that does not move: the `requestState` tokens
+            // and task timestamps the server writes are the same in every run.
             Server::builder()
                 .name("fuzz")
+                .sealing_key(SealingKey::from_bytes([9; 32]))
+                .tasks(TaskConfig::default().clock(ManualClock::new(1_800_000_000_000)))
                 .tool("add", add)
                 .tool("echo", echo)
                 .tool(annotated, || async { "ok" })
