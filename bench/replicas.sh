@@ -21,7 +21,8 @@ SECS=${SECS:-10}
 CONNS=${CONNS:-32}
 BASE=${BENCH_REPLICAS_PORT:-39300}
 if [ -z "${DUOMCP_BIN_DIR:-}" ]; then
-  cargo build --release --locked -p duomcp-cli --bin duomcp --bin duomcp-echo >&2
+  cargo build --release --locked -p duomcp-cli --bin duomcp >&2
+  cargo build --release --locked -p duomcp-echo --features redis >&2
   DUOMCP_BIN_DIR=${CARGO_TARGET_DIR:-$ROOT/target}/release
 fi
 BIN=$DUOMCP_BIN_DIR

@@ -5,6 +5,7 @@
 //! duomcp-echo stdio          # both eras on stdin/stdout
 //! duomcp-echo http 8080      # both eras on http://127.0.0.1:8080/mcp
 //! duomcp-echo http 8080 redis://127.0.0.1:6379/   # a replica sharing its state in Redis
+//!                                                  # (built with `--features redis`)
 //! ```
 
 use duomcp::server::{Args, Server};
@@ -56,6 +57,7 @@ fn main() -> std::process::ExitCode {
                     .serve(listener)
                     .await
             }
+            #[cfg(feature = "redis")]
             ["http", port, redis] => {
                 let listener = tokio::net::TcpListener::bind((
                     "127.0.0.1",
