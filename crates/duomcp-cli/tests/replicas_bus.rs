@@ -322,3 +322,38 @@ fn the_get_stream_on_b_receives_the_list_changed_produced_on_a_once() {
         "{list}"
     );
 }
+
+#[test]
+fn the_bus_subscribes_again_by_itself_when_redis_comes_back() {
+    let mut redis = RedisServer::start().expect("redis-server (Debian package redis-server)");
+    let a = Replica::start(BIN, &redis.url(), &[]).unwrap();
+    let b = Replica::start(BIN, &redis.url(), &[]).unwrap();
+    wait_subscribed(&redis, 2);
+
+    // Redis goes away and comes back: both buses subscribe again without help.
+    redis.stop();
+    std::thread::sleep(Duration::from_millis(500));
+    redis.restart().unwrap();
+    wait_subscribed(&redis, 2);
+
+    let r = modern(
+        a.addr(),
+        1,
+        "tools/call",
+        json!({ "name": "test_trigger_tool_change" }),
+    );
+    assert_eq!(r["result"]["content"][0]["text"], "tools changed", "{r}");
+    // B applied A's change, published after the reconnection.
+    let deadline = Instant::now() + Duration::from_secs(2);
+    loop {
+        let list = modern(b.addr(), 2, "tools/list", json!({}));
+        if names(&list, "tools").contains(&"test_dynamic_tool".to_owned()) {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "B never applied the change: {list}"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}

@@ -7,9 +7,9 @@
 //! Bounds, and what happens at each:
 //! - **Publishing** never waits: messages go into a queue of [`BusBounds::queue`] that one task
 //!   empties with `PUBLISH` (one command per message, on the shared multiplexed connection,
-//!   under the operation deadline). A full queue, a message over
-//!   [`BusBounds::max_message_bytes`], or a `PUBLISH` that fails (Redis away) drops that
-//!   message with a warning naming why.
+//!   under the operation deadline, tried three times). A full queue, a message over
+//!   [`BusBounds::max_message_bytes`], or a `PUBLISH` that keeps failing (Redis away) drops
+//!   that message with a warning naming why.
 //! - **Receiving**: each receiver holds [`BusBounds::queue`] messages; one that falls further
 //!   behind loses the oldest (a warning with the count). Incoming messages over the size bound
 //!   are dropped too.
@@ -160,21 +160,34 @@ impl Bus for RedisBus {
     }
 }
 
-/// Publishes queued messages, one `PUBLISH` each, until the bus is dropped.
+/// Publishes queued messages, one `PUBLISH` each, until the bus is dropped. A failed
+/// `PUBLISH` is tried again twice, 100 ms apart (the first command after Redis came back
+/// fails while the connection is remade); then the message is dropped.
 async fn publisher(redis: Redis, channel: String, mut rx: mpsc::Receiver<Vec<u8>>) {
     while let Some(bytes) = rx.recv().await {
-        let channel = channel.as_str();
-        let sent = redis
-            .run("bus", |mut c| async move {
-                ::redis::cmd("PUBLISH")
-                    .arg(channel)
-                    .arg(bytes)
-                    .query_async::<i64>(&mut c)
-                    .await
-            })
-            .await;
-        if let Err(e) = sent {
-            tracing::warn!("bus message dropped: {e}");
+        let mut tries = 0;
+        loop {
+            let (channel, payload) = (channel.as_str(), bytes.as_slice());
+            let sent = redis
+                .run("bus", |mut c| async move {
+                    ::redis::cmd("PUBLISH")
+                        .arg(channel)
+                        .arg(payload)
+                        .query_async::<i64>(&mut c)
+                        .await
+                })
+                .await;
+            match sent {
+                Ok(_) => break,
+                Err(e) if tries >= 2 => {
+                    tracing::warn!("bus message dropped: {e}");
+                    break;
+                }
+                Err(_) => {
+                    tries += 1;
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                }
+            }
         }
     }
 }
