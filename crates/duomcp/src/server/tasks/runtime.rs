@@ -703,7 +703,7 @@ mod tests {
         let config = TaskConfig::default()
             .store(store)
             .clock(ManualClock::new(10));
-        TaskRuntime::new(config, broadcast::channel(4).0)
+        TaskRuntime::new(config, broadcast::channel(4).0, Default::default())
     }
 
     #[tokio::test]
