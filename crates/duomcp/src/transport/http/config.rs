@@ -83,6 +83,9 @@ pub struct HttpConfig {
     /// The bus to the other replicas (default `None`: one process). When set, building the
     /// transport attaches it to the server ([`Server::attach_bus`](crate::server::Server::attach_bus)).
     pub bus: Option<Arc<dyn crate::server::bus::Bus>>,
+    /// Where tasks are kept when shared with other replicas, in place of the server's own
+    /// [`TaskConfig`](crate::server::tasks::TaskConfig) store (default `None`).
+    pub task_store: Option<Arc<dyn crate::server::tasks::TaskStore>>,
     /// How long a client may take to send request headers (default 30 s; `serve` and
     /// [`serve`](fn@super::serve) only: an application serving the router itself sets its own).
     pub header_read_timeout: Duration,
@@ -124,6 +127,7 @@ impl Default for HttpConfig {
             event_store: Arc::new(MemoryEventStore::default()),
             session_store: None,
             bus: None,
+            task_store: None,
             header_read_timeout: Duration::from_secs(30),
             body_timeout: Some(Duration::from_secs(60)),
             max_body_bytes_in_flight: 64 * 1024 * 1024,
