@@ -172,14 +172,22 @@ pub(super) fn register(b: ServerBuilder) -> ServerBuilder {
         })),
         |Args(v): Args<Value>| async move { format!("region={}", v.get("region").and_then(Value::as_str).unwrap_or_default()) },
     )
+    // Named changes: with several replicas (`--redis`), every replica applies them, so a
+    // client re-listing after the list_changed sees the new entry wherever it lands.
+    .change("add_dynamic_tool", |server, _| {
+        server.add_tool(no_args("test_dynamic_tool", "Added at run time"), || async { "dynamic" });
+    })
+    .change("add_dynamic_prompt", |server, _| {
+        server.add_prompt(duomcp::server::PromptSpec::new("test_dynamic_prompt").description("Added at run time"), || async {
+            "dynamic prompt".to_owned()
+        });
+    })
     .tool(no_args("test_trigger_tool_change", "Adds a tool at run time (tools list_changed)"), |ctx: Context| async move {
-        ctx.server().add_tool(no_args("test_dynamic_tool", "Added at run time"), || async { "dynamic" });
+        ctx.server().apply_change("add_dynamic_tool", Value::Null);
         "tools changed"
     })
     .tool(no_args("test_trigger_prompt_change", "Adds a prompt at run time (prompts list_changed)"), |ctx: Context| async move {
-        ctx.server().add_prompt(duomcp::server::PromptSpec::new("test_dynamic_prompt").description("Added at run time"), || async {
-            "dynamic prompt".to_owned()
-        });
+        ctx.server().apply_change("add_dynamic_prompt", Value::Null);
         "prompts changed"
     })
 }

@@ -33,11 +33,13 @@
 //! Keys are prefixed ([`RedisConfig::prefix`], default `duomcp:`) and carry the session id as a
 //! hash tag, so the keys of one session live in one slot.
 
+mod bus;
 mod events;
 mod lease;
 mod sessions;
 mod tasks;
 
+pub use bus::{BusBounds, RedisBus};
 pub use events::RedisEventStore;
 pub use lease::Lease;
 pub use sessions::RedisSessionStore;
@@ -115,6 +117,10 @@ pub struct Redis {
     conn: ConnectionManager,
     prefix: Arc<str>,
     timeout: Duration,
+    /// For the bus's own subscribed connection.
+    client: ::redis::Client,
+    connect_timeout: Duration,
+    max_reconnect_delay: Duration,
 }
 
 impl std::fmt::Debug for Redis {
@@ -143,12 +149,15 @@ impl Redis {
             .set_number_of_retries(2)
             .set_concurrency_limit(config.max_in_flight.max(1))
             .set_pipeline_buffer_size(config.max_in_flight.max(1));
-        let conn = ConnectionManager::new_lazy_with_config(client, manager)
+        let conn = ConnectionManager::new_lazy_with_config(client.clone(), manager)
             .map_err(|e| RedisError::new("connection", e))?;
         Ok(Redis {
             conn,
             prefix: config.prefix.into(),
             timeout: config.timeout,
+            client,
+            connect_timeout: config.connect_timeout,
+            max_reconnect_delay: config.max_reconnect_delay,
         })
     }
 
@@ -210,8 +219,10 @@ impl Redis {
 impl crate::transport::http::HttpConfig {
     /// Keeps legacy sessions, the SSE event log and tasks in `redis` ([`RedisSessionStore`],
     /// [`RedisEventStore`], [`RedisTaskStore`], with their default bounds and [`Lease`]), so
-    /// that any replica sharing it serves any session and any task. The `requestState` key is
-    /// the server's: see [`Redis::shared_keyring`].
+    /// that any replica sharing it serves any session and any task, and connects the replicas
+    /// through a [`RedisBus`] (attached to the server when the transport is built: events and
+    /// named changes reach every replica). The `requestState` key is the server's: see
+    /// [`Redis::shared_keyring`].
     ///
     /// ```no_run
     /// use duomcp::redis::Redis;
@@ -227,6 +238,7 @@ impl crate::transport::http::HttpConfig {
     pub fn redis(mut self, redis: &Redis) -> Self {
         self.event_store = Arc::new(RedisEventStore::new(redis.clone()));
         self.session_store = Some(Arc::new(RedisSessionStore::new(redis.clone())));
+        self.bus = Some(Arc::new(RedisBus::new(redis)));
         self.task_store = Some(Arc::new(RedisTaskStore::new(redis.clone())));
         self
     }

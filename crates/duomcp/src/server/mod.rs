@@ -16,6 +16,7 @@
 //! ```
 
 pub mod apps;
+pub mod bus;
 mod context;
 mod cursor;
 mod dispatch;
@@ -52,7 +53,8 @@ pub use shutdown::shutdown_signal;
 pub use uri_template::UriTemplate;
 
 pub(crate) use dispatch::{
-    answer_request, handle_notification, handle_request, handle_response, NotificationAction,
+    answer_request, follow_events, handle_notification, handle_request, handle_response,
+    NotificationAction,
 };
 #[cfg(feature = "http-server")]
 pub(crate) use envelope::Reply;
@@ -192,6 +194,43 @@ pub(crate) struct Shared {
     /// OpenTelemetry, when the server was given one (feature `otel`; empty without it).
     #[cfg_attr(not(feature = "otel"), allow(dead_code))]
     pub telemetry: telemetry::Slot,
+    /// The bus to the other replicas, once attached ([`Server::attach_bus`]).
+    pub bus: BusSlot,
+    /// Named registry changes every replica applies ([`ServerBuilder::change`]).
+    pub changes: RwLock<HashMap<String, ChangeFn>>,
+}
+
+/// Where a server's bus goes once attached (shared with the task runtime).
+pub(crate) type BusSlot = Arc<std::sync::OnceLock<Arc<dyn bus::Bus>>>;
+
+/// A named registry change: what each replica runs to apply it.
+pub(crate) type ChangeFn = Arc<dyn Fn(&Server, &serde_json::Value) + Send + Sync>;
+
+thread_local! {
+    /// Set while a change is applied by [`Server::apply_change`] or arrives from another
+    /// replica: its events stay on this replica (every replica applies the change itself).
+    static LOCAL_ONLY: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Runs `f` with bus publishing of events off on this thread.
+fn local_only<T>(f: impl FnOnce() -> T) -> T {
+    struct Reset(bool);
+    impl Drop for Reset {
+        fn drop(&mut self) {
+            LOCAL_ONLY.with(|c| c.set(self.0));
+        }
+    }
+    let _reset = Reset(LOCAL_ONLY.with(|c| c.replace(true)));
+    f()
+}
+
+/// Publishes a local event to the other replicas, when a bus is attached.
+pub(crate) fn publish_event(slot: &BusSlot, event: &ServerEvent) {
+    if let Some(bus) = slot.get() {
+        if !LOCAL_ONLY.with(|c| c.get()) {
+            bus.publish(bus::BusMessage::Event(event.into()));
+        }
+    }
 }
 
 impl Shared {
@@ -373,8 +412,112 @@ impl Server {
     }
 
     fn emit(&self, event: ServerEvent) {
+        publish_event(&self.shared.bus, &event);
         // No receivers just means nobody listens yet.
         let _ = self.shared.events.send(event);
+    }
+
+    /// Connects this server to the other replicas of a deployment: from now on its events
+    /// (list changes, resource updates, task status) reach their sessions and listen streams,
+    /// and theirs reach this server's; named changes ([`apply_change`](Self::apply_change))
+    /// run on every replica. `false` (and nothing changes) when a bus is attached already.
+    /// Must be called within a tokio runtime; the task receiving from the bus ends with
+    /// [`shutdown`](Self::shutdown).
+    ///
+    /// [`HttpConfig::redis`](crate::transport::http::HttpConfig::redis) attaches a Redis bus
+    /// when the transport is built; [`bus::LocalBus`] connects servers in one process:
+    ///
+    /// ```
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// use duomcp::server::{bus::LocalBus, Server};
+    /// use std::sync::Arc;
+    /// let hub = LocalBus::new(64);
+    /// let a = Server::builder().build();
+    /// assert!(a.attach_bus(Arc::new(hub.member())));
+    /// assert!(!a.attach_bus(Arc::new(hub.member()))); // one bus per server
+    /// # });
+    /// ```
+    pub fn attach_bus(&self, bus: Arc<dyn bus::Bus>) -> bool {
+        let mut rx = bus.subscribe();
+        if self.shared.bus.set(bus).is_err() {
+            return false;
+        }
+        let server = self.clone();
+        let stop = self.shared.shutdown.clone();
+        tokio::spawn(async move {
+            loop {
+                let message = tokio::select! {
+                    _ = stop.cancelled() => return,
+                    m = rx.recv() => m,
+                };
+                let Some(message) = message else { return };
+                match &*message {
+                    bus::BusMessage::Event(e) => {
+                        let _ = server.shared.events.send(e.clone().into());
+                    }
+                    bus::BusMessage::Change { name, arg } => {
+                        if !server.apply_here(name, arg) {
+                            tracing::warn!(
+                                change = %name,
+                                "another replica applied a change this one does not know; \
+                                 its registry now differs (register the change on every replica)"
+                            );
+                        }
+                    }
+                }
+            }
+        });
+        true
+    }
+
+    /// The bus attached to this server, if any.
+    pub fn bus(&self) -> Option<&Arc<dyn bus::Bus>> {
+        self.shared.bus.get()
+    }
+
+    /// Applies the named change registered with [`ServerBuilder::change`] here and, through
+    /// the bus, on every other replica (each runs its own registered code with `arg`). The
+    /// change's events (a `list_changed`…) are emitted by each replica for its own clients,
+    /// so a client re-listing after it sees the change wherever its request lands. Without
+    /// a bus, it applies here only. `false` when no change has this name.
+    ///
+    /// ```
+    /// use duomcp::server::Server;
+    /// let server = Server::builder()
+    ///     .change("add_greeter", |server, arg| {
+    ///         let text = arg.as_str().unwrap_or("hello").to_owned();
+    ///         server.add_tool("greet", move || { let t = text.clone(); async move { t } });
+    ///     })
+    ///     .build();
+    /// assert!(server.apply_change("add_greeter", serde_json::json!("hi")));
+    /// assert!(!server.apply_change("unknown", serde_json::Value::Null));
+    /// ```
+    pub fn apply_change(&self, name: &str, arg: serde_json::Value) -> bool {
+        if !self.apply_here(name, &arg) {
+            return false;
+        }
+        if let Some(bus) = self.shared.bus.get() {
+            bus.publish(bus::BusMessage::change(name, arg));
+        }
+        true
+    }
+
+    /// Runs the change `name` on this replica only, its events kept here.
+    fn apply_here(&self, name: &str, arg: &serde_json::Value) -> bool {
+        let f = self
+            .shared
+            .changes
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(name)
+            .cloned();
+        match f {
+            Some(f) => {
+                local_only(|| f(self, arg));
+                true
+            }
+            None => false,
+        }
     }
 }
 
@@ -403,6 +546,7 @@ pub struct ServerBuilder {
     telemetry: telemetry::Slot,
     /// The state each registered handler takes (`State<T>`), checked by `build()`.
     needs: Vec<StateNeed>,
+    changes: HashMap<String, ChangeFn>,
 }
 
 /// A handler's `State<T>` argument: what it is, and who takes it.
@@ -456,6 +600,7 @@ impl Default for ServerBuilder {
             middleware: None,
             telemetry: telemetry::Slot::default(),
             needs: Vec::new(),
+            changes: HashMap::new(),
         }
     }
 }
@@ -510,6 +655,19 @@ impl ServerBuilder {
     /// ```
     pub fn keyring(mut self, keys: Keyring) -> Self {
         self.sealing_key = Some(keys);
+        self
+    }
+
+    /// Registers a named registry change (adding a tool, a prompt…), to be applied with
+    /// [`Server::apply_change`] on every replica of a deployment: handlers are code, so what
+    /// travels between replicas is the name and an argument, and each replica runs this
+    /// `apply` (registered by every replica's program alike). See `Server::apply_change`.
+    pub fn change(
+        mut self,
+        name: impl Into<String>,
+        apply: impl Fn(&Server, &serde_json::Value) + Send + Sync + 'static,
+    ) -> Self {
+        self.changes.insert(name.into(), Arc::new(apply));
         self
     }
 
@@ -735,9 +893,10 @@ impl ServerBuilder {
 
     fn finish(self) -> Server {
         let (events, _) = broadcast::channel(256);
+        let bus = BusSlot::default();
         Server {
             shared: Arc::new(Shared {
-                tasks: tasks::TaskRuntime::new(self.tasks, events.clone())
+                tasks: tasks::TaskRuntime::new(self.tasks, events.clone(), bus.clone())
                     .with_telemetry(self.telemetry.clone()),
                 skills: skills::SkillRegistry::new(self.skills),
                 info_json: serde_json::to_value(&self.info).unwrap_or_default(),
@@ -754,6 +913,8 @@ impl ServerBuilder {
                 middleware: self.middleware.map(std::sync::Mutex::new),
                 meta_memo: Default::default(),
                 telemetry: self.telemetry,
+                bus,
+                changes: RwLock::new(self.changes),
             }),
         }
     }

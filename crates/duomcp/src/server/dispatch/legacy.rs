@@ -236,6 +236,17 @@ fn initialize(
     Ok(result)
 }
 
+/// Forwards server events to a copy of a legacy session this replica adopted (minted by
+/// another replica, see the HTTP transport's session store): with a bus, the events of every
+/// replica reach the standalone stream of whichever replica holds it.
+pub(crate) fn follow_events(
+    shared: Arc<Shared>,
+    session: Arc<Session>,
+    closing: CancellationToken,
+) {
+    spawn_forwarder(shared, session, closing)
+}
+
 /// Forwards server events to a legacy session (list_changed, subscribed resource updates).
 fn spawn_forwarder(shared: Arc<Shared>, session: Arc<Session>, closing: CancellationToken) {
     let mut events = shared.events.subscribe();

@@ -33,6 +33,7 @@ use crate::jsonrpc::{self, IncomingNotification, IncomingRequest, IncomingRespon
 use crate::util::catch_unwind;
 use duomcp_schema::methods::{self, NotificationMethod};
 use duomcp_schema::{ClientCapabilities, Implementation, LoggingLevel, ProgressToken, RequestId};
+pub(crate) use legacy::follow_events;
 use serde::Deserialize;
 use serde_json::value::RawValue;
 use std::sync::Arc;

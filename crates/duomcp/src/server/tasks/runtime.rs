@@ -88,6 +88,8 @@ pub(crate) struct TaskRuntime {
     live: Mutex<HashMap<String, Arc<LiveTask>>>,
     scopes: Mutex<Vec<(Weak<Session>, String)>>,
     events: broadcast::Sender<ServerEvent>,
+    /// The bus to other replicas, once attached: task status reaches their listen streams.
+    bus: crate::server::BusSlot,
     /// OpenTelemetry: task links and the tasks-by-status counter (empty without `otel`).
     telemetry: crate::server::telemetry::Slot,
 }
@@ -116,13 +118,18 @@ fn first_text(r: &CallToolResult) -> Option<String> {
 }
 
 impl TaskRuntime {
-    pub(crate) fn new(config: TaskConfig, events: broadcast::Sender<ServerEvent>) -> Self {
+    pub(crate) fn new(
+        config: TaskConfig,
+        events: broadcast::Sender<ServerEvent>,
+        bus: crate::server::BusSlot,
+    ) -> Self {
         TaskRuntime {
             store: std::sync::RwLock::new(config.store.clone()),
             config,
             live: Mutex::default(),
             scopes: Mutex::default(),
             events,
+            bus,
             telemetry: Default::default(),
         }
     }
@@ -187,10 +194,10 @@ impl TaskRuntime {
     }
 
     fn emit(&self, record: &TaskRecord) {
+        let event = ServerEvent::TaskChanged(Arc::new(record.clone()));
+        crate::server::publish_event(&self.bus, &event);
         // Nobody listening is fine.
-        let _ = self
-            .events
-            .send(ServerEvent::TaskChanged(Arc::new(record.clone())));
+        let _ = self.events.send(event);
     }
 
     /// Creates a `working` task for the call `ctx` serves and binds `ctx` to it.
@@ -818,7 +825,7 @@ mod tests {
         let config = TaskConfig::default()
             .store(store)
             .clock(ManualClock::new(10));
-        TaskRuntime::new(config, broadcast::channel(4).0)
+        TaskRuntime::new(config, broadcast::channel(4).0, Default::default())
     }
 
     #[tokio::test]

@@ -80,6 +80,9 @@ pub struct HttpConfig {
     /// Where legacy sessions are shared with other replicas (default `None`: each session
     /// lives in this transport's table only). See [`SessionStore`](super::SessionStore).
     pub session_store: Option<Arc<dyn super::SessionStore>>,
+    /// The bus to the other replicas (default `None`: one process). When set, building the
+    /// transport attaches it to the server ([`Server::attach_bus`](crate::server::Server::attach_bus)).
+    pub bus: Option<Arc<dyn crate::server::bus::Bus>>,
     /// Where tasks are kept when shared with other replicas, in place of the server's own
     /// [`TaskConfig`](crate::server::tasks::TaskConfig) store (default `None`).
     pub task_store: Option<Arc<dyn crate::server::tasks::TaskStore>>,
@@ -123,6 +126,7 @@ impl Default for HttpConfig {
             sse_retry: Duration::from_secs(1),
             event_store: Arc::new(MemoryEventStore::default()),
             session_store: None,
+            bus: None,
             task_store: None,
             header_read_timeout: Duration::from_secs(30),
             body_timeout: Some(Duration::from_secs(60)),
@@ -150,6 +154,7 @@ impl fmt::Debug for HttpConfig {
             .field("request_timeout", &self.request_timeout)
             .field("keep_alive", &self.keep_alive)
             .field("sse_retry", &self.sse_retry)
+            .field("bus", &self.bus.is_some())
             .field("header_read_timeout", &self.header_read_timeout)
             .field("body_timeout", &self.body_timeout)
             .field("max_body_bytes_in_flight", &self.max_body_bytes_in_flight)

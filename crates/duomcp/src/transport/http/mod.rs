@@ -160,6 +160,10 @@ impl StreamableHttp {
     /// assert_eq!(http.config().max_sessions, 100);
     /// ```
     pub fn with_config(server: Server, config: HttpConfig) -> Self {
+        if let Some(bus) = &config.bus {
+            // A bus attached already (by the application) stays.
+            server.attach_bus(bus.clone());
+        }
         let shared = server.shared;
         if let Some(store) = &config.task_store {
             shared.tasks.replace_store(store.clone());

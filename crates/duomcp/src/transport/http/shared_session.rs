@@ -52,6 +52,13 @@ pub(super) async fn lookup(
                     Limits::default().running(t.config.max_concurrent_requests.max(1)),
                 ) {
                     Ok(s) => {
+                        // This copy hears the server's events too (from every replica, through
+                        // the bus): the standalone stream held here gets them.
+                        crate::server::follow_events(
+                            t.shared.clone(),
+                            s.core.clone(),
+                            s.closing.clone(),
+                        );
                         t.sessions.start_sweeper(
                             t.config.session_idle_timeout,
                             t.config.session_handshake_timeout,

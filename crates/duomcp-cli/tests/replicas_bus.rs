@@ -1,0 +1,359 @@
+//! The message bus between `duomcp serve --http --redis` replicas (issue 17): a change made on
+//! one replica reaches the listen streams and session streams of the others, and named
+//! registry changes run on every replica. Real parts: `redis-server` (Debian package), started
+//! through `duomcp_testkit::cluster`; a missing binary fails the test. Every step is sent to
+//! a chosen replica on purpose.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use duomcp_testkit::cluster::{RedisServer, Replica};
+use serde_json::{json, Value};
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+const BIN: &str = env!("CARGO_BIN_EXE_duomcp");
+const MODERN: &str = "2026-07-28";
+const LEGACY: &str = "2025-11-25";
+
+fn request(headers: &[(&str, &str)], body: &Value) -> String {
+    let body = body.to_string();
+    let mut req = format!(
+        "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n\
+         Accept: application/json, text/event-stream\r\nContent-Length: {}\r\nConnection: close\r\n",
+        body.len()
+    );
+    for (k, v) in headers {
+        req.push_str(&format!("{k}: {v}\r\n"));
+    }
+    req.push_str("\r\n");
+    req.push_str(&body);
+    req
+}
+
+/// One HTTP/1.1 exchange: the whole response, head and body.
+fn exchange(addr: SocketAddr, headers: &[(&str, &str)], body: &Value) -> String {
+    let mut tcp = TcpStream::connect(addr).unwrap();
+    tcp.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+    tcp.write_all(request(headers, body).as_bytes()).unwrap();
+    let mut buf = Vec::new();
+    tcp.read_to_end(&mut buf).unwrap();
+    String::from_utf8_lossy(&buf).into_owned()
+}
+
+/// The JSON-RPC message of a response, JSON or one SSE event carrying it.
+fn message(raw: &str) -> Value {
+    let body = raw.split_once("\r\n\r\n").map_or("", |(_, b)| b);
+    if let Ok(v) = serde_json::from_str(body) {
+        return v;
+    }
+    body.lines()
+        .filter_map(|l| l.strip_prefix("data:"))
+        .filter_map(|d| serde_json::from_str::<Value>(d.trim()).ok())
+        .find(|v| v.get("id").is_some())
+        .unwrap_or_else(|| panic!("no JSON-RPC response in {raw}"))
+}
+
+fn modern_meta() -> Value {
+    json!({
+        "io.modelcontextprotocol/protocolVersion": MODERN,
+        "io.modelcontextprotocol/clientCapabilities": {},
+        "io.modelcontextprotocol/clientInfo": { "name": "replicas-bus", "version": "1" }
+    })
+}
+
+/// A 2026-07-28 request `method` with `params` (its `_meta` added).
+fn modern(addr: SocketAddr, id: u64, method: &str, mut params: Value) -> Value {
+    params["_meta"] = modern_meta();
+    let name = params["name"].as_str().map(str::to_owned);
+    let mut headers = vec![("MCP-Protocol-Version", MODERN), ("Mcp-Method", method)];
+    if let Some(n) = &name {
+        headers.push(("Mcp-Name", n));
+    }
+    let raw = exchange(
+        addr,
+        &headers,
+        &json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}),
+    );
+    message(&raw)
+}
+
+fn names(list: &Value, key: &str) -> Vec<String> {
+    list["result"][key]
+        .as_array()
+        .unwrap_or_else(|| panic!("no {key} in {list}"))
+        .iter()
+        .map(|t| t["name"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+/// An open SSE response whose events a thread reads into a channel.
+struct Stream {
+    rx: mpsc::Receiver<Value>,
+    _tcp: TcpStream,
+}
+
+impl Stream {
+    fn open(addr: SocketAddr, raw_request: String) -> Stream {
+        let tcp = TcpStream::connect(addr).unwrap();
+        let mut w = tcp.try_clone().unwrap();
+        w.write_all(raw_request.as_bytes()).unwrap();
+        let (tx, rx) = mpsc::channel();
+        let r = tcp.try_clone().unwrap();
+        r.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+        std::thread::spawn(move || {
+            for line in BufReader::new(r).lines() {
+                let Ok(line) = line else { return };
+                if let Some(d) = line.strip_prefix("data:") {
+                    if let Ok(v) = serde_json::from_str::<Value>(d.trim()) {
+                        if tx.send(v).is_err() {
+                            return;
+                        }
+                    }
+                }
+            }
+        });
+        Stream { rx, _tcp: tcp }
+    }
+
+    fn next(&self, within: Duration) -> Option<Value> {
+        self.rx.recv_timeout(within).ok()
+    }
+}
+
+fn publishes(redis: &RedisServer) -> u64 {
+    redis
+        .command_calls()
+        .unwrap()
+        .get("publish")
+        .copied()
+        .unwrap_or(0)
+}
+
+/// Waits until every replica's bus is subscribed (each `PUBSUB NUMSUB` counts one).
+fn wait_subscribed(redis: &RedisServer, n: usize) {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let out = redis.command(&["PUBSUB", "NUMSUB", "duomcp:bus"]).unwrap();
+        if out.lines().any(|l| l.trim() == n.to_string()) {
+            return;
+        }
+        assert!(Instant::now() < deadline, "buses not subscribed: {out}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+#[test]
+fn listen_on_b_sees_a_tool_change_made_on_a_within_200_ms_and_every_replica_lists_it() {
+    let redis = RedisServer::start().expect("redis-server (Debian package redis-server)");
+    let a = Replica::start(BIN, &redis.url(), &[]).unwrap();
+    let b = Replica::start(BIN, &redis.url(), &[]).unwrap();
+    let c = Replica::start(BIN, &redis.url(), &[]).unwrap();
+    wait_subscribed(&redis, 3);
+
+    for r in [&a, &b, &c] {
+        let list = modern(r.addr(), 1, "tools/list", json!({}));
+        assert!(!names(&list, "tools").contains(&"test_dynamic_tool".to_owned()));
+    }
+
+    // A listen stream on B.
+    let mut params =
+        json!({ "notifications": { "toolsListChanged": true, "promptsListChanged": true } });
+    params["_meta"] = modern_meta();
+    let listen = Stream::open(
+        b.addr(),
+        request(
+            &[
+                ("MCP-Protocol-Version", MODERN),
+                ("Mcp-Method", "subscriptions/listen"),
+            ],
+            &json!({"jsonrpc": "2.0", "id": 9, "method": "subscriptions/listen", "params": params}),
+        ),
+    );
+    let ack = listen.next(Duration::from_secs(5)).expect("acknowledged");
+    assert_eq!(
+        ack["method"], "notifications/subscriptions/acknowledged",
+        "{ack}"
+    );
+
+    // The change is made on A; B's stream hears of it, measured from A's answer.
+    let before = publishes(&redis);
+    let r = modern(
+        a.addr(),
+        2,
+        "tools/call",
+        json!({ "name": "test_trigger_tool_change" }),
+    );
+    let answered = Instant::now();
+    assert_eq!(r["result"]["content"][0]["text"], "tools changed", "{r}");
+    let note = listen
+        .next(Duration::from_secs(2))
+        .expect("list_changed on B");
+    let latency = answered.elapsed();
+    assert_eq!(note["method"], "notifications/tools/list_changed", "{note}");
+    assert_eq!(
+        note["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"],
+        9
+    );
+    eprintln!("listen on B saw A's tool change {latency:?} after A answered");
+    assert!(latency < Duration::from_millis(200), "{latency:?}");
+    // One change, one message on the bus.
+    assert_eq!(publishes(&redis) - before, 1);
+    // Not told twice.
+    assert!(listen.next(Duration::from_millis(300)).is_none());
+
+    // Every replica applied the change with its own code: the new tool lists and runs on each.
+    for (i, r) in [&a, &b, &c].into_iter().enumerate() {
+        let list = modern(r.addr(), 10 + i as u64, "tools/list", json!({}));
+        assert!(
+            names(&list, "tools").contains(&"test_dynamic_tool".to_owned()),
+            "{list}"
+        );
+        let call = modern(
+            r.addr(),
+            20 + i as u64,
+            "tools/call",
+            json!({ "name": "test_dynamic_tool" }),
+        );
+        assert_eq!(call["result"]["content"][0]["text"], "dynamic", "{call}");
+    }
+
+    // A prompt change made on C reaches B's stream too.
+    let r = modern(
+        c.addr(),
+        30,
+        "tools/call",
+        json!({ "name": "test_trigger_prompt_change" }),
+    );
+    let answered = Instant::now();
+    assert_eq!(r["result"]["content"][0]["text"], "prompts changed", "{r}");
+    let note = listen
+        .next(Duration::from_secs(2))
+        .expect("list_changed on B");
+    let latency = answered.elapsed();
+    assert_eq!(
+        note["method"], "notifications/prompts/list_changed",
+        "{note}"
+    );
+    eprintln!("listen on B saw C's prompt change {latency:?} after C answered");
+    assert!(latency < Duration::from_millis(200), "{latency:?}");
+    let list = modern(a.addr(), 31, "prompts/list", json!({}));
+    assert!(
+        names(&list, "prompts").contains(&"test_dynamic_prompt".to_owned()),
+        "{list}"
+    );
+}
+
+fn session_id(raw: &str) -> String {
+    let head = raw.split("\r\n\r\n").next().unwrap();
+    head.lines()
+        .find_map(|l| {
+            let (k, v) = l.split_once(':')?;
+            k.eq_ignore_ascii_case("mcp-session-id")
+                .then(|| v.trim().to_owned())
+        })
+        .unwrap_or_else(|| panic!("no session id: {raw}"))
+}
+
+#[test]
+fn the_get_stream_on_b_receives_the_list_changed_produced_on_a_once() {
+    let redis = RedisServer::start().expect("redis-server (Debian package redis-server)");
+    let a = Replica::start(BIN, &redis.url(), &[]).unwrap();
+    let b = Replica::start(BIN, &redis.url(), &[]).unwrap();
+    wait_subscribed(&redis, 2);
+
+    // The session is minted on A.
+    let raw = exchange(
+        a.addr(),
+        &[],
+        &json!({"jsonrpc":"2.0","id":1,"method":"initialize","params":{
+            "protocolVersion": LEGACY, "capabilities": {},
+            "clientInfo": {"name": "replicas-bus", "version": "1"}}}),
+    );
+    let sid = session_id(&raw);
+    let headers = [
+        ("Mcp-Session-Id", sid.as_str()),
+        ("MCP-Protocol-Version", LEGACY),
+    ];
+    let done = exchange(
+        a.addr(),
+        &headers,
+        &json!({"jsonrpc":"2.0","method":"notifications/initialized"}),
+    );
+    assert!(done.starts_with("HTTP/1.1 202"), "{done}");
+
+    // Its standalone GET stream is opened on B.
+    let get = Stream::open(
+        b.addr(),
+        format!(
+            "GET /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: text/event-stream\r\n\
+             Mcp-Session-Id: {sid}\r\nMCP-Protocol-Version: {LEGACY}\r\n\r\n"
+        ),
+    );
+    // The stream is attached once B answered a request of the session (it adopted the copy).
+    std::thread::sleep(Duration::from_millis(300));
+
+    // The change is made on A (a request of the same session, sent to A).
+    let r = message(&exchange(
+        a.addr(),
+        &headers,
+        &json!({"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"test_trigger_tool_change"}}),
+    ));
+    let answered = Instant::now();
+    assert_eq!(r["result"]["content"][0]["text"], "tools changed", "{r}");
+    let note = get
+        .next(Duration::from_secs(2))
+        .expect("list_changed on B's GET stream");
+    eprintln!(
+        "the GET stream on B saw A's change {:?} after A answered",
+        answered.elapsed()
+    );
+    assert_eq!(note["method"], "notifications/tools/list_changed", "{note}");
+    assert!(get.next(Duration::from_millis(300)).is_none(), "told twice");
+
+    // Listing on B (the session's request landing there) shows the new tool.
+    let list = message(&exchange(
+        b.addr(),
+        &headers,
+        &json!({"jsonrpc":"2.0","id":3,"method":"tools/list"}),
+    ));
+    assert!(
+        names(&list, "tools").contains(&"test_dynamic_tool".to_owned()),
+        "{list}"
+    );
+}
+
+#[test]
+fn the_bus_subscribes_again_by_itself_when_redis_comes_back() {
+    let mut redis = RedisServer::start().expect("redis-server (Debian package redis-server)");
+    let a = Replica::start(BIN, &redis.url(), &[]).unwrap();
+    let b = Replica::start(BIN, &redis.url(), &[]).unwrap();
+    wait_subscribed(&redis, 2);
+
+    // Redis goes away and comes back: both buses subscribe again without help.
+    redis.stop();
+    std::thread::sleep(Duration::from_millis(500));
+    redis.restart().unwrap();
+    wait_subscribed(&redis, 2);
+
+    let r = modern(
+        a.addr(),
+        1,
+        "tools/call",
+        json!({ "name": "test_trigger_tool_change" }),
+    );
+    assert_eq!(r["result"]["content"][0]["text"], "tools changed", "{r}");
+    // B applied A's change, published after the reconnection.
+    let deadline = Instant::now() + Duration::from_secs(2);
+    loop {
+        let list = modern(b.addr(), 2, "tools/list", json!({}));
+        if names(&list, "tools").contains(&"test_dynamic_tool".to_owned()) {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "B never applied the change: {list}"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}

@@ -1,0 +1,270 @@
+//! The message bus between replicas of one server: what one replica publishes, every other
+//! replica receives.
+//!
+//! A server runs alone by default and needs no bus: its events reach its own sessions and
+//! listen streams in process. Several replicas behind a load balancer share one [`Bus`]
+//! ([`Server::attach_bus`](super::Server::attach_bus)); then
+//! - a change on one replica (a `list_changed`, `resources/updated`, a task's status) reaches
+//!   the 2026-07-28 `subscriptions/listen` streams and the 2025-11-25 sessions of every replica;
+//! - a named registry change ([`ServerBuilder::change`](super::ServerBuilder::change),
+//!   [`Server::apply_change`](super::Server::apply_change)) is applied by every replica with its
+//!   own code;
+//!
+//! Implementations: [`LocalBus`] (in process: servers in one process, tests) and, with the
+//! feature `redis`, `duomcp::redis::RedisBus` (Redis pub/sub). Every implementation is
+//! bounded: publishing never waits and never queues without bound; a message that cannot be
+//! delivered (too large, a full queue, a receiver too far behind) is dropped with a log line.
+//! A replica never receives its own messages.
+//!
+//! ```
+//! # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+//! use duomcp::server::bus::{Bus, BusMessage, LocalBus};
+//! let hub = LocalBus::new(16);
+//! let (a, b) = (hub.member(), hub.member());
+//! let mut on_b = b.subscribe();
+//! let mut on_a = a.subscribe();
+//! a.publish(BusMessage::change("greeting", serde_json::json!("hi")));
+//! let got = on_b.recv().await.unwrap();
+//! assert!(matches!(&*got, BusMessage::Change { name, .. } if name == "greeting"));
+//! assert!(on_a.try_recv().is_none()); // not looped back to its origin
+//! # });
+//! ```
+
+use super::tasks::TaskRecord;
+use super::ServerEvent;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use tokio::sync::broadcast;
+
+/// One message between replicas.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum BusMessage {
+    /// Something changed on the server (fanned out to sessions and listen streams).
+    Event(BusEvent),
+    /// A named registry change, applied by every replica with its own code.
+    Change {
+        /// The change's name (as registered with `ServerBuilder::change`).
+        name: String,
+        /// Its argument.
+        arg: Value,
+    },
+}
+
+impl BusMessage {
+    /// A named registry change.
+    pub fn change(name: impl Into<String>, arg: Value) -> Self {
+        BusMessage::Change {
+            name: name.into(),
+            arg,
+        }
+    }
+}
+
+/// A server event as it travels between replicas.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(tag = "event", rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum BusEvent {
+    /// The tool list changed.
+    ToolsChanged,
+    /// The prompt list changed.
+    PromptsChanged,
+    /// The resource list changed.
+    ResourcesChanged,
+    /// A resource changed.
+    ResourceUpdated {
+        /// Its URI.
+        uri: String,
+    },
+    /// A task changed status or inputs.
+    TaskChanged {
+        /// The record after the change.
+        task: Box<TaskRecord>,
+    },
+}
+
+impl From<&ServerEvent> for BusEvent {
+    fn from(e: &ServerEvent) -> Self {
+        match e {
+            ServerEvent::ToolsChanged => BusEvent::ToolsChanged,
+            ServerEvent::PromptsChanged => BusEvent::PromptsChanged,
+            ServerEvent::ResourcesChanged => BusEvent::ResourcesChanged,
+            ServerEvent::ResourceUpdated(uri) => BusEvent::ResourceUpdated { uri: uri.clone() },
+            ServerEvent::TaskChanged(t) => BusEvent::TaskChanged {
+                task: Box::new((**t).clone()),
+            },
+        }
+    }
+}
+
+impl From<BusEvent> for ServerEvent {
+    fn from(e: BusEvent) -> Self {
+        match e {
+            BusEvent::ToolsChanged => ServerEvent::ToolsChanged,
+            BusEvent::PromptsChanged => ServerEvent::PromptsChanged,
+            BusEvent::ResourcesChanged => ServerEvent::ResourcesChanged,
+            BusEvent::ResourceUpdated { uri } => ServerEvent::ResourceUpdated(uri),
+            BusEvent::TaskChanged { task } => ServerEvent::TaskChanged(Arc::new(*task)),
+        }
+    }
+}
+
+/// What carries messages between the replicas of one server.
+///
+/// `publish` never waits: an implementation that must do I/O queues the message in a bounded
+/// queue and drops it (with a log line) when that queue is full.
+pub trait Bus: Send + Sync + 'static {
+    /// Sends `message` to every other replica (not to this one).
+    fn publish(&self, message: BusMessage);
+    /// The messages other replicas publish from now on.
+    fn subscribe(&self) -> BusReceiver;
+}
+
+/// Messages from other replicas, oldest first (bounded: see [`BusReceiver::recv`]).
+pub struct BusReceiver {
+    rx: broadcast::Receiver<Delivered>,
+    /// This replica's origin id: its own messages are skipped.
+    own: u64,
+}
+
+/// A message with the replica it came from.
+#[derive(Debug, Clone)]
+pub struct Delivered {
+    /// The publishing replica's origin id.
+    pub origin: u64,
+    /// The message.
+    pub message: Arc<BusMessage>,
+}
+
+impl BusReceiver {
+    /// A receiver over `rx` skipping the messages of origin `own`.
+    pub fn new(rx: broadcast::Receiver<Delivered>, own: u64) -> Self {
+        BusReceiver { rx, own }
+    }
+
+    /// The next message from another replica; `None` once the bus is gone. A receiver that
+    /// fell behind by more than its queue holds loses the oldest messages (logged, with their
+    /// count) and goes on with the next.
+    pub async fn recv(&mut self) -> Option<Arc<BusMessage>> {
+        loop {
+            match self.rx.recv().await {
+                Ok(d) if d.origin == self.own => continue,
+                Ok(d) => return Some(d.message),
+                Err(broadcast::error::RecvError::Lagged(n)) => {
+                    tracing::warn!("a bus receiver fell {n} messages behind; they were dropped");
+                }
+                Err(broadcast::error::RecvError::Closed) => return None,
+            }
+        }
+    }
+
+    /// A message already received, without waiting.
+    pub fn try_recv(&mut self) -> Option<Arc<BusMessage>> {
+        loop {
+            match self.rx.try_recv() {
+                Ok(d) if d.origin == self.own => continue,
+                Ok(d) => return Some(d.message),
+                Err(broadcast::error::TryRecvError::Lagged(n)) => {
+                    tracing::warn!("a bus receiver fell {n} messages behind; they were dropped");
+                }
+                Err(_) => return None,
+            }
+        }
+    }
+}
+
+/// A fresh origin id for a replica (random, so that replicas in different processes differ).
+pub fn origin_id() -> u64 {
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    let mut bytes = [0u8; 8];
+    if getrandom::fill(&mut bytes).is_err() {
+        // No OS randomness: the process id and a counter still tell this process's buses apart.
+        let n = NEXT.fetch_add(1, Ordering::Relaxed);
+        return (u64::from(std::process::id()) << 32) | n;
+    }
+    u64::from_le_bytes(bytes)
+}
+
+/// The in-process bus: a hub whose [`member`](LocalBus::member)s (one per server) hear each
+/// other. Each receiver holds at most `capacity` messages.
+#[derive(Clone)]
+pub struct LocalBus {
+    tx: broadcast::Sender<Delivered>,
+}
+
+impl LocalBus {
+    /// A hub whose receivers each hold up to `capacity` messages (at least 1).
+    pub fn new(capacity: usize) -> Self {
+        LocalBus {
+            tx: broadcast::channel(capacity.max(1)).0,
+        }
+    }
+
+    /// A member of the hub, for one server.
+    pub fn member(&self) -> LocalBusMember {
+        LocalBusMember {
+            tx: self.tx.clone(),
+            origin: origin_id(),
+        }
+    }
+}
+
+/// One server's place on a [`LocalBus`].
+pub struct LocalBusMember {
+    tx: broadcast::Sender<Delivered>,
+    origin: u64,
+}
+
+impl Bus for LocalBusMember {
+    fn publish(&self, message: BusMessage) {
+        // No receiver: nobody else is there yet.
+        let _ = self.tx.send(Delivered {
+            origin: self.origin,
+            message: Arc::new(message),
+        });
+    }
+
+    fn subscribe(&self) -> BusReceiver {
+        BusReceiver::new(self.tx.subscribe(), self.origin)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn messages_round_trip_as_json() {
+        let e = BusMessage::Event(BusEvent::ResourceUpdated {
+            uri: "test://x".into(),
+        });
+        let back: BusMessage = serde_json::from_str(&serde_json::to_string(&e).unwrap()).unwrap();
+        assert!(
+            matches!(back, BusMessage::Event(BusEvent::ResourceUpdated { uri }) if uri == "test://x")
+        );
+        let c = BusMessage::change("add", serde_json::json!({"n": 1}));
+        let back: BusMessage = serde_json::from_str(&serde_json::to_string(&c).unwrap()).unwrap();
+        assert!(matches!(back, BusMessage::Change { name, arg } if name == "add" && arg["n"] == 1));
+    }
+
+    #[tokio::test]
+    async fn a_lagging_receiver_drops_the_oldest_and_goes_on() {
+        let hub = LocalBus::new(2);
+        let (a, b) = (hub.member(), hub.member());
+        let mut rx = b.subscribe();
+        for i in 0..5 {
+            a.publish(BusMessage::change("n", serde_json::json!(i)));
+        }
+        let mut got = vec![];
+        while let Some(m) = rx.try_recv() {
+            if let BusMessage::Change { arg, .. } = &*m {
+                got.push(arg.clone());
+            }
+        }
+        assert_eq!(got, vec![serde_json::json!(3), serde_json::json!(4)]);
+    }
+}
