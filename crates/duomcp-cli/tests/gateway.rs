@@ -646,7 +646,10 @@ async fn per_upstream_timeout_and_concurrency_limit_hold() {
             assert_ne!(r["result"]["isError"], true, "{r}");
         }
         let parallel = t0.elapsed();
-        assert!(parallel < serial, "limited {serial:?}, unlimited {parallel:?}");
+        assert!(
+            parallel < serial,
+            "limited {serial:?}, unlimited {parallel:?}"
+        );
     })
     .await
     .expect("bounded");
