@@ -45,6 +45,8 @@ if [ -n "${DUOMCP_BIN_DIR:-}" ]; then
 else
   log "building duomcp (release)"
   cargo build --release --locked -p duomcp-cli >&2
+  # On its own, so that the CLI's features are not unified into the echo server's build.
+  cargo build --release --locked -p duomcp-echo >&2
   BIN="${CARGO_TARGET_DIR:-$ROOT/target}/release"
 fi
 for b in duomcp duomcp-echo duomcp-ceiling; do

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs the official MCP conformance suite (pinned) against duomcp and checks the results.
 #
-#   scripts/conformance.sh            # server legs and client legs (both revisions + the whole suite)
+#   scripts/conformance.sh            # server legs and client legs (both revisions + the whole suite),
+#                                     # then through the gateway and through HAProxy over 3 replicas
 #
 # Needs npm (Node 22 and the suite are installed locally by scripts/conformance-kit.sh) and python3.
 #
@@ -63,5 +64,11 @@ run_leg client-all client --command "$CLIENT_BIN" --suite all
 gateway_status=0
 DUOMCP_BIN="$BIN" bash scripts/conformance-gateway.sh || gateway_status=$?
 
+# The server suite again, through HAProxy round robin over three `duomcp serve --http --redis`
+# replicas (issue 17), with its own expected failures; the release build above is reused.
+replicas_status=0
+DUOMCP_BIN="$BIN" bash scripts/conformance-replicas.sh || replicas_status=$?
+
 python3 scripts/conformance_check.py "$OUT" conformance/expected-failures.yaml
-exit $gateway_status
+[ "$gateway_status" -eq 0 ] || exit "$gateway_status"
+exit $replicas_status

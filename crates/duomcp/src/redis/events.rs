@@ -6,9 +6,16 @@
 //! events. An append is one Lua script (one round trip, atomic): push, trim the stream to its
 //! bound, evict the session's oldest events past the session bound, refresh the TTLs. Keys
 //! share the session id as a hash tag (`{SESSION}`), so the script touches one slot.
+//!
+//! A POST stream whose request still runs is leased ([`Lease`]) by the replica writing it:
+//! `…:N:lease` (renewed while the request runs) and `…:N:req` (the request id, deleted once
+//! the stream's last event is stored). A replica resuming the stream follows the log while the
+//! lease holds; a stream whose lease lapsed before it was closed lost its writer, and the
+//! resuming replica ends it with a JSON-RPC error for its request.
 
+use super::lease::{self, Lease};
 use super::{Redis, RedisError};
-use crate::transport::http::{EventStore, StoreError, StoreFuture, StoredEvent};
+use crate::transport::http::{EventStore, StoreError, StoreFuture, StoredEvent, StreamState};
 use bytes::Bytes;
 use std::time::Duration;
 
@@ -58,6 +65,7 @@ pub struct RedisEventStore {
     max_per_stream: usize,
     max_per_session: usize,
     ttl: Duration,
+    lease: Lease,
     append: ::redis::Script,
     remove: ::redis::Script,
 }
@@ -81,6 +89,7 @@ impl RedisEventStore {
             max_per_stream: 1_000,
             max_per_session: 10_000,
             ttl: Duration::from_secs(3600),
+            lease: Lease::default(),
             append: ::redis::Script::new(APPEND),
             remove: ::redis::Script::new(REMOVE),
         }
@@ -97,6 +106,26 @@ impl RedisEventStore {
     pub fn ttl(mut self, ttl: Duration) -> Self {
         self.ttl = ttl.max(Duration::from_millis(1));
         self
+    }
+
+    /// Sets the lease of streams being written (default [`Lease::default`]).
+    pub fn lease(mut self, lease: Lease) -> Self {
+        self.lease = lease;
+        self
+    }
+
+    fn lease_key(&self, session: &str, stream: u64) -> String {
+        format!("{}ev:{{{session}}}:{stream}:lease", self.redis.prefix())
+    }
+
+    fn request_key(&self, session: &str, stream: u64) -> String {
+        format!("{}ev:{{{session}}}:{stream}:req", self.redis.prefix())
+    }
+
+    fn ttl_ms(&self) -> u64 {
+        u64::try_from(self.ttl.as_millis())
+            .unwrap_or(u64::MAX)
+            .max(1)
     }
 
     fn stream_key(&self, session: &str, stream: u64) -> String {
@@ -222,6 +251,115 @@ impl EventStore for RedisEventStore {
                 // The TTL removes them later.
                 tracing::warn!(session, error = %e, "events of an ended session not removed");
             }
+        })
+    }
+
+    fn stream_lease(&self) -> Option<Duration> {
+        Some(self.lease.every)
+    }
+
+    fn open_stream<'a>(
+        &'a self,
+        session: &'a str,
+        stream: u64,
+        request: &'a [u8],
+    ) -> StoreFuture<'a, Result<(), StoreError>> {
+        Box::pin(async move {
+            let (req, lease_key) = (
+                self.request_key(session, stream),
+                self.lease_key(session, stream),
+            );
+            let (ttl, lease_ttl) = (self.ttl_ms(), self.lease.ttl_ms());
+            self.redis
+                .run("event log", |mut c| async move {
+                    ::redis::pipe()
+                        .atomic()
+                        .cmd("SET")
+                        .arg(&lease_key)
+                        .arg(lease::holder())
+                        .arg("PX")
+                        .arg(lease_ttl)
+                        .ignore()
+                        .cmd("SET")
+                        .arg(&req)
+                        .arg(request)
+                        .arg("PX")
+                        .arg(ttl)
+                        .ignore()
+                        .query_async::<()>(&mut c)
+                        .await
+                })
+                .await
+                .map_err(store_error)
+        })
+    }
+
+    fn renew_stream<'a>(
+        &'a self,
+        session: &'a str,
+        stream: u64,
+    ) -> StoreFuture<'a, Result<(), StoreError>> {
+        Box::pin(async move {
+            lease::hold(&self.redis, &self.lease_key(session, stream), self.lease)
+                .await
+                .map_err(store_error)
+        })
+    }
+
+    fn close_stream<'a>(&'a self, session: &'a str, stream: u64) -> StoreFuture<'a, ()> {
+        Box::pin(async move {
+            let (req, lease_key) = (
+                self.request_key(session, stream),
+                self.lease_key(session, stream),
+            );
+            let closed = self
+                .redis
+                .run("event log", |mut c| async move {
+                    ::redis::pipe()
+                        .atomic()
+                        .cmd("DEL")
+                        .arg(&req)
+                        .arg(&lease_key)
+                        .ignore()
+                        .query_async::<()>(&mut c)
+                        .await
+                })
+                .await;
+            if let Err(e) = closed {
+                // Resumers see the stream lost once its lease lapses.
+                tracing::warn!(session, stream, "stream not closed in the event log: {e}");
+            }
+        })
+    }
+
+    fn stream_state<'a>(
+        &'a self,
+        session: &'a str,
+        stream: u64,
+    ) -> StoreFuture<'a, Result<StreamState, StoreError>> {
+        Box::pin(async move {
+            let (req, lease_key) = (
+                self.request_key(session, stream),
+                self.lease_key(session, stream),
+            );
+            let (request, leased): (Option<Vec<u8>>, i64) = self
+                .redis
+                .run("event log", |mut c| async move {
+                    ::redis::pipe()
+                        .cmd("GET")
+                        .arg(&req)
+                        .cmd("EXISTS")
+                        .arg(&lease_key)
+                        .query_async(&mut c)
+                        .await
+                })
+                .await
+                .map_err(store_error)?;
+            Ok(match request {
+                None => StreamState::Finished,
+                Some(_) if leased > 0 => StreamState::Running,
+                Some(id) => StreamState::Lost(Bytes::from(id)),
+            })
         })
     }
 }

@@ -3,10 +3,11 @@
 //! One [`Redis`] handle (a connection to one Redis server, cheap to clone) backs the stores
 //! replicas must share: the legacy sessions ([`RedisSessionStore`], a
 //! [`SessionStore`](crate::transport::http::SessionStore)), the legacy SSE event log
-//! ([`RedisEventStore`], an [`EventStore`](crate::transport::http::EventStore)) and the
+//! ([`RedisEventStore`], an [`EventStore`](crate::transport::http::EventStore)), tasks
+//! ([`RedisTaskStore`], leased by the replica running them: [`Lease`]) and the
 //! `requestState` key ([`Redis::shared_keyring`]).
 //! [`HttpConfig::redis`](crate::transport::http::HttpConfig::redis) installs the first
-//! two at once. The in-memory stores stay the default for one process.
+//! three at once. The in-memory stores stay the default for one process.
 //!
 //! # Why redis-rs and its connection manager
 //!
@@ -33,10 +34,12 @@
 //! hash tag, so the keys of one session live in one slot.
 
 mod events;
+mod lease;
 mod sessions;
 mod tasks;
 
 pub use events::RedisEventStore;
+pub use lease::Lease;
 pub use sessions::RedisSessionStore;
 pub use tasks::RedisTaskStore;
 
@@ -205,9 +208,10 @@ impl Redis {
 }
 
 impl crate::transport::http::HttpConfig {
-    /// Keeps legacy sessions and the SSE event log in `redis` ([`RedisSessionStore`],
-    /// [`RedisEventStore`] with its default bounds), so that any replica sharing it serves
-    /// any session. The `requestState` key is the server's: see [`Redis::shared_keyring`].
+    /// Keeps legacy sessions, the SSE event log and tasks in `redis` ([`RedisSessionStore`],
+    /// [`RedisEventStore`], [`RedisTaskStore`], with their default bounds and [`Lease`]), so
+    /// that any replica sharing it serves any session and any task. The `requestState` key is
+    /// the server's: see [`Redis::shared_keyring`].
     ///
     /// ```no_run
     /// use duomcp::redis::Redis;
@@ -223,6 +227,7 @@ impl crate::transport::http::HttpConfig {
     pub fn redis(mut self, redis: &Redis) -> Self {
         self.event_store = Arc::new(RedisEventStore::new(redis.clone()));
         self.session_store = Some(Arc::new(RedisSessionStore::new(redis.clone())));
+        self.task_store = Some(Arc::new(RedisTaskStore::new(redis.clone())));
         self
     }
 }

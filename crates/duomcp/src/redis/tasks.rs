@@ -9,20 +9,36 @@
 //! runs under a per-task lock (`SET NX PX`, a random token), and the write is a script that
 //! writes only while the token still holds the lock. Two edits of one task, on any replicas,
 //! never interleave.
+//!
+//! A running task is leased ([`Lease`]) by the replica running it: `PREFIX task:{ID}:lease`,
+//! taken with the record and renewed by the runtime ([`TaskStore::renew`], which also reads the
+//! record, so a `tasks/cancel` served by another replica stops the handler within one renewal,
+//! and takes the `tasks/update` answers other replicas left in `PREFIX task:{ID}:answers`).
 
+use super::lease::{self, Lease};
 use super::{Redis, RedisError};
 use crate::server::tasks::{
-    StoreFuture, TaskEdit, TaskEra, TaskFilter, TaskRecord, TaskStore, TaskStoreError,
+    Renewal, StoreFuture, TaskEdit, TaskEra, TaskFilter, TaskRecord, TaskStore, TaskStoreError,
 };
+use serde_json::{Map, Value};
 use std::time::{Duration, Instant};
 
 const CREATE: &str = r#"
 if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) == false then return 0 end
-if KEYS[2] ~= nil then
-  redis.call('ZADD', KEYS[2], 0, ARGV[3])
-  redis.call('PEXPIRE', KEYS[2], ARGV[4])
+redis.call('SET', KEYS[2], ARGV[5], 'PX', ARGV[6])
+if KEYS[3] ~= nil then
+  redis.call('ZADD', KEYS[3], 0, ARGV[3])
+  redis.call('PEXPIRE', KEYS[3], ARGV[4])
 end
 return 1
+"#;
+
+const RENEW: &str = r#"
+redis.call('SET', KEYS[2], ARGV[1], 'PX', ARGV[2])
+local record = redis.call('GET', KEYS[1])
+local answers = redis.call('HGETALL', KEYS[3])
+if #answers > 0 then redis.call('DEL', KEYS[3]) end
+return {record, answers}
 "#;
 
 const WRITE_LOCKED: &str = r#"
@@ -54,7 +70,9 @@ const LOCK_MS: u64 = 5_000;
 pub struct RedisTaskStore {
     redis: Redis,
     max_ttl: Duration,
+    lease: Lease,
     create: ::redis::Script,
+    renew: ::redis::Script,
     write_locked: ::redis::Script,
     unlock: ::redis::Script,
 }
@@ -63,6 +81,7 @@ impl std::fmt::Debug for RedisTaskStore {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("RedisTaskStore")
             .field("max_ttl", &self.max_ttl)
+            .field("lease", &self.lease)
             .finish_non_exhaustive()
     }
 }
@@ -79,12 +98,15 @@ fn era_tag(era: TaskEra) -> &'static str {
 }
 
 impl RedisTaskStore {
-    /// Tasks in `redis`; records without a ttl are kept 24 h at most.
+    /// Tasks in `redis`; records without a ttl are kept 24 h at most; running tasks are
+    /// leased with the default [`Lease`] (5 s, renewed every second).
     pub fn new(redis: Redis) -> Self {
         RedisTaskStore {
             redis,
             max_ttl: Duration::from_secs(24 * 3600),
+            lease: Lease::default(),
             create: ::redis::Script::new(CREATE),
+            renew: ::redis::Script::new(RENEW),
             write_locked: ::redis::Script::new(WRITE_LOCKED),
             unlock: ::redis::Script::new(UNLOCK),
         }
@@ -94,6 +116,47 @@ impl RedisTaskStore {
     pub fn max_ttl(mut self, ttl: Duration) -> Self {
         self.max_ttl = ttl.max(Duration::from_millis(1));
         self
+    }
+
+    /// Sets the lease of running tasks: a task whose replica stopped renewing it for
+    /// `lease.ttl` is failed by the next replica that looks at it.
+    pub fn lease(mut self, lease: Lease) -> Self {
+        self.lease = lease;
+        self
+    }
+
+    fn lease_key(&self, id: &str) -> String {
+        format!("{}task:{{{id}}}:lease", self.redis.prefix())
+    }
+
+    fn answers_key(&self, id: &str) -> String {
+        format!("{}task:{{{id}}}:answers", self.redis.prefix())
+    }
+
+    async fn renew_now(&self, id: &str, now_ms: u64) -> Result<Renewal, RedisError> {
+        let mut call = self.renew.prepare_invoke();
+        call.key(self.key(id))
+            .key(self.lease_key(id))
+            .key(self.answers_key(id))
+            .arg(lease::holder())
+            .arg(self.lease.ttl_ms());
+        let (json, pairs): (Option<String>, Vec<String>) = self
+            .redis
+            .run(
+                "tasks",
+                |mut c| async move { call.invoke_async(&mut c).await },
+            )
+            .await?;
+        let record = json
+            .and_then(|j| serde_json::from_str::<TaskRecord>(&j).ok())
+            .filter(|r| !r.is_expired(now_ms));
+        let mut answers = Map::new();
+        for pair in pairs.chunks_exact(2) {
+            if let Ok(v) = serde_json::from_str::<Value>(&pair[1]) {
+                answers.insert(pair[0].clone(), v);
+            }
+        }
+        Ok(Renewal::new(record, answers))
     }
 
     fn key(&self, id: &str) -> String {
@@ -237,14 +300,17 @@ impl TaskStore for RedisTaskStore {
             let json = serde_json::to_string(&record)
                 .map_err(|e| TaskStoreError::Storage(e.to_string()))?;
             let mut call = self.create.prepare_invoke();
-            call.key(self.key(&record.id));
+            call.key(self.key(&record.id))
+                .key(self.lease_key(&record.id));
             if let Some(index) = self.index_of(&record) {
                 call.key(index);
             }
             call.arg(json)
                 .arg(self.ttl_left(&record, now_ms))
                 .arg(record.list_key())
-                .arg(u64::try_from(self.max_ttl.as_millis()).unwrap_or(u64::MAX));
+                .arg(u64::try_from(self.max_ttl.as_millis()).unwrap_or(u64::MAX))
+                .arg(lease::holder())
+                .arg(self.lease.ttl_ms());
             let created: i64 = self
                 .redis
                 .run(
@@ -387,6 +453,66 @@ impl TaskStore for RedisTaskStore {
                     None
                 }
             }
+        })
+    }
+
+    fn lease_interval(&self) -> Option<Duration> {
+        Some(self.lease.every)
+    }
+
+    fn renew<'a>(
+        &'a self,
+        id: &'a str,
+        now_ms: u64,
+    ) -> StoreFuture<'a, Result<Renewal, TaskStoreError>> {
+        Box::pin(async move { self.renew_now(id, now_ms).await.map_err(storage) })
+    }
+
+    fn lease_held<'a>(&'a self, id: &'a str) -> StoreFuture<'a, bool> {
+        Box::pin(async move {
+            match lease::held(&self.redis, &self.lease_key(id)).await {
+                Ok(held) => held,
+                Err(e) => {
+                    // Unknown is not lapsed: fail nothing while Redis cannot say.
+                    tracing::warn!(task = id, "task store: {e}");
+                    true
+                }
+            }
+        })
+    }
+
+    fn release<'a>(&'a self, id: &'a str) -> StoreFuture<'a, ()> {
+        Box::pin(async move {
+            if let Err(e) = lease::release(&self.redis, &self.lease_key(id)).await {
+                tracing::warn!(task = id, "task store: {e}");
+            }
+        })
+    }
+
+    fn post_answers<'a>(
+        &'a self,
+        id: &'a str,
+        answers: Map<String, Value>,
+    ) -> StoreFuture<'a, Result<(), TaskStoreError>> {
+        Box::pin(async move {
+            let key = self.answers_key(id);
+            let ttl = self.lease.ttl_ms().saturating_mul(12);
+            self.redis
+                .run("tasks", |mut c| async move {
+                    let mut pipe = ::redis::pipe();
+                    pipe.atomic();
+                    for (k, v) in &answers {
+                        pipe.cmd("HSET")
+                            .arg(&key)
+                            .arg(k)
+                            .arg(v.to_string())
+                            .ignore();
+                    }
+                    pipe.cmd("PEXPIRE").arg(&key).arg(ttl).ignore();
+                    pipe.query_async::<()>(&mut c).await
+                })
+                .await
+                .map_err(storage)
         })
     }
 }

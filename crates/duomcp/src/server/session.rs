@@ -40,6 +40,9 @@ pub(crate) struct Session {
     correlation: Correlation,
     /// Messages not tied to a request (list_changed, resources/updated).
     pub(crate) unrelated: Sink,
+    /// The name replicas sharing the session agree on (a digest of its id), which scopes
+    /// its tasks; unset for a session of one process.
+    scope: std::sync::OnceLock<Box<str>>,
 }
 
 impl Session {
@@ -50,7 +53,18 @@ impl Session {
             state: Mutex::default(),
             correlation,
             unrelated,
+            scope: std::sync::OnceLock::new(),
         })
+    }
+
+    /// Names the session for every replica sharing it (set once; later calls do nothing).
+    pub(crate) fn set_scope(&self, scope: String) {
+        let _ = self.scope.set(scope.into_boxed_str());
+    }
+
+    /// The name set by [`set_scope`](Self::set_scope).
+    pub(crate) fn scope(&self) -> Option<&str> {
+        self.scope.get().map(|s| &**s)
     }
 
     /// The session's requests in both directions: server→client requests waiting for the

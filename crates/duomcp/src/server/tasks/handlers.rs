@@ -415,8 +415,7 @@ pub(crate) async fn legacy_method(
                 let filter = tasks.legacy_filter(principal, session)?;
                 let size = ctx.shared().config.page_size;
                 let (page, more) = tasks
-                    .config()
-                    .store
+                    .store()
                     .list(&filter, after.as_deref(), size, tasks.now())
                     .await;
                 let mut r = json!({

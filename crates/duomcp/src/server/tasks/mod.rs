@@ -48,8 +48,8 @@ mod store;
 mod wire;
 
 pub use store::{
-    InMemoryTaskStore, StoreFuture, TaskEdit, TaskEra, TaskFilter, TaskOutcome, TaskRecord,
-    TaskStore, TaskStoreError,
+    InMemoryTaskStore, Renewal, StoreFuture, TaskEdit, TaskEra, TaskFilter, TaskOutcome,
+    TaskRecord, TaskStore, TaskStoreError,
 };
 
 pub(crate) use handlers::{

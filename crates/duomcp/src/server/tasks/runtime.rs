@@ -39,6 +39,9 @@ pub(crate) struct LiveTask {
     outbox: Mutex<VecDeque<(RequestId, Frame)>>,
     /// 2025-11-25: server→client requests awaiting an answer.
     outstanding: AtomicUsize,
+    /// Fires once the task has left this runtime (finished, cancelled, reaped): ends its
+    /// lease renewal.
+    done: CancellationToken,
 }
 
 impl LiveTask {
@@ -79,6 +82,9 @@ pub(crate) enum Cancelled {
 /// Tasks of one server: the store plus the handlers running here.
 pub(crate) struct TaskRuntime {
     config: TaskConfig,
+    /// The store in force: `config.store` until a transport installs a shared one
+    /// ([`replace_store`](Self::replace_store)).
+    store: std::sync::RwLock<Arc<dyn super::TaskStore>>,
     live: Mutex<HashMap<String, Arc<LiveTask>>>,
     scopes: Mutex<Vec<(Weak<Session>, String)>>,
     events: broadcast::Sender<ServerEvent>,
@@ -112,6 +118,7 @@ fn first_text(r: &CallToolResult) -> Option<String> {
 impl TaskRuntime {
     pub(crate) fn new(config: TaskConfig, events: broadcast::Sender<ServerEvent>) -> Self {
         TaskRuntime {
+            store: std::sync::RwLock::new(config.store.clone()),
             config,
             live: Mutex::default(),
             scopes: Mutex::default(),
@@ -126,8 +133,30 @@ impl TaskRuntime {
         self
     }
 
-    pub(crate) fn config(&self) -> &TaskConfig {
-        &self.config
+    /// The store in force.
+    pub(crate) fn store(&self) -> Arc<dyn super::TaskStore> {
+        match self.store.read() {
+            Ok(s) => s.clone(),
+            Err(poisoned) => poisoned.into_inner().clone(),
+        }
+    }
+
+    /// Installs `store` (a store shared with other replicas), in place of the configured one.
+    /// Tasks already running keep their records in the old store.
+    pub(crate) fn replace_store(&self, store: Arc<dyn super::TaskStore>) {
+        match self.store.write() {
+            Ok(mut s) => *s = store,
+            Err(poisoned) => *poisoned.into_inner() = store,
+        }
+    }
+
+    /// Removes `id` from the tasks running here, ending its lease renewal.
+    fn take_live(&self, id: &str) -> Option<Arc<LiveTask>> {
+        let live = lock(&self.live).remove(id);
+        if let Some(l) = &live {
+            l.done.cancel();
+        }
+        live
     }
 
     pub(crate) fn now(&self) -> u64 {
@@ -140,6 +169,10 @@ impl TaskRuntime {
 
     /// A random name for a 2025-11-25 session, stable while the session lives.
     pub(crate) fn session_scope(&self, session: &Arc<Session>) -> Result<String, ProtocolError> {
+        // A session shared by replicas has a name all of them agree on.
+        if let Some(scope) = session.scope() {
+            return Ok(scope.to_owned());
+        }
         let mut scopes = lock(&self.scopes);
         scopes.retain(|(w, _)| w.strong_count() > 0);
         if let Some((_, s)) = scopes
@@ -207,13 +240,23 @@ impl TaskRuntime {
             used_keys: Mutex::default(),
             outbox: Mutex::default(),
             outstanding: AtomicUsize::new(0),
+            done: CancellationToken::new(),
         });
         lock(&self.live).insert(id.clone(), live.clone());
-        if let Err(e) = self.config.store.create(record.clone(), now).await {
-            lock(&self.live).remove(&id);
+        let store = self.store();
+        if let Err(e) = store.create(record.clone(), now).await {
+            self.take_live(&id);
             return Err(ProtocolError::Internal(format!(
                 "Internal error: the task could not be created: {e}"
             )));
+        }
+        if let Some(every) = store.lease_interval() {
+            tokio::spawn(renew_lease(
+                store,
+                live.clone(),
+                every,
+                self.config.clock.clone(),
+            ));
         }
         tracing::debug!(task = %id, tool = target, "task created");
         crate::server::telemetry::task_created(&self.telemetry, &id);
@@ -233,8 +276,7 @@ impl TaskRuntime {
         let mut moved = None;
         let statuses = &mut moved;
         let record = self
-            .config
-            .store
+            .store()
             .update(
                 id,
                 now,
@@ -262,7 +304,7 @@ impl TaskRuntime {
 
     /// Stops the handler of a task that is no longer in the store (expired or deleted).
     fn reap(&self, id: &str) {
-        if let Some(live) = lock(&self.live).remove(id) {
+        if let Some(live) = self.take_live(id) {
             tracing::debug!(task = %id, "task expired while running; cancelling it");
             live.cancel.cancel();
             live.bump();
@@ -277,7 +319,7 @@ impl TaskRuntime {
         id: &str,
         session: Option<&Arc<Session>>,
     ) -> Result<(), ProtocolError> {
-        let Some(record) = self.config.store.get(id, self.now()).await else {
+        let Some(record) = self.store().get(id, self.now()).await else {
             // Unknown: `lookup` says so.
             return Ok(());
         };
@@ -303,7 +345,8 @@ impl TaskRuntime {
         era: TaskEra,
         principal: Option<&str>,
     ) -> Result<TaskRecord, ProtocolError> {
-        let Some(record) = self.config.store.get(id, self.now()).await else {
+        let store = self.store();
+        let Some(record) = store.get(id, self.now()).await else {
             self.reap(id);
             return Err(not_found(id));
         };
@@ -316,11 +359,22 @@ impl TaskRuntime {
             return Err(not_found(id));
         }
         if !record.status.is_terminal() && self.live(id).is_none() {
-            // Nothing runs it any more (a persistent store outlived its process): it cannot
-            // progress, so it failed.
+            // Shared store: another replica runs it while it holds the lease.
+            let shared = store.lease_interval().is_some();
+            if shared && store.lease_held(id).await {
+                return Ok(record);
+            }
+            // Nothing runs it any more (its replica died, or a persistent store outlived its
+            // process): it cannot progress, so it failed.
+            let message = if shared {
+                "the replica running the task stopped renewing its lease (it stopped, or lost \
+                 Redis), so the task was lost"
+            } else {
+                "the server lost the task (it was restarted while the task ran)"
+            };
             let error = duomcp_schema::ErrorObject {
                 code: duomcp_schema::error_code::INTERNAL_ERROR,
-                message: "the server lost the task (it was restarted while the task ran)".into(),
+                message: message.into(),
                 data: None,
             };
             if let Some(r) = self
@@ -360,8 +414,11 @@ impl TaskRuntime {
                 true
             })
             .await;
-        if let Some(live) = lock(&self.live).remove(id) {
+        if let Some(live) = self.take_live(id) {
             live.bump();
+            if live_store_shared(&self.store()) {
+                self.store().release(id).await;
+            }
         }
         r.map(|(record, _)| record)
     }
@@ -459,7 +516,8 @@ impl TaskRuntime {
         if !changed {
             return Ok(Cancelled::AlreadyTerminal(record));
         }
-        if let Some(live) = lock(&self.live).remove(id) {
+        // Run elsewhere: its replica reads the record at its next lease renewal and stops it.
+        if let Some(live) = self.take_live(id) {
             live.cancel.cancel();
             live.bump();
         }
@@ -526,14 +584,18 @@ impl TaskRuntime {
         if delivered.is_empty() {
             return;
         }
-        let Some(live) = self.live(id) else { return };
-        let mut waiters = lock(&live.waiters);
-        for (k, v) in delivered {
-            if let Some(tx) = waiters.remove(&k) {
-                // The handler may have been cancelled meanwhile; then nobody needs it.
-                let _ = tx.send(v);
+        let Some(live) = self.live(id) else {
+            // Run by another replica: it takes the answers at its next lease renewal.
+            let store = self.store();
+            if live_store_shared(&store) {
+                let answers: Map<String, Value> = delivered.into_iter().collect();
+                if let Err(e) = store.post_answers(id, answers).await {
+                    tracing::warn!(task = id, "tasks/update answers not passed on: {e}");
+                }
             }
-        }
+            return;
+        };
+        deliver(&live, delivered);
     }
 
     /// 2025-11-25: sends a server→client request for a task through `tasks/result`, with the
@@ -653,6 +715,66 @@ impl TaskRuntime {
         })
     }
 }
+
+fn live_store_shared(store: &Arc<dyn super::TaskStore>) -> bool {
+    store.lease_interval().is_some()
+}
+
+/// Hands input answers to the waiting handler of `live`.
+fn deliver(live: &LiveTask, answers: impl IntoIterator<Item = (String, Value)>) {
+    let mut waiters = lock(&live.waiters);
+    for (k, v) in answers {
+        if let Some(tx) = waiters.remove(&k) {
+            // The handler may have been cancelled meanwhile; then nobody needs it.
+            let _ = tx.send(v);
+        }
+    }
+}
+
+/// While `live` runs here: renews its lease every `every` (every [`ANSWER_POLL`] while it
+/// waits for input) and reads its record, stopping the handler when another replica ended the
+/// task (`tasks/cancel` there, or its lease found lapsed) and delivering `tasks/update`
+/// answers posted on other replicas. A failed renewal is retried at the next tick; if they
+/// keep failing for the lease's ttl, other replicas fail the task.
+async fn renew_lease(
+    store: Arc<dyn super::TaskStore>,
+    live: Arc<LiveTask>,
+    every: Duration,
+    clock: Arc<dyn super::Clock>,
+) {
+    loop {
+        let wait = if lock(&live.waiters).is_empty() {
+            every
+        } else {
+            every.min(ANSWER_POLL)
+        };
+        tokio::select! {
+            _ = tokio::time::sleep(wait) => {}
+            _ = live.done.cancelled() => return,
+        }
+        match store.renew(&live.id, clock.now_ms()).await {
+            Ok(renewal) => {
+                let ended = renewal
+                    .record
+                    .as_ref()
+                    .is_none_or(|r| r.status.is_terminal());
+                if ended {
+                    tracing::debug!(task = %live.id, "task ended on another replica; stopping it");
+                    live.cancel.cancel();
+                    live.bump();
+                    return;
+                }
+                if !renewal.answers.is_empty() {
+                    deliver(&live, renewal.answers);
+                }
+            }
+            Err(e) => tracing::warn!(task = %live.id, "task lease not renewed: {e}"),
+        }
+    }
+}
+
+/// How often a task waiting for input looks for answers posted on other replicas.
+const ANSWER_POLL: Duration = Duration::from_millis(100);
 
 #[cfg(test)]
 mod tests {

@@ -183,6 +183,75 @@ pub trait TaskStore: Send + Sync + 'static {
 
     /// Deletes the record with `id`, returning it if it existed.
     fn remove<'a>(&'a self, id: &'a str) -> StoreFuture<'a, Option<TaskRecord>>;
+
+    /// `Some(every)` when other processes share this store and may run its tasks (default
+    /// `None`: one process). Then the process running a task holds a *lease* on it, taken by
+    /// [`create`](Self::create) and renewed with [`renew`](Self::renew) every `every`; a running
+    /// task whose lease lapsed ([`lease_held`](Self::lease_held) is `false`) has lost its
+    /// process and is failed by whichever process looks at it.
+    fn lease_interval(&self) -> Option<std::time::Duration> {
+        None
+    }
+
+    /// Renews this process's lease on the running task `id` and returns the record as it is
+    /// now, with the `tasks/update` answers other processes posted for it (taken: each is
+    /// returned once). Only called when [`lease_interval`](Self::lease_interval) is `Some`.
+    fn renew<'a>(
+        &'a self,
+        id: &'a str,
+        now_ms: u64,
+    ) -> StoreFuture<'a, Result<Renewal, TaskStoreError>> {
+        Box::pin(async move {
+            Ok(Renewal {
+                record: self.get(id, now_ms).await,
+                answers: Map::new(),
+            })
+        })
+    }
+
+    /// Whether some process holds the lease on task `id` (default `false`).
+    fn lease_held<'a>(&'a self, id: &'a str) -> StoreFuture<'a, bool> {
+        let _ = id;
+        Box::pin(async { false })
+    }
+
+    /// Drops the lease on task `id` once it is terminal (default: nothing to drop).
+    fn release<'a>(&'a self, id: &'a str) -> StoreFuture<'a, ()> {
+        let _ = id;
+        Box::pin(async {})
+    }
+
+    /// Leaves `tasks/update` answers for task `id` to the process running it, which takes
+    /// them at its next [`renew`](Self::renew) (default: refused, one process runs everything).
+    fn post_answers<'a>(
+        &'a self,
+        id: &'a str,
+        answers: Map<String, Value>,
+    ) -> StoreFuture<'a, Result<(), TaskStoreError>> {
+        let _ = (id, answers);
+        Box::pin(async {
+            Err(TaskStoreError::Storage(
+                "this store is not shared between processes".into(),
+            ))
+        })
+    }
+}
+
+/// What [`TaskStore::renew`] found.
+#[derive(Debug, Clone, Default)]
+#[non_exhaustive]
+pub struct Renewal {
+    /// The record now (`None`: expired or deleted).
+    pub record: Option<TaskRecord>,
+    /// Answers to input requests, by key, posted by other processes since the last renewal.
+    pub answers: Map<String, Value>,
+}
+
+impl Renewal {
+    /// A renewal that found `record` and `answers`.
+    pub fn new(record: Option<TaskRecord>, answers: Map<String, Value>) -> Self {
+        Renewal { record, answers }
+    }
 }
 
 /// The default store: records in memory, at most `capacity` of them, and at most

@@ -80,6 +80,9 @@ pub struct HttpConfig {
     /// Where legacy sessions are shared with other replicas (default `None`: each session
     /// lives in this transport's table only). See [`SessionStore`](super::SessionStore).
     pub session_store: Option<Arc<dyn super::SessionStore>>,
+    /// Where tasks are kept when shared with other replicas, in place of the server's own
+    /// [`TaskConfig`](crate::server::tasks::TaskConfig) store (default `None`).
+    pub task_store: Option<Arc<dyn crate::server::tasks::TaskStore>>,
     /// How long a client may take to send request headers (default 30 s; `serve` and
     /// [`serve`](fn@super::serve) only: an application serving the router itself sets its own).
     pub header_read_timeout: Duration,
@@ -120,6 +123,7 @@ impl Default for HttpConfig {
             sse_retry: Duration::from_secs(1),
             event_store: Arc::new(MemoryEventStore::default()),
             session_store: None,
+            task_store: None,
             header_read_timeout: Duration::from_secs(30),
             body_timeout: Some(Duration::from_secs(60)),
             max_body_bytes_in_flight: 64 * 1024 * 1024,

@@ -8,7 +8,8 @@
 use super::config::ResponseMode;
 use super::headers::{LAST_EVENT_ID, SESSION_ID};
 use super::session::{
-    event_id, parse_event_id, Attached, CreateError, HttpSession, Out, ReplySource, STANDALONE,
+    event_id, follow_remote_stream, parse_event_id, Attached, CreateError, HttpSession, Out,
+    ReplySource, STANDALONE,
 };
 use super::shared_session as shared;
 use super::sse::{self, LegacyConn};
@@ -274,7 +275,9 @@ async fn request(
             }
         },
     };
-    stream_response(t, session, first, sink_rx, ReplySource::Pending(reply_rx)).await
+    let request = serde_json::to_vec(&id).ok();
+    let reply = ReplySource::Pending(reply_rx);
+    stream_response(t, session, first, sink_rx, reply, request).await
 }
 
 /// The response to a request whose handler is done (`None`: cancelled): plain JSON when the
@@ -291,7 +294,8 @@ async fn ready_response(
             None => sse::empty_response(),
         },
         (_, first) => {
-            stream_response(t, session, first.ok(), sink_rx, ReplySource::Ready(reply)).await
+            let reply = ReplySource::Ready(reply);
+            stream_response(t, session, first.ok(), sink_rx, reply, None).await
         }
     }
 }
@@ -302,9 +306,12 @@ async fn stream_response(
     first: Option<Frame>,
     sink: mpsc::Receiver<Frame>,
     reply: ReplySource,
+    request: Option<Vec<u8>>,
 ) -> Response {
     let (tx, rx) = mpsc::channel::<Out>(CONN_CAPACITY);
-    let stream = session.start_request_stream(tx, first, sink, reply).await;
+    let stream = session
+        .start_request_stream(tx, first, sink, reply, request)
+        .await;
     let conn = LegacyConn {
         stream: stream.id,
         pending: VecDeque::from([sse::priming(&event_id(stream.id, 0), t.config.sse_retry)]),
@@ -328,6 +335,9 @@ impl Drop for GetStreamCount {
         self.0.get_streams.fetch_sub(1, Ordering::Relaxed);
     }
 }
+
+/// How long a replica follows another's stream when requests have no timeout.
+const FOLLOW_BOUND: std::time::Duration = std::time::Duration::from_secs(300);
 
 /// `GET`: the session's standalone stream, or with `Last-Event-ID` the resumption of any of its
 /// streams (replaying what followed that event on that stream only).
@@ -382,6 +392,23 @@ pub(super) async fn get(t: &Arc<Inner>, parts: &Parts) -> Response {
     let store = &*session.store;
     let attached = match session.stream(stream_id) {
         Some(stream) => stream.attach(tx, after, store, &session.id).await,
+        // A stream another replica writes (or wrote) in a shared log: followed from there
+        // until it finishes, or answered with an error if its writer died.
+        None if store.stream_lease().is_some() && stream_id != STANDALONE => {
+            tokio::spawn(follow_remote_stream(
+                session.store.clone(),
+                session.id.clone(),
+                stream_id,
+                after.unwrap_or(0),
+                tx,
+                t.config.request_timeout.unwrap_or(FOLLOW_BOUND),
+            ));
+            Ok(Attached {
+                replay: Vec::new(),
+                last_seq: 0,
+                live: true,
+            })
+        }
         // A finished stream: what the store still has, then the end.
         None => store
             .replay_after(&session.id, stream_id, after.unwrap_or(0))

@@ -70,7 +70,7 @@ pub use config::{HttpConfig, ResponseMode};
 pub use conn::MAX_CONCURRENT_STREAMS;
 pub use serve::{serve, serve_with, ServeOptions};
 pub use session_store::{SessionRecord, SessionStore, Touched};
-pub use store::{EventStore, MemoryEventStore, StoreError, StoreFuture, StoredEvent};
+pub use store::{EventStore, MemoryEventStore, StoreError, StoreFuture, StoredEvent, StreamState};
 
 use crate::era::{self, Era, ProtocolError, Undecided};
 use crate::jsonrpc::{self, error_code, Incoming, RequestId};
@@ -161,6 +161,9 @@ impl StreamableHttp {
     /// ```
     pub fn with_config(server: Server, config: HttpConfig) -> Self {
         let shared = server.shared;
+        if let Some(store) = &config.task_store {
+            shared.tasks.replace_store(store.clone());
+        }
         let guard = HostGuard::new(
             config.allowed_hosts.as_deref(),
             config.allowed_origins.as_deref(),

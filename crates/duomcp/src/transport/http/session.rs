@@ -8,7 +8,7 @@
 //! [`EventStore`] and then to the connection attached at the time, if any; a client that
 //! reconnects with `Last-Event-ID` is attached again after a replay from the store.
 
-use super::store::EventStore;
+use super::store::{EventStore, StreamState as Remote};
 use crate::correlation::{Correlation, Limits};
 use crate::server::session::{Frame, Session};
 use crate::server::Reply;
@@ -257,21 +257,55 @@ impl HttpSession {
 
     /// Starts a POST stream: a pump that numbers, stores and forwards the request's messages and
     /// finally its reply, attached to `tx` from the start.
+    ///
+    /// With a shared event log ([`EventStore::stream_lease`]) and the JSON of the request's id
+    /// in `request`, the stream is leased while the request runs, so that a replica resuming
+    /// it follows it, and answers the request with an error if this process dies.
     pub(crate) async fn start_request_stream(
         self: &Arc<Self>,
         tx: mpsc::Sender<Out>,
         first: Option<Frame>,
         sink: mpsc::Receiver<Frame>,
         reply: ReplySource,
+        request: Option<Vec<u8>>,
     ) -> Arc<LogicalStream> {
         let id = self.next_stream.fetch_add(1, Ordering::Relaxed);
         let stream = LogicalStream::new(id);
         lock(&self.streams).insert(id, stream.clone());
         // A fresh stream cannot fail to attach: nothing to replay.
         let _ = stream.attach(tx, None, &*self.store, &self.id).await;
+        let lease = match (self.store.stream_lease(), request) {
+            (Some(every), Some(request)) => {
+                match self.store.open_stream(&self.id, id, &request).await {
+                    Ok(()) => Some(every),
+                    Err(e) => {
+                        tracing::warn!(session = %self.id, stream = id, "stream not leased: {e}");
+                        None
+                    }
+                }
+            }
+            _ => None,
+        };
         let (session, s) = (self.clone(), stream.clone());
         tokio::spawn(async move {
-            session.pump_request(&s, first, sink, reply).await;
+            match lease {
+                Some(every) => {
+                    let renew = async {
+                        loop {
+                            tokio::time::sleep(every).await;
+                            if let Err(e) = session.store.renew_stream(&session.id, s.id).await {
+                                tracing::warn!(session = %session.id, stream = s.id, "stream lease not renewed: {e}");
+                            }
+                        }
+                    };
+                    tokio::select! {
+                        () = session.pump_request(&s, first, sink, reply) => {}
+                        () = renew => {}
+                    }
+                    session.store.close_stream(&session.id, s.id).await;
+                }
+                None => session.pump_request(&s, first, sink, reply).await,
+            }
             s.finish().await;
             lock(&session.streams).remove(&s.id);
         });
@@ -439,7 +473,9 @@ impl Sessions {
                 STANDALONE,
                 LogicalStream::new(STANDALONE),
             )])),
-            next_stream: AtomicU64::new(1),
+            // Shared sessions: each replica numbers its streams from its own random base, so
+            // that streams of one session written by two replicas never share a number.
+            next_stream: AtomicU64::new(if self.shared { stream_base() } else { 1 }),
             activity: Mutex::new(Activity {
                 last: Instant::now(),
                 busy: 0,
@@ -450,6 +486,10 @@ impl Sessions {
             telemetry: Default::default(),
             version: AtomicU64::new(0),
         });
+        if self.shared {
+            // Tasks of a shared session are scoped by a name every replica derives alike.
+            session.core.set_scope(shared_scope(&session.id));
+        }
         loop {
             let mut map = lock(&self.map);
             if let Some(existing) = map.get(&session.id) {
@@ -586,6 +626,109 @@ fn new_session_id() -> Option<String> {
             None
         }
     }
+}
+
+/// A random first stream number (below 2^52, so that event ids stay exact in JavaScript).
+fn stream_base() -> u64 {
+    let mut b = [0u8; 4];
+    match getrandom::fill(&mut b) {
+        Ok(()) => (u64::from(u32::from_le_bytes(b)) << 20) | 1,
+        Err(_) => 1,
+    }
+}
+
+/// Follows a stream another replica writes, for a connection resuming it here: sends the
+/// events after `after` to `tx` as they are stored, until the stream is finished; if its
+/// writer's lease lapses first, stores and sends a JSON-RPC error for its request. Gives up
+/// (the connection ends, the client may resume again) after `bound`, or when `tx` is gone.
+pub(crate) async fn follow_remote_stream(
+    store: Arc<dyn EventStore>,
+    session: Arc<str>,
+    stream: u64,
+    after: u64,
+    tx: mpsc::Sender<Out>,
+    bound: Duration,
+) {
+    let deadline = tokio::time::Instant::now() + bound;
+    let mut last = after;
+    loop {
+        // The state first: a stream found finished had stored its last event before.
+        let state = match store.stream_state(&session, stream).await {
+            Ok(s) => s,
+            Err(e) => {
+                tracing::warn!(session = %session, stream, "cannot follow the stream: {e}");
+                return;
+            }
+        };
+        let events = match store.replay_after(&session, stream, last).await {
+            Ok(events) => events,
+            Err(e) => {
+                tracing::warn!(session = %session, stream, "cannot follow the stream: {e}");
+                return;
+            }
+        };
+        for e in events {
+            last = last.max(e.seq);
+            if tx
+                .send(Out::Event {
+                    seq: e.seq,
+                    message: e.message,
+                })
+                .await
+                .is_err()
+            {
+                return;
+            }
+        }
+        match state {
+            Remote::Finished => return,
+            Remote::Running => {}
+            Remote::Lost(request) => {
+                let message = lost_request_error(&request);
+                let seq = last + 1;
+                if let Err(e) = store.append(&session, stream, seq, message.clone()).await {
+                    tracing::warn!(session = %session, stream, "error event not stored: {e}");
+                }
+                store.close_stream(&session, stream).await;
+                let _ = tx.send(Out::Event { seq, message }).await;
+                return;
+            }
+        }
+        if tokio::time::Instant::now() >= deadline {
+            return;
+        }
+        tokio::select! {
+            () = tokio::time::sleep(FOLLOW_POLL) => {}
+            () = tx.closed() => return,
+        }
+    }
+}
+
+/// How often a replica following another's stream reads the shared log.
+const FOLLOW_POLL: Duration = Duration::from_millis(50);
+
+/// The JSON-RPC error a request gets when the replica serving it died.
+fn lost_request_error(id_json: &[u8]) -> Bytes {
+    // The id was stored as JSON by the transport; anything else becomes `null`.
+    let id = serde_json::from_slice::<serde_json::Value>(id_json).unwrap_or_default();
+    let body = serde_json::json!({
+        "jsonrpc": "2.0",
+        "id": id,
+        "error": {
+            "code": duomcp_schema::error_code::INTERNAL_ERROR,
+            "message": "Internal error: the replica serving this request stopped before \
+                        answering (its lease lapsed); the request is lost",
+        },
+    });
+    Bytes::from(body.to_string())
+}
+
+/// The task scope of shared session `id`: a digest, so that task records do not carry the id.
+fn shared_scope(id: &str) -> String {
+    use base64::Engine as _;
+    use sha2::Digest as _;
+    let digest = sha2::Sha256::digest(id.as_bytes());
+    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(&digest[..18])
 }
 
 #[cfg(test)]

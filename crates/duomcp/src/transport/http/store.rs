@@ -66,6 +66,67 @@ pub trait EventStore: Send + Sync + 'static {
 
     /// Forgets everything about `session` (it was deleted or expired).
     fn remove_session<'a>(&'a self, session: &'a str) -> StoreFuture<'a, ()>;
+
+    /// `Some(every)` when other replicas share this log and may resume streams this process
+    /// writes (default `None`). Then a POST stream is opened with
+    /// [`open_stream`](Self::open_stream) (a lease on it, naming its request), renewed with
+    /// [`renew_stream`](Self::renew_stream) every `every` while its request runs, and closed
+    /// with [`close_stream`](Self::close_stream) after its last event; a replica resuming it
+    /// follows it through [`stream_state`](Self::stream_state).
+    fn stream_lease(&self) -> Option<std::time::Duration> {
+        None
+    }
+
+    /// Leases `stream` for this process; `request` is the JSON of its request's id.
+    fn open_stream<'a>(
+        &'a self,
+        session: &'a str,
+        stream: u64,
+        request: &'a [u8],
+    ) -> StoreFuture<'a, Result<(), StoreError>> {
+        let _ = (session, stream, request);
+        Box::pin(async { Ok(()) })
+    }
+
+    /// Renews this process's lease on `stream`.
+    fn renew_stream<'a>(
+        &'a self,
+        session: &'a str,
+        stream: u64,
+    ) -> StoreFuture<'a, Result<(), StoreError>> {
+        let _ = (session, stream);
+        Box::pin(async { Ok(()) })
+    }
+
+    /// Marks `stream` finished: every event it will have is stored.
+    fn close_stream<'a>(&'a self, session: &'a str, stream: u64) -> StoreFuture<'a, ()> {
+        let _ = (session, stream);
+        Box::pin(async {})
+    }
+
+    /// Whether `stream` is finished, still written by a live process, or lost (its lease
+    /// lapsed before it was closed). Default: finished.
+    fn stream_state<'a>(
+        &'a self,
+        session: &'a str,
+        stream: u64,
+    ) -> StoreFuture<'a, Result<StreamState, StoreError>> {
+        let _ = (session, stream);
+        Box::pin(async { Ok(StreamState::Finished) })
+    }
+}
+
+/// What [`EventStore::stream_state`] found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum StreamState {
+    /// Closed, or never opened: the stored events are all there will be.
+    Finished,
+    /// Its writer holds the lease: more events may follow.
+    Running,
+    /// Its writer stopped renewing the lease before closing it (the replica died). Holds the
+    /// JSON of the lost request's id.
+    Lost(Bytes),
 }
 
 /// An in-process [`EventStore`], bounded per stream and per session (in events) and over all

