@@ -31,21 +31,24 @@
 //!
 //! ## Tour
 //! * [`client`]: a client for servers of either era: era detection, typed calls, input
-//!   handlers (elicitation, sampling, roots), caching, subscriptions.
+//!   handlers (elicitation, sampling, roots), caching, subscriptions. What differs by era
+//!   goes through a `legacy` or `modern` client adapter (`client/era/`), as on the server.
 //! * [`server`]: registering tools, prompts and resources; [`server::Context`] for progress,
 //!   logging, cancellation, elicitation, sampling and roots in both eras. Requests go through
 //!   one method table and a `legacy` or `modern` era adapter (`server/dispatch/`).
 //! * `#[tool]`, `#[prompt]`, `#[resource]` (feature `macros`, on by default): a handler's
 //!   definition from its doc comment, `name::spec()`, and compile errors at the faulty
 //!   argument or return type.
-//! * [`transport`]: stdio (and any newline-delimited byte stream), Streamable HTTP, and an
-//!   in-memory client ↔ server pair for tests ([`transport::memory`]).
+//! * [`transport`]: stdio (and any newline-delimited byte stream), Streamable HTTP (its
+//!   `legacy` and `modern` halves are the transport's era adapters), and an in-memory
+//!   client ↔ server pair for tests ([`transport::memory`]).
 //! * [`clock`]: the one clock the runtime reads (swap in a `ManualClock` in tests).
 //! * [`correlation`]: the one table of requests in flight by id, both directions (pending
 //!   answers, running requests to cancel), bounded; a store-backed table can replace it.
 //! * [`auth`]: OAuth 2.1 authorization, the resource server (`AuthLayer`, Protected Resource
 //!   Metadata, JWT and introspection validators) and the client (`OAuthClient`).
-//! * [`era`]: what differs between the revisions: era detection, error codes, `_meta`.
+//! * [`era`]: what differs between the revisions: era detection, error codes, `_meta`, and
+//!   the named protocol facts (sessions, stream closing, input rounds) the rest asks.
 //! * [`jsonrpc`]: the sans-IO JSON-RPC layer (decode, encode, framing).
 //! * [`schema`]: the wire types of both revisions (re-exported `duomcp-schema`).
 //!

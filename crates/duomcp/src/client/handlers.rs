@@ -5,7 +5,6 @@
 
 use super::error::InputError;
 use super::transport::BoxFuture;
-use crate::era::Era;
 use crate::jsonrpc;
 use duomcp_schema::error_code::{INTERNAL_ERROR, INVALID_PARAMS, METHOD_NOT_FOUND};
 use duomcp_schema::methods::{self, RequestMethod};
@@ -74,8 +73,9 @@ pub(crate) struct Handlers {
 }
 
 impl Handlers {
-    /// The capabilities to declare: exactly those with a handler.
-    pub(crate) fn capabilities(&self, era: Era) -> ClientCapabilities {
+    /// The capabilities to declare in either era: exactly those with a handler (the era
+    /// adapters add their own, see `client::era`).
+    pub(crate) fn capabilities(&self) -> ClientCapabilities {
         let mut caps = ClientCapabilities::default();
         if let Some((_, c)) = &self.elicit {
             caps.elicitation = Some(c.clone());
@@ -83,17 +83,8 @@ impl Handlers {
         if let Some((_, c)) = &self.sample {
             caps.sampling = Some(c.clone());
         }
-        if let Some(source) = &self.roots {
-            // Only a static list can change under the client's control, and only 2025-11-25
-            // has the notification that announces it.
-            let list_changed = matches!(source, RootsSource::Static(_)) && era == Era::Legacy;
-            caps.roots = Some(RootsCapability {
-                list_changed: list_changed.then_some(true),
-                ..RootsCapability::default()
-            });
-        }
-        if era == Era::Legacy {
-            caps.tasks = super::tasks::hosted_capability(self);
+        if self.roots.is_some() {
+            caps.roots = Some(RootsCapability::default());
         }
         for (id, settings) in &self.extensions {
             let declared = caps.extensions.get_or_insert_with(JsonObject::new);

@@ -49,6 +49,7 @@ pub mod auth;
 mod builder;
 mod cache;
 mod engine;
+mod era;
 mod error;
 mod handlers;
 pub(crate) mod mirror;
@@ -70,7 +71,7 @@ pub use options::RequestOptions;
 pub use tasks::{TaskHandle, TaskInfo, TaskStart, TaskWatch};
 
 use crate::era::Era;
-use duomcp_schema::methods::{self, NotificationMethod, RequestMethod};
+use duomcp_schema::methods::{self, RequestMethod};
 use duomcp_schema::{
     CallToolResult, CompleteRequestParams, CompleteResult, GetPromptResult, Implementation,
     ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult,
@@ -139,12 +140,17 @@ impl Client {
         self.inner
             .negotiated()
             .unwrap_or_else(|| engine::Negotiated {
-                era: Era::Legacy,
+                era: Era::UNMARKED,
                 protocol_version: String::new(),
                 capabilities: ServerCapabilities::default(),
                 server_info: None,
                 instructions: None,
             })
+    }
+
+    /// The negotiated era's adapter (`client::era`).
+    fn adapter(&self) -> &'static dyn era::Adapter {
+        era::of(self.era())
     }
 
     /// The era the server speaks.
@@ -518,10 +524,7 @@ impl Client {
     /// Checks that the server answers: `ping` in 2025-11-25; 2026-07-28 has no ping, so an
     /// uncached `server/discover` stands in.
     pub async fn ping(&self) -> Result<(), ClientError> {
-        let method = match self.era() {
-            Era::Legacy => <methods::Ping as RequestMethod>::NAME,
-            Era::Modern => <methods::Discover as RequestMethod>::NAME,
-        };
+        let method = self.adapter().ping_method();
         self.inner
             .request(method, Map::new(), &RequestOptions::default())
             .await
@@ -536,22 +539,7 @@ impl Client {
             .log_level
             .lock()
             .unwrap_or_else(|p| p.into_inner()) = Some(level);
-        if self.era() == Era::Legacy {
-            let mut params = Map::new();
-            params.insert(
-                "level".into(),
-                serde_json::to_value(level)
-                    .map_err(|e| ClientError::InvalidArguments(e.to_string()))?,
-            );
-            self.inner
-                .request(
-                    <methods::SetLevel as RequestMethod>::NAME,
-                    params,
-                    &RequestOptions::default(),
-                )
-                .await?;
-        }
-        Ok(())
+        self.adapter().set_log_level(&self.inner, level).await
     }
 
     /// Replaces the roots given with [`ClientBuilder::roots`]; in 2025-11-25 the server is told
@@ -572,15 +560,7 @@ impl Client {
                 ))
             }
         }
-        if self.era() == Era::Legacy {
-            self.inner
-                .notify(
-                    <methods::RootsListChanged as NotificationMethod>::NAME,
-                    json!({}),
-                )
-                .await?;
-        }
-        Ok(())
+        self.adapter().roots_changed(&self.inner).await
     }
 
     /// Every notification the server sends from now on (list changes, resource updates, log
@@ -607,14 +587,7 @@ impl Client {
     /// # Ok(()) }
     /// ```
     pub async fn listen(&self, filter: SubscriptionFilter) -> Result<Subscription, ClientError> {
-        match self.era() {
-            Era::Modern => {
-                self.inner
-                    .listen_modern(filter, &RequestOptions::default())
-                    .await
-            }
-            Era::Legacy => self.inner.listen_legacy(filter).await,
-        }
+        self.adapter().listen(&self.inner, filter).await
     }
 
     /// Closes the connection. A child process is shut down gracefully: stdin closed, then

@@ -23,6 +23,15 @@
 //!
 //! (Over 800 lines, about 250 of them docs: the client's task handling is one state machine
 //! for both eras; splitting it by era is left for later.)
+//!
+//! **Why this file matches on the era** (the one client module besides `client/era/` that
+//! does, as `server/tasks/` is on the server's side): a [`TaskHandle`] outlives the call that
+//! made it and carries the era of its task; the two revisions' tasks differ in every step of
+//! the state machine (how a task is asked for and recognised, which status ends it, where
+//! its result comes from: `tasks/result` or the inlined result, how input is answered:
+//! the server's requests or `tasks/update`, whether cancelling is final or cooperative, and
+//! hosting exists only in 2025-11-25), so the step is matched on `(era, status)` in one
+//! place rather than spread over an adapter surface each method would grow by two arms.
 
 use super::engine::Inner;
 use super::error::ClientError;

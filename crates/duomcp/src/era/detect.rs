@@ -20,6 +20,20 @@ pub(crate) struct Signals<'a, F> {
     pub names_session: bool,
 }
 
+/// The era an HTTP refusal shows the server speaks: an error only a 2026-07-28 server sends
+/// (`modern_error`: one of its codes, or a `404` carrying `-32601`) shows that era; any other
+/// `4xx` an older one; anything else shows nothing. The client's era probe reads it.
+#[cfg(feature = "http-client")]
+pub(crate) fn of_refusal(modern_error: bool, client_error: bool) -> Option<Era> {
+    if modern_error {
+        Some(Era::Modern)
+    } else if client_error {
+        Some(Era::Legacy)
+    } else {
+        None
+    }
+}
+
 /// Why no era could be decided (HTTP answers `400`).
 #[derive(Debug, PartialEq, Eq)]
 pub(crate) enum Undecided {

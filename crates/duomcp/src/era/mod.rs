@@ -8,6 +8,8 @@ mod detect;
 pub mod legacy;
 pub mod modern;
 
+#[cfg(feature = "http-client")]
+pub(crate) use detect::of_refusal;
 #[cfg_attr(not(feature = "http-server"), allow(unused_imports))]
 pub(crate) use detect::Undecided;
 pub(crate) use detect::{detect, Signals};
@@ -63,6 +65,34 @@ impl Era {
     /// dispatcher then reads and validates.
     pub(crate) fn carries_meta(self) -> bool {
         self == Era::Modern
+    }
+
+    /// Whether a connection of this era is a session (2025-11-25): `initialize` opens it, it
+    /// holds the negotiated version, the log level and the resource subscriptions, and the
+    /// server's messages unrelated to a request belong to it (over HTTP, its GET stream).
+    /// 2026-07-28 is stateless: each request carries what the session held.
+    pub(crate) fn has_sessions(self) -> bool {
+        self == Era::Legacy
+    }
+
+    /// Whether closing a request's response stream cancels the request (2026-07-28); a
+    /// 2025-11-25 stream may be closed and resumed, the request running on.
+    pub(crate) fn stream_close_cancels(self) -> bool {
+        self == Era::Modern
+    }
+
+    /// Whether the server asks the client for input (elicitation, sampling, roots) with
+    /// `input_required` results answered on a retry of the request (2026-07-28, MRTR), rather
+    /// than with server→client requests (2025-11-25).
+    pub(crate) fn input_in_rounds(self) -> bool {
+        self == Era::Modern
+    }
+
+    /// The protocol version of this era when it has only one (2026-07-28), so a request
+    /// speaks it without saying; `None` for 2025-11-25, whose versions are negotiated.
+    #[cfg_attr(not(feature = "otel"), allow(dead_code))]
+    pub(crate) fn sole_version(self) -> Option<&'static str> {
+        (self == Era::Modern).then_some(duomcp_schema::version::LATEST_MODERN)
     }
 
     /// The era a protocol version string belongs to, if we support it.

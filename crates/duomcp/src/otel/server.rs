@@ -20,8 +20,8 @@ pub(crate) struct RequestInfo<'a> {
     pub meta: Option<&'a str>,
     /// `params`, raw (tool arguments for the audit log, a task's id).
     pub params: Option<&'a str>,
-    /// A 2026-07-28 request (its version is the one revision of that era).
-    pub modern: bool,
+    /// The request's version when its era has only one (2026-07-28), see [`Era::sole_version`](crate::era::Era::sole_version).
+    pub era_version: Option<&'static str>,
     /// The protocol version of a 2025-11-25 session, once negotiated.
     pub session_version: Option<&'a str>,
     /// The trace context headers, when the request came over HTTP.
@@ -68,7 +68,7 @@ impl ServerCall {
             .filter(|m| m.contains("\"traceparent\""))
             .map(MetaFields::read)
             .unwrap_or_default();
-        let era_version = r.modern.then_some(duomcp_schema::version::LATEST_MODERN);
+        let era_version = r.era_version;
         let header_cx = r.http.and_then(HeaderContext::context);
         let mut links = Vec::new();
         let parent = if meta.has_trace() {

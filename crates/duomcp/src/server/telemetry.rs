@@ -59,14 +59,12 @@ impl Call {
     ) -> Self {
         #[cfg(feature = "otel")]
         if let Some(t) = &shared.telemetry.0 {
-            let session_version = match era {
-                Era::Legacy => env
-                    .session
-                    .as_ref()
-                    .and_then(|s| s.negotiated())
-                    .map(|n| n.protocol_version),
-                Era::Modern => None,
-            };
+            let session_version = env
+                .session
+                .as_ref()
+                .filter(|_| era.has_sessions())
+                .and_then(|s| s.negotiated())
+                .map(|n| n.protocol_version);
             let target = super::middleware::target_of(req.params.as_deref());
             let info = crate::otel::server::RequestInfo {
                 method: &req.method,
@@ -74,7 +72,7 @@ impl Call {
                 target,
                 meta: meta.map(RawValue::get),
                 params: req.params.as_deref().map(RawValue::get),
-                modern: era == Era::Modern,
+                era_version: era.sole_version(),
                 session_version: session_version.as_deref(),
                 http: env.trace.0.as_deref(),
                 principal: env.principal.as_deref(),

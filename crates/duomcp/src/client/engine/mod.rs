@@ -143,7 +143,7 @@ fn mcp_name(method: &str, params: &Map<String, Value>) -> Option<String> {
     params.get(key).and_then(Value::as_str).map(str::to_owned)
 }
 
-fn to_value<T: Serialize>(v: &T) -> Result<Value, ClientError> {
+pub(crate) fn to_value<T: Serialize>(v: &T) -> Result<Value, ClientError> {
     serde_json::to_value(v).map_err(|e| ClientError::Protocol(format!("cannot encode: {e}")))
 }
 
@@ -253,7 +253,12 @@ impl Inner {
     /// Whether `x-mcp-header` applies: a 2026-07-28 connection over a transport that mirrors
     /// values into headers.
     pub(crate) fn mirrors_headers(&self) -> bool {
-        self.era() == Some(Era::Modern) && self.transport.mirrors_headers()
+        self.adapter().is_some_and(|a| a.mirrors_headers()) && self.transport.mirrors_headers()
+    }
+
+    /// The adapter of the negotiated era, once there is one.
+    pub(crate) fn adapter(&self) -> Option<&'static dyn super::era::Adapter> {
+        self.era().map(super::era::of)
     }
 
     /// Routes progress for a token of its own (not derived from a request id) until the
@@ -334,21 +339,8 @@ impl Inner {
             _ => Map::new(),
         };
         meta.extend(opts.meta.iter().map(|(k, v)| (k.clone(), v.clone())));
-        if speak.era == Era::Modern {
-            meta.insert(meta::PROTOCOL_VERSION.into(), json!(speak.version));
-            let mut caps = self.handlers.capabilities(Era::Modern);
-            if super::tasks::declares_extension(method) {
-                caps = caps.with_extension(super::tasks::EXTENSION_ID, Default::default());
-            }
-            // Capabilities set by the caller (a gateway relaying its client's) win.
-            if !meta.contains_key(meta::CLIENT_CAPABILITIES) {
-                meta.insert(meta::CLIENT_CAPABILITIES.into(), to_value(&caps)?);
-            }
-            meta.insert(meta::CLIENT_INFO.into(), to_value(&self.config.info)?);
-            if let Some(level) = opts.log_level.or(*lock(&self.log_level)) {
-                meta.insert(meta::LOG_LEVEL.into(), to_value(&level)?);
-            }
-        }
+        let adapter = super::era::of(speak.era);
+        adapter.envelope(self, method, &speak.version, opts, &mut meta)?;
         if progress {
             meta.insert(meta::PROGRESS_TOKEN.into(), to_value(&progress_token(id))?);
         }
@@ -362,7 +354,7 @@ impl Inner {
         msg.method = Some(method.to_owned());
         msg.name = mcp_name(method, &params);
         msg.protocol_version = Some(speak.version.clone());
-        if speak.era == Era::Modern
+        if adapter.mirrors_headers()
             && method == <methods::CallTool as RequestMethod>::NAME
             && self.transport.mirrors_headers()
         {
@@ -627,7 +619,7 @@ impl Inner {
                 Kind::InputRequired if opts.relay_input_required => return Ok((value, true)),
                 Kind::InputRequired => {}
             }
-            if speak.era != Era::Modern {
+            if !super::era::of(speak.era).input_in_rounds() {
                 return Err(ClientError::Protocol(format!(
                     "an input_required result to {method} in the 2025-11-25 era"
                 )));

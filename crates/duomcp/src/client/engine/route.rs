@@ -156,7 +156,7 @@ impl Inner {
 
     /// Runs a server→client request (2025-11-25) in its own task and sends the answer.
     fn spawn_server_request(self: &Arc<Self>, req: IncomingRequest) {
-        if self.era() == Some(Era::Modern) {
+        if !self.adapter().is_some_and(|a| a.serves_server_requests()) {
             // 2026-07-28 servers must not send requests, and clients must not send responses.
             tracing::warn!(method = %req.method, "ignored a request from a 2026-07-28 server");
             return;
@@ -234,13 +234,8 @@ impl Inner {
         self.tools.clear();
         self.tool_headers.clear();
         lock(&self.subscriptions).clear();
-        if self.era() == Some(Era::Legacy) {
-            let inner = self.clone();
-            tokio::spawn(async move {
-                if let Err(e) = crate::client::negotiate::initialize(&inner).await {
-                    tracing::warn!("re-initializing the restarted server failed: {e}");
-                }
-            });
+        if let Some(adapter) = self.adapter() {
+            adapter.after_restart(self);
         }
     }
 }

@@ -162,7 +162,8 @@ fn invalid_params_reply(era: Era, id: &RequestId, e: &serde_json::Error) -> Repl
     )
 }
 
-/// Runs one request of a known era through the method table, with that era's adapter.
+/// Runs one request of a known era through the method table, with that era's adapter: the
+/// one place the server's dispatch matches on the era.
 async fn route(
     shared: Arc<Shared>,
     req: &IncomingRequest,

@@ -1,5 +1,9 @@
 //! The legacy (2025-11-25 and older) side of the endpoint: sessions, POST answered with JSON or
 //! a resumable SSE stream, the standalone `GET` stream, `Last-Event-ID` resumption, `DELETE`.
+//!
+//! This and `modern.rs` are the transport's two era adapters: `mod.rs` picks one per POST
+//! (after `era::detect`), and each names its era (`era_hint`) when it hands a request to the
+//! dispatcher; the rest of the transport does not compare eras.
 
 use super::config::ResponseMode;
 use super::headers::{LAST_EVENT_ID, SESSION_ID};

@@ -377,6 +377,7 @@ async fn post(t: &Arc<Inner>, parts: Parts, body: Body) -> Response {
         Ok(m) => m,
         Err(e) => return error_response(StatusCode::BAD_REQUEST, e.id.as_ref(), &e.error),
     };
+    // The one place the endpoint matches on the era: it picks one of its two adapters.
     match route(&parts, &message) {
         Ok(Era::Modern) => modern::post(t, &parts, message).await,
         Ok(Era::Legacy) => legacy::post(t, &parts, message).await,

@@ -1,5 +1,7 @@
 //! The modern (2026-07-28) side of the endpoint: stateless POSTs, mirrored-header checks, JSON
 //! or a per-request SSE stream whose closing cancels the request.
+//!
+//! One of the transport's two era adapters, with `legacy.rs` (see there).
 
 use super::config::ResponseMode;
 use super::sse::{self, ModernConn};

@@ -438,8 +438,9 @@ impl Shared {
         lock(&self.negotiated).as_ref().map(|(_, v)| v.clone())
     }
 
-    fn is_legacy(&self) -> bool {
-        matches!(&*lock(&self.negotiated), Some((Era::Legacy, _)))
+    /// Whether the negotiated era is one of sessions (2025-11-25), which have a GET stream.
+    fn has_session(&self) -> bool {
+        matches!(&*lock(&self.negotiated), Some((era, _)) if era.has_sessions())
     }
 
     /// Hands a response to the request waiting for it. `false` when nobody waits.
@@ -801,13 +802,7 @@ impl Shared {
                     || (status == StatusCode::NOT_FOUND
                         && e.code == crate::jsonrpc::error_code::METHOD_NOT_FOUND)
             });
-            *lock(&self.evidence) = if modern {
-                Some(Era::Modern)
-            } else if status.is_client_error() {
-                Some(Era::Legacy)
-            } else {
-                None
-            };
+            *lock(&self.evidence) = crate::era::of_refusal(modern, status.is_client_error());
             if initialize
                 && !modern
                 && self.options.legacy_sse_fallback
@@ -1073,7 +1068,7 @@ impl Shared {
             let initialized =
                 msg.method.as_deref() == Some(<methods::Initialized as NotificationMethod>::NAME);
             if initialized {
-                if self.options.get_stream && self.is_legacy() {
+                if self.options.get_stream && self.has_session() {
                     self.open_standalone().await;
                 }
                 self.handshakes.send_modify(|n| *n += 1);
@@ -1241,7 +1236,7 @@ impl Transport for HttpTransport {
     }
 
     fn cancels_on_drop(&self, era: Era) -> bool {
-        era == Era::Modern && self.shared.old().is_none()
+        era.stream_close_cancels() && self.shared.old().is_none()
     }
 
     fn mirrors_headers(&self) -> bool {
