@@ -1,22 +1,4 @@
 //! [`RedisBus`]: the replicas' message bus ([`Bus`]) on Redis pub/sub.
-//!
-//! Every replica publishes on one channel (`PREFIX bus`) and subscribes to it on a connection
-//! of its own (a subscribed connection can do nothing else). A message is JSON: the
-//! publisher's origin id and the [`BusMessage`]; a replica skips its own.
-//!
-//! Bounds, and what happens at each:
-//! - **Publishing** never waits: messages go into a queue of [`BusBounds::queue`] that one task
-//!   empties with `PUBLISH` (one command per message, on the shared multiplexed connection,
-//!   under the operation deadline, tried three times). A full queue, a message over
-//!   [`BusBounds::max_message_bytes`], or a `PUBLISH` that keeps failing (Redis away) drops
-//!   that message with a warning naming why.
-//! - **Receiving**: each receiver holds [`BusBounds::queue`] messages; one that falls further
-//!   behind loses the oldest (a warning with the count). Incoming messages over the size bound
-//!   are dropped too.
-//! - **Redis going away**: the subscription ends; the task reconnects by itself with a backoff
-//!   doubling from 100 ms up to [`RedisConfig::max_reconnect_delay`](super::RedisConfig), and
-//!   subscribes again. Pub/sub keeps no history: what was published meanwhile is not received
-//!   (the state itself — sessions, events, tasks — is in Redis and is read there).
 
 use super::Redis;
 use crate::server::bus::{Bus, BusMessage, BusReceiver, Delivered};
@@ -52,8 +34,25 @@ impl Default for BusBounds {
     }
 }
 
-/// One replica's place on the bus in Redis (see the [module documentation](self)). Its tasks
-/// stop when it is dropped.
+/// One replica's place on the bus in Redis. Its tasks stop when it is dropped.
+///
+/// Every replica publishes on one channel (`PREFIX bus`) and subscribes to it on a connection
+/// of its own (a subscribed connection can do nothing else). A message is JSON: the
+/// publisher's origin id and the [`BusMessage`]; a replica skips its own.
+///
+/// Bounds, and what happens at each:
+/// - **Publishing** never waits: messages go into a queue of [`BusBounds::queue`] that one task
+///   empties with `PUBLISH` (one command per message, on the shared multiplexed connection,
+///   under the operation deadline, tried three times). A full queue, a message over
+///   [`BusBounds::max_message_bytes`], or a `PUBLISH` that keeps failing (Redis away) drops
+///   that message with a warning naming why.
+/// - **Receiving**: each receiver holds [`BusBounds::queue`] messages; one that falls further
+///   behind loses the oldest (a warning with the count). Incoming messages over the size bound
+///   are dropped too.
+/// - **Redis going away**: the subscription ends; the task reconnects by itself with a backoff
+///   doubling from 100 ms up to [`RedisConfig::max_reconnect_delay`](super::RedisConfig), and
+///   subscribes again. Pub/sub keeps no history: what was published meanwhile is not received
+///   (the state itself — sessions, events, tasks — is in Redis and is read there).
 ///
 /// ```no_run
 /// use duomcp::redis::{Redis, RedisBus};
