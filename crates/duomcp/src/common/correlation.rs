@@ -66,6 +66,7 @@
 use crate::jsonrpc::{ErrorObject, RequestId};
 use crate::util::lock;
 use serde_json::value::RawValue;
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -158,7 +159,8 @@ pub trait Table<A>: Send + Sync + 'static {
     /// Adds an outgoing request waiting under `id`; its answer is sent on `answer`.
     fn insert_pending(&self, id: RequestId, answer: oneshot::Sender<A>) -> Result<(), Refused>;
     /// Delivers the answer to the request waiting under `id`; `false` when none waits (or its
-    /// waiter is gone).
+    /// waiter is gone). A table that passes a miss on (to another replica) returns `true` when
+    /// it did; so does `cancel`.
     fn complete(&self, id: &RequestId, answer: A) -> bool;
     /// Forgets an outgoing request (its waiter is done with it).
     fn forget(&self, id: &RequestId);
@@ -207,6 +209,30 @@ impl<A> LocalTable<A> {
     }
 }
 
+impl<A: Send + 'static> LocalTable<A> {
+    /// Delivers `answer` to the request waiting under `id` here, or hands it back when none
+    /// waits here (so that a table shared between replicas can pass it on): `Ok(true)`
+    /// delivered, `Ok(false)` its waiter was gone.
+    ///
+    /// ```
+    /// use duomcp::correlation::{Limits, LocalTable, Table};
+    /// use duomcp::jsonrpc::RequestId;
+    /// let table: LocalTable<u8> = LocalTable::new(Limits::default());
+    /// assert_eq!(table.try_complete(&RequestId::from(1), 7), Err(7)); // nobody waits here
+    /// let (tx, _rx) = tokio::sync::oneshot::channel();
+    /// table.insert_pending(RequestId::from(1), tx).unwrap();
+    /// assert_eq!(table.try_complete(&RequestId::from(1), 7), Ok(true));
+    /// ```
+    pub fn try_complete(&self, id: &RequestId, answer: A) -> Result<bool, A> {
+        // Taken out of the lock before sending: the waiter may run at once.
+        let waiting = lock(&self.state).pending.remove(id);
+        match waiting {
+            Some(tx) => Ok(tx.send(answer).is_ok()),
+            None => Err(answer),
+        }
+    }
+}
+
 impl<A: Send + 'static> Table<A> for LocalTable<A> {
     fn insert_pending(&self, id: RequestId, answer: oneshot::Sender<A>) -> Result<(), Refused> {
         let mut st = lock(&self.state);
@@ -224,9 +250,7 @@ impl<A: Send + 'static> Table<A> for LocalTable<A> {
     }
 
     fn complete(&self, id: &RequestId, answer: A) -> bool {
-        // Taken out of the lock before sending: the waiter may run at once.
-        let waiting = lock(&self.state).pending.remove(id);
-        waiting.is_some_and(|tx| tx.send(answer).is_ok())
+        self.try_complete(id, answer).unwrap_or(false)
     }
 
     fn forget(&self, id: &RequestId) {
@@ -305,7 +329,7 @@ impl<A: Send + 'static> Table<A> for LocalTable<A> {
 struct Shared<A: Send + 'static> {
     table: Box<dyn Table<A>>,
     /// Ids this side allocates: `{prefix}{n}`.
-    prefix: &'static str,
+    prefix: Cow<'static, str>,
     next: AtomicU64,
 }
 
@@ -335,16 +359,18 @@ impl<A: Send + 'static> std::fmt::Debug for Correlation<A> {
 
 impl<A: Send + 'static> Correlation<A> {
     /// An in-process engine ([`LocalTable`]) whose own ids are `{prefix}0`, `{prefix}1`, …
-    pub fn new(prefix: &'static str, limits: Limits) -> Self {
+    pub fn new(prefix: impl Into<Cow<'static, str>>, limits: Limits) -> Self {
         Self::with_table(prefix, LocalTable::new(limits))
     }
 
-    /// An engine over another [`Table`] (state shared between replicas, for instance).
-    pub fn with_table(prefix: &'static str, table: impl Table<A>) -> Self {
+    /// An engine over another [`Table`] (state shared between replicas, for instance). The
+    /// prefix tells this engine's ids apart from those of other engines answered through the
+    /// same table (each replica of a shared session has its own).
+    pub fn with_table(prefix: impl Into<Cow<'static, str>>, table: impl Table<A>) -> Self {
         Correlation {
             shared: Arc::new(Shared {
                 table: Box::new(table),
-                prefix,
+                prefix: prefix.into(),
                 next: AtomicU64::new(0),
             }),
         }

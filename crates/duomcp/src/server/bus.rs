@@ -9,6 +9,10 @@
 //! - a named registry change ([`ServerBuilder::change`](super::ServerBuilder::change),
 //!   [`Server::apply_change`](super::Server::apply_change)) is applied by every replica with its
 //!   own code;
+//! - a 2025-11-25 client's answer to a server→client request, or its `notifications/cancelled`,
+//!   that the balancer sent to another replica than the one waiting for it (or running the
+//!   request) reaches that one ([`BusMessage::Reply`], [`BusMessage::Cancel`]; published only
+//!   when the replica that got it has no such request itself).
 //!
 //! Implementations: [`LocalBus`] (in process: servers in one process, tests) and, with the
 //! feature `redis`, `duomcp::redis::RedisBus` (Redis pub/sub). Every implementation is
@@ -32,7 +36,10 @@
 
 use super::tasks::TaskRecord;
 use super::ServerEvent;
+use crate::correlation::Outcome;
+use crate::jsonrpc::{ErrorObject, RequestId};
 use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
 use serde_json::Value;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -52,6 +59,55 @@ pub enum BusMessage {
         /// Its argument.
         arg: Value,
     },
+    /// A 2025-11-25 client's answer to a server→client request (`elicitation/create`,
+    /// `sampling/createMessage`, `roots/list`) that reached a replica where nobody waits for
+    /// it: the replica whose handler waits takes it.
+    Reply {
+        /// The session's shared scope (a digest of its id, never the id itself).
+        session: String,
+        /// The server→client request's id (each replica allocates its own ids).
+        id: RequestId,
+        /// The answer's `result`, as JSON text, or its `error`.
+        #[serde(flatten)]
+        answer: BusAnswer,
+    },
+    /// A 2025-11-25 `notifications/cancelled` that reached a replica where the request does
+    /// not run: the replica running it cancels it.
+    Cancel {
+        /// The session's shared scope.
+        session: String,
+        /// The client's request id.
+        id: RequestId,
+    },
+}
+
+/// The answer carried by [`BusMessage::Reply`].
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum BusAnswer {
+    /// The JSON text of the response's `result`.
+    Result(String),
+    /// The response's `error`.
+    Error(ErrorObject),
+}
+
+impl BusAnswer {
+    /// The answer as the correlation engine takes it (`None`: the result text is not JSON).
+    pub fn outcome(&self) -> Option<Outcome> {
+        match self {
+            BusAnswer::Result(text) => RawValue::from_string(text.clone()).ok().map(Ok),
+            BusAnswer::Error(e) => Some(Err(e.clone())),
+        }
+    }
+}
+
+impl From<&Outcome> for BusAnswer {
+    fn from(o: &Outcome) -> Self {
+        match o {
+            Ok(raw) => BusAnswer::Result(raw.get().to_owned()),
+            Err(e) => BusAnswer::Error(e.clone()),
+        }
+    }
 }
 
 impl BusMessage {
@@ -249,6 +305,45 @@ mod tests {
         let c = BusMessage::change("add", serde_json::json!({"n": 1}));
         let back: BusMessage = serde_json::from_str(&serde_json::to_string(&c).unwrap()).unwrap();
         assert!(matches!(back, BusMessage::Change { name, arg } if name == "add" && arg["n"] == 1));
+        // A reply keeps its result's text exactly, or its error.
+        let raw = RawValue::from_string(r#"{"action":"accept","n":12345678901234567890}"#.into());
+        let ok: Outcome = Ok(raw.unwrap());
+        let r = BusMessage::Reply {
+            session: "scope".into(),
+            id: RequestId::String("s-ab-0".into()),
+            answer: (&ok).into(),
+        };
+        let back: BusMessage = serde_json::from_str(&serde_json::to_string(&r).unwrap()).unwrap();
+        let BusMessage::Reply {
+            session,
+            id,
+            answer,
+        } = back
+        else {
+            panic!("not a reply: {back:?}")
+        };
+        assert_eq!(
+            (session.as_str(), id),
+            ("scope", RequestId::String("s-ab-0".into()))
+        );
+        let got = answer.outcome().unwrap().unwrap();
+        assert_eq!(got.get(), r#"{"action":"accept","n":12345678901234567890}"#);
+        let err: Outcome = Err(crate::jsonrpc::error(-1, "declined"));
+        let e = BusMessage::Reply {
+            session: "scope".into(),
+            id: RequestId::from(3),
+            answer: (&err).into(),
+        };
+        let back: BusMessage = serde_json::from_str(&serde_json::to_string(&e).unwrap()).unwrap();
+        assert!(
+            matches!(back, BusMessage::Reply { answer: BusAnswer::Error(e), .. } if e.message == "declined")
+        );
+        let c = BusMessage::Cancel {
+            session: "scope".into(),
+            id: RequestId::from(9),
+        };
+        let back: BusMessage = serde_json::from_str(&serde_json::to_string(&c).unwrap()).unwrap();
+        assert!(matches!(back, BusMessage::Cancel { id, .. } if id == RequestId::from(9)));
     }
 
     #[tokio::test]

@@ -464,6 +464,8 @@ impl Server {
                             );
                         }
                     }
+                    // Answers and cancellations for a session: the transport routes them.
+                    bus::BusMessage::Reply { .. } | bus::BusMessage::Cancel { .. } => {}
                 }
             }
         });

@@ -56,6 +56,7 @@ mod guard;
 pub(crate) mod headers;
 mod legacy;
 mod modern;
+mod routing;
 mod serve;
 mod session;
 mod session_store;
@@ -172,12 +173,19 @@ impl StreamableHttp {
             config.allowed_hosts.as_deref(),
             config.allowed_origins.as_deref(),
         );
+        let closing = shared.shutdown.child_token();
+        // Shared sessions: answers and cancellations reaching the wrong replica are routed.
+        let router = config
+            .session_store
+            .is_some()
+            .then(|| routing::Router::new(shared.bus.clone(), closing.clone()));
+        let sessions = Arc::new(Sessions::new(router));
         StreamableHttp {
             inner: Arc::new(Inner {
-                closing: shared.shutdown.child_token(),
+                closing,
                 shared,
                 guard,
-                sessions: Arc::new(Sessions::new(config.session_store.is_some())),
+                sessions,
                 requests: Arc::new(Semaphore::new(config.max_concurrent_requests.max(1))),
                 get_streams: Arc::new(Semaphore::new(config.max_streams.max(1))),
                 listen_streams: Arc::new(Semaphore::new(config.max_listen_streams.max(1))),

@@ -375,6 +375,9 @@ pub(crate) struct Sessions {
     /// (idle here, evicted, shutdown) is only this replica's copy, and its events stay in the
     /// shared log; only [`Sessions::end`] forgets them.
     shared: bool,
+    /// Shared sessions: answers and cancellations meant for another replica's copy pass
+    /// through the bus ([`super::routing`]).
+    router: Option<Arc<super::routing::Router>>,
 }
 
 /// Why a session could not be created.
@@ -386,11 +389,14 @@ pub(crate) enum CreateError {
 }
 
 impl Sessions {
-    pub(crate) fn new(shared: bool) -> Self {
+    /// Sessions of one process (`None`), or shared with other replicas through a session
+    /// store, with the router of their answers and cancellations.
+    pub(crate) fn new(router: Option<Arc<super::routing::Router>>) -> Self {
         Sessions {
             map: Mutex::default(),
             sweeper: std::sync::Once::new(),
-            shared,
+            shared: router.is_some(),
+            router,
         }
     }
 
@@ -464,9 +470,18 @@ impl Sessions {
     ) -> Result<Arc<HttpSession>, CreateError> {
         self.make_room(max)?;
         let (unrelated_tx, unrelated_rx) = mpsc::channel::<Frame>(256);
+        // Shared sessions: tasks are scoped, and answers routed, by a name every replica
+        // derives alike; server→client ids carry this replica's prefix.
+        let scope = self.shared.then(|| shared_scope(&id));
+        let correlation = match (&self.router, &scope) {
+            (Some(router), Some(scope)) => {
+                Correlation::with_table(router.prefix(), router.table(scope, limits))
+            }
+            _ => Correlation::new("s-", limits),
+        };
         let session = Arc::new(HttpSession {
             id: Arc::from(id),
-            core: Session::new(unrelated_tx, Correlation::new("s-", limits)),
+            core: Session::new(unrelated_tx, correlation),
             closing: parent.child_token(),
             store,
             streams: Mutex::new(HashMap::from([(
@@ -486,9 +501,8 @@ impl Sessions {
             telemetry: Default::default(),
             version: AtomicU64::new(0),
         });
-        if self.shared {
-            // Tasks of a shared session are scoped by a name every replica derives alike.
-            session.core.set_scope(shared_scope(&session.id));
+        if let Some(scope) = scope {
+            session.core.set_scope(scope);
         }
         loop {
             let mut map = lock(&self.map);

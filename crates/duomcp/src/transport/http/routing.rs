@@ -1,0 +1,300 @@
+//! Answers and cancellations of a shared 2025-11-25 session that the balancer sent to another
+//! replica than the one they are for.
+//!
+//! A handler on replica A that calls `ctx.elicit()` (or sampling, roots) waits in A's copy of
+//! the session's correlation engine; the client's answer is a POST that may land on B. The
+//! client's `notifications/cancelled` for a request running on A may land on B too. Each copy
+//! of a shared session therefore has a [`RoutedTable`]: its `complete` and `cancel` try this
+//! replica's entries first (no bus message when the answer is for this replica, the common case
+//! behind sticky or lucky routing), and on a miss publish [`BusMessage::Reply`] /
+//! [`BusMessage::Cancel`] with the session's shared scope (a digest of its id). Every replica's
+//! [`Router`] hears them and hands them to its copy of that session, whose local entries only
+//! are tried (a miss there is dropped, never published again).
+//!
+//! Server→client request ids of a shared session carry the replica's own prefix (`s-<8 hex>-`),
+//! so that the ids two replicas hand out for one session never clash.
+//!
+//! Bounds: the router's map has one entry per live session copy of this transport (at most
+//! `HttpConfig::max_sessions`; an entry goes when its copy closes); messages are bounded by the
+//! bus (`BusBounds::max_message_bytes`: a larger answer is dropped with a warning there, and
+//! the waiting handler times out as if the client had not answered).
+
+use crate::correlation::{Limits, LocalTable, Outcome, Refused, Table, Ticket};
+use crate::jsonrpc::RequestId;
+use crate::server::bus::{BusAnswer, BusMessage};
+use crate::server::BusSlot;
+use crate::util::lock;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, OnceLock, Weak};
+use tokio::sync::oneshot;
+use tokio_util::sync::CancellationToken;
+
+/// One transport's end of reply routing: its shared sessions' tables by scope.
+pub(crate) struct Router {
+    bus: BusSlot,
+    /// This replica's prefix for server→client request ids (`s-<8 hex>-`).
+    prefix: Arc<str>,
+    tables: Mutex<HashMap<Arc<str>, Weak<LocalTable<Outcome>>>>,
+    /// Set once the task receiving from the bus runs.
+    listening: OnceLock<()>,
+    closing: CancellationToken,
+}
+
+impl Router {
+    /// A router publishing on (and, once a session needs it, listening to) the server's bus.
+    pub(crate) fn new(bus: BusSlot, closing: CancellationToken) -> Arc<Self> {
+        let origin = crate::server::bus::origin_id();
+        Arc::new(Router {
+            bus,
+            prefix: Arc::from(format!("s-{:08x}-", origin as u32)),
+            tables: Mutex::default(),
+            listening: OnceLock::new(),
+            closing,
+        })
+    }
+
+    /// The table of a copy of the session scoped `scope`, registered for routing.
+    pub(crate) fn table(self: &Arc<Self>, scope: &str, limits: Limits) -> RoutedTable {
+        self.ensure_listening();
+        let local = Arc::new(LocalTable::new(limits));
+        let scope: Arc<str> = Arc::from(scope);
+        // A newer copy of the session replaces an older one still closing.
+        lock(&self.tables).insert(scope.clone(), Arc::downgrade(&local));
+        RoutedTable {
+            local,
+            scope,
+            router: self.clone(),
+        }
+    }
+
+    /// The prefix of this replica's server→client request ids.
+    pub(crate) fn prefix(&self) -> String {
+        self.prefix.to_string()
+    }
+
+    fn local(&self, scope: &str) -> Option<Arc<LocalTable<Outcome>>> {
+        lock(&self.tables).get(scope).and_then(Weak::upgrade)
+    }
+
+    fn unregister(&self, scope: &Arc<str>, local: &Arc<LocalTable<Outcome>>) {
+        let mut tables = lock(&self.tables);
+        if tables
+            .get(scope)
+            .is_some_and(|w| std::ptr::eq(w.as_ptr(), Arc::as_ptr(local)))
+        {
+            tables.remove(scope);
+        }
+    }
+
+    fn publish(&self, message: BusMessage) -> bool {
+        match self.bus.get() {
+            Some(bus) => {
+                bus.publish(message);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Starts the task that takes other replicas' answers and cancellations (once a bus is
+    /// attached; it ends with the transport, or when the router is gone).
+    fn ensure_listening(self: &Arc<Self>) {
+        if self.listening.get().is_some() {
+            return;
+        }
+        let Some(bus) = self.bus.get() else { return };
+        if self.listening.set(()).is_err() {
+            return;
+        }
+        let mut rx = bus.subscribe();
+        let weak = Arc::downgrade(self);
+        let closing = self.closing.clone();
+        tokio::spawn(async move {
+            loop {
+                let message = tokio::select! {
+                    _ = closing.cancelled() => return,
+                    m = rx.recv() => m,
+                };
+                let Some(message) = message else { return };
+                let Some(router) = weak.upgrade() else { return };
+                router.deliver(&message);
+            }
+        });
+    }
+
+    /// Hands an answer or a cancellation from another replica to this replica's copy of its
+    /// session; `true` when something here took it.
+    pub(crate) fn deliver(&self, message: &BusMessage) -> bool {
+        match message {
+            BusMessage::Reply {
+                session,
+                id,
+                answer,
+            } => {
+                let Some(local) = self.local(session) else {
+                    return false;
+                };
+                let Some(outcome) = answer.outcome() else {
+                    tracing::warn!(id = %id, "a routed answer's result is not JSON; dropped");
+                    return false;
+                };
+                local.try_complete(id, outcome).unwrap_or(false)
+            }
+            BusMessage::Cancel { session, id } => self
+                .local(session)
+                .is_some_and(|local| Table::<Outcome>::cancel(&*local, id)),
+            _ => false,
+        }
+    }
+}
+
+/// A shared session copy's [`Table`]: this replica's entries, and the misses of `complete` and
+/// `cancel` passed on through the bus (see the [module documentation](self)).
+pub(crate) struct RoutedTable {
+    local: Arc<LocalTable<Outcome>>,
+    scope: Arc<str>,
+    router: Arc<Router>,
+}
+
+impl Table<Outcome> for RoutedTable {
+    fn insert_pending(
+        &self,
+        id: RequestId,
+        answer: oneshot::Sender<Outcome>,
+    ) -> Result<(), Refused> {
+        self.local.insert_pending(id, answer)
+    }
+
+    fn complete(&self, id: &RequestId, answer: Outcome) -> bool {
+        match self.local.try_complete(id, answer) {
+            Ok(delivered) => delivered,
+            Err(answer) => self.router.publish(BusMessage::Reply {
+                session: self.scope.to_string(),
+                id: id.clone(),
+                answer: BusAnswer::from(&answer),
+            }),
+        }
+    }
+
+    fn forget(&self, id: &RequestId) {
+        self.local.forget(id)
+    }
+
+    fn insert_running(&self, id: RequestId, cancel: CancellationToken) -> Result<Ticket, Refused> {
+        self.local.insert_running(id, cancel)
+    }
+
+    fn is_running(&self, id: &RequestId) -> bool {
+        self.local.is_running(id)
+    }
+
+    fn finish(&self, id: &RequestId, ticket: Ticket) {
+        self.local.finish(id, ticket)
+    }
+
+    fn cancel(&self, id: &RequestId) -> bool {
+        self.local.cancel(id)
+            || self.router.publish(BusMessage::Cancel {
+                session: self.scope.to_string(),
+                id: id.clone(),
+            })
+    }
+
+    fn cancel_running(&self) {
+        self.local.cancel_running()
+    }
+
+    fn close(&self) {
+        self.local.close();
+        self.router.unregister(&self.scope, &self.local);
+    }
+
+    fn counts(&self) -> (usize, usize) {
+        self.local.counts()
+    }
+}
+
+impl Drop for RoutedTable {
+    fn drop(&mut self) {
+        self.router.unregister(&self.scope, &self.local);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::correlation::Correlation;
+    use crate::server::bus::{Bus, LocalBus};
+    use serde_json::value::RawValue;
+    use std::time::Duration;
+
+    fn router(hub: &LocalBus) -> Arc<Router> {
+        let slot = BusSlot::default();
+        let member: Arc<dyn Bus> = Arc::new(hub.member());
+        let _ = slot.set(member);
+        Router::new(slot, CancellationToken::new())
+    }
+
+    #[tokio::test]
+    async fn an_answer_or_a_cancellation_reaching_another_replica_reaches_this_one() {
+        let hub = LocalBus::new(16);
+        let (ra, rb) = (router(&hub), router(&hub));
+        assert_ne!(ra.prefix(), rb.prefix());
+        let a: Correlation =
+            Correlation::with_table(ra.prefix(), ra.table("sc", Limits::default()));
+        let b: Correlation =
+            Correlation::with_table(rb.prefix(), rb.table("sc", Limits::default()));
+        let other: Correlation =
+            Correlation::with_table(rb.prefix(), rb.table("other", Limits::default()));
+
+        // A waits; the answer reaches B, which has no such request: it goes through the bus.
+        let waiter = a.request().unwrap();
+        let id = waiter.id().clone();
+        assert!(id.to_string().contains(&*ra.prefix), "{id}");
+        let answer = RawValue::from_string(r#"{"action":"decline"}"#.into()).unwrap();
+        assert!(b.complete(&id, Ok(answer)));
+        let never = CancellationToken::new();
+        let got = waiter.wait(Duration::from_secs(5), &never).await.unwrap();
+        assert_eq!(got.unwrap().get(), r#"{"action":"decline"}"#);
+
+        // A request running on A is cancelled through B; another session's is not.
+        let token = CancellationToken::new();
+        let _running = a.admit(RequestId::from(4), token.clone()).unwrap();
+        let untouched = CancellationToken::new();
+        let _o = other.admit(RequestId::from(4), untouched.clone()).unwrap();
+        assert!(b.cancel(&RequestId::from(4)));
+        tokio::time::timeout(Duration::from_secs(5), token.cancelled())
+            .await
+            .unwrap();
+        assert!(!untouched.is_cancelled());
+
+        // An answer for this replica stays here: nothing is published.
+        let mut heard = hub.member().subscribe();
+        let waiter = b.request().unwrap();
+        let id = waiter.id().clone();
+        assert!(b.complete(&id, Ok(RawValue::from_string("{}".into()).unwrap())));
+        assert!(waiter.wait(Duration::from_secs(1), &never).await.is_ok());
+        assert!(heard.try_recv().is_none());
+    }
+
+    #[tokio::test]
+    async fn a_closed_copy_leaves_the_routing_map_and_a_routed_miss_is_not_published_again() {
+        let hub = LocalBus::new(16);
+        let ra = router(&hub);
+        let a: Correlation =
+            Correlation::with_table(ra.prefix(), ra.table("sc", Limits::default()));
+        assert_eq!(lock(&ra.tables).len(), 1);
+        // Nobody waits under this id here: delivered to nobody, nothing published.
+        let mut heard = hub.member().subscribe();
+        let message = BusMessage::Reply {
+            session: "sc".into(),
+            id: RequestId::from(1),
+            answer: BusAnswer::Result("{}".into()),
+        };
+        assert!(!ra.deliver(&message));
+        assert!(heard.try_recv().is_none());
+        a.close();
+        assert!(lock(&ra.tables).is_empty());
+        assert!(!ra.deliver(&message));
+    }
+}
