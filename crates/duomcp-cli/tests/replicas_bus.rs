@@ -357,3 +357,243 @@ fn the_bus_subscribes_again_by_itself_when_redis_comes_back() {
         std::thread::sleep(Duration::from_millis(20));
     }
 }
+
+/// A 2025-11-25 session minted on `addr` by a client that takes elicitation and sampling.
+fn legacy_session(addr: SocketAddr) -> String {
+    let raw = exchange(
+        addr,
+        &[],
+        &json!({"jsonrpc":"2.0","id":1,"method":"initialize","params":{
+            "protocolVersion": LEGACY, "capabilities": {"elicitation": {}, "sampling": {}},
+            "clientInfo": {"name": "replicas-bus", "version": "1"}}}),
+    );
+    let sid = session_id(&raw);
+    let done = exchange(
+        addr,
+        &session_headers(&sid),
+        &json!({"jsonrpc":"2.0","method":"notifications/initialized"}),
+    );
+    assert!(done.starts_with("HTTP/1.1 202"), "{done}");
+    sid
+}
+
+fn session_headers(sid: &str) -> [(&str, &str); 2] {
+    [("Mcp-Session-Id", sid), ("MCP-Protocol-Version", LEGACY)]
+}
+
+/// A `tools/call` of `tool` in session `sid` on `addr`, its SSE events read as they come.
+fn call_stream(addr: SocketAddr, sid: &str, id: u64, tool: &str, args: Value) -> Stream {
+    Stream::open(
+        addr,
+        request(
+            &session_headers(sid),
+            &json!({"jsonrpc":"2.0","id":id,"method":"tools/call",
+                    "params":{"name": tool, "arguments": args}}),
+        ),
+    )
+}
+
+/// The next message of `stream`: a server→client request `method`.
+fn asked(stream: &Stream, method: &str) -> Value {
+    let m = stream
+        .next(Duration::from_secs(10))
+        .unwrap_or_else(|| panic!("no {method} came"));
+    assert_eq!(m["method"], method, "{m}");
+    m
+}
+
+/// POSTs the client's answer `result` to the server→client request `asked` on `addr`.
+fn answer(addr: SocketAddr, sid: &str, asked: &Value, result: Value) {
+    let raw = exchange(
+        addr,
+        &session_headers(sid),
+        &json!({"jsonrpc":"2.0","id":asked["id"],"result":result}),
+    );
+    assert!(raw.starts_with("HTTP/1.1 202"), "{raw}");
+}
+
+fn tool_text(m: &Value) -> String {
+    m["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no text result: {m}"))
+        .to_owned()
+}
+
+#[test]
+fn an_elicitation_asked_on_a_is_answered_through_b_and_two_replicas_ids_never_clash() {
+    let redis = RedisServer::start().expect("redis-server (Debian package redis-server)");
+    let a = Replica::start(BIN, &redis.url(), &[]).unwrap();
+    let b = Replica::start(BIN, &redis.url(), &[]).unwrap();
+    let c = Replica::start(BIN, &redis.url(), &[]).unwrap();
+    wait_subscribed(&redis, 3);
+    let sid = legacy_session(c.addr());
+
+    // Handlers on A and on B of one session ask at the same time.
+    let on_a = call_stream(
+        a.addr(),
+        &sid,
+        10,
+        "test_elicitation",
+        json!({"message": "from A"}),
+    );
+    let on_b = call_stream(
+        b.addr(),
+        &sid,
+        11,
+        "test_elicitation",
+        json!({"message": "from B"}),
+    );
+    let ask_a = asked(&on_a, "elicitation/create");
+    let ask_b = asked(&on_b, "elicitation/create");
+    assert_eq!(ask_a["params"]["message"], "from A", "{ask_a}");
+    assert_ne!(ask_a["id"], ask_b["id"], "two replicas used one id");
+
+    // The answers cross: A's question is answered on B, B's on A; each reaches its handler.
+    let before = publishes(&redis);
+    let content = |name: &str| {
+        json!({"action": "accept", "content": {"username": name, "email": format!("{name}@example.com")}})
+    };
+    answer(b.addr(), &sid, &ask_a, content("ada"));
+    answer(a.addr(), &sid, &ask_b, content("bob"));
+    let done_a = on_a.next(Duration::from_secs(10)).expect("A's result");
+    let done_b = on_b.next(Duration::from_secs(10)).expect("B's result");
+    assert_eq!(done_a["id"], 10, "{done_a}");
+    assert!(tool_text(&done_a).contains(r#""username":"ada""#), "{done_a}");
+    assert_eq!(done_b["id"], 11, "{done_b}");
+    assert!(tool_text(&done_b).contains(r#""username":"bob""#), "{done_b}");
+    // One bus message per answer that landed elsewhere.
+    assert_eq!(publishes(&redis) - before, 2);
+
+    // An answer landing where its handler waits takes no bus message.
+    let on_a = call_stream(
+        a.addr(),
+        &sid,
+        12,
+        "test_elicitation",
+        json!({"message": "again"}),
+    );
+    let ask = asked(&on_a, "elicitation/create");
+    let before = publishes(&redis);
+    answer(a.addr(), &sid, &ask, content("cy"));
+    let done = on_a.next(Duration::from_secs(10)).expect("the result");
+    assert!(tool_text(&done).contains(r#""username":"cy""#), "{done}");
+    assert_eq!(publishes(&redis), before);
+}
+
+#[test]
+fn a_sampling_request_on_a_is_answered_through_b() {
+    let redis = RedisServer::start().expect("redis-server (Debian package redis-server)");
+    let a = Replica::start(BIN, &redis.url(), &[]).unwrap();
+    let b = Replica::start(BIN, &redis.url(), &[]).unwrap();
+    wait_subscribed(&redis, 2);
+    let sid = legacy_session(a.addr());
+
+    let on_a = call_stream(
+        a.addr(),
+        &sid,
+        5,
+        "test_sampling",
+        json!({"prompt": "Say hi"}),
+    );
+    let ask = asked(&on_a, "sampling/createMessage");
+    assert_eq!(
+        ask["params"]["messages"][0]["content"]["text"], "Say hi",
+        "{ask}"
+    );
+    answer(
+        b.addr(),
+        &sid,
+        &ask,
+        json!({"role": "assistant", "content": {"type": "text", "text": "hi from B's client"},
+               "model": "test-model", "stopReason": "endTurn"}),
+    );
+    let done = on_a.next(Duration::from_secs(10)).expect("the result");
+    assert_eq!(done["id"], 5, "{done}");
+    assert_eq!(tool_text(&done), "LLM response: hi from B's client", "{done}");
+}
+
+#[test]
+fn a_request_running_on_a_is_cancelled_through_b() {
+    let redis = RedisServer::start().expect("redis-server (Debian package redis-server)");
+    let a = Replica::start(BIN, &redis.url(), &[]).unwrap();
+    let b = Replica::start(BIN, &redis.url(), &[]).unwrap();
+    wait_subscribed(&redis, 2);
+    let sid = legacy_session(b.addr());
+
+    // A's handler waits for an answer that will not come.
+    let on_a = call_stream(
+        a.addr(),
+        &sid,
+        20,
+        "test_elicitation",
+        json!({"message": "never answered"}),
+    );
+    asked(&on_a, "elicitation/create");
+    assert!(on_a.next(Duration::from_millis(300)).is_none());
+
+    // The client gives up; its notification lands on B.
+    let raw = exchange(
+        b.addr(),
+        &session_headers(&sid),
+        &json!({"jsonrpc":"2.0","method":"notifications/cancelled",
+                "params":{"requestId": 20, "reason": "changed my mind"}}),
+    );
+    assert!(raw.starts_with("HTTP/1.1 202"), "{raw}");
+    // A's request ends: its stream closes with no response (a cancelled request gets none).
+    let t0 = Instant::now();
+    let after = on_a.next(Duration::from_secs(15));
+    assert!(after.is_none(), "a message after the cancellation: {after:?}");
+    let took = t0.elapsed();
+    eprintln!("A's cancelled request ended {took:?} after B took the notification");
+    assert!(took < Duration::from_secs(5), "{took:?}");
+
+    // The session goes on: the id is free again on A.
+    let r = message(&exchange(
+        a.addr(),
+        &session_headers(&sid),
+        &json!({"jsonrpc":"2.0","id":20,"method":"tools/call","params":{"name":"test_simple_text"}}),
+    ));
+    assert_eq!(r["id"], 20, "{r}");
+    assert!(r["result"]["content"][0]["text"].is_string(), "{r}");
+}
+
+#[test]
+fn the_get_stream_on_b_receives_the_status_of_a_task_running_on_a() {
+    let redis = RedisServer::start().expect("redis-server (Debian package redis-server)");
+    let a = Replica::start(BIN, &redis.url(), &[]).unwrap();
+    let b = Replica::start(BIN, &redis.url(), &[]).unwrap();
+    wait_subscribed(&redis, 2);
+    let sid = legacy_session(a.addr());
+    let get = Stream::open(
+        b.addr(),
+        format!(
+            "GET /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: text/event-stream\r\n\
+             Mcp-Session-Id: {sid}\r\nMCP-Protocol-Version: {LEGACY}\r\n\r\n"
+        ),
+    );
+    std::thread::sleep(Duration::from_millis(300));
+
+    // A task of the session runs on A.
+    let r = message(&exchange(
+        a.addr(),
+        &session_headers(&sid),
+        &json!({"jsonrpc":"2.0","id":2,"method":"tools/call","params":{
+            "name": "slow_compute", "arguments": {"seconds": 0.5, "label": "x"}, "task": {"ttl": 60000}}}),
+    ));
+    let task = r["result"]["task"]["taskId"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no task: {r}"))
+        .to_owned();
+    // B's GET stream hears how it ended.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let note = get
+            .next(deadline.saturating_duration_since(Instant::now()))
+            .expect("the task's status on B's GET stream");
+        assert_eq!(note["method"], "notifications/tasks/status", "{note}");
+        assert_eq!(note["params"]["taskId"], task.as_str(), "{note}");
+        if note["params"]["status"] == "completed" {
+            break;
+        }
+    }
+}
