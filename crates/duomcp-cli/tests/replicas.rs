@@ -5,7 +5,10 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use base64::Engine as _;
-use duomcp_testkit::cluster::{Balancer, RedisServer, Replica};
+use duomcp_testkit::cluster::{replicas, Balancer, RedisServer, Replica};
+use duomcp_testkit::raw_http::{
+    exchange_blocking, last_message, legacy_session, post_request_with,
+};
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
 use std::io::{Read, Write};
@@ -18,23 +21,7 @@ const MODERN: &str = "2026-07-28";
 
 /// One HTTP/1.1 exchange (`Connection: close`): status and body.
 fn post(addr: SocketAddr, headers: &[(&str, &str)], body: &Value) -> (u16, String) {
-    let body = body.to_string();
-    let mut req = format!(
-        "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n\
-         Accept: application/json, text/event-stream\r\nContent-Length: {}\r\nConnection: close\r\n",
-        body.len()
-    );
-    for (k, v) in headers {
-        req.push_str(&format!("{k}: {v}\r\n"));
-    }
-    req.push_str("\r\n");
-    req.push_str(&body);
-    let mut tcp = TcpStream::connect(addr).unwrap();
-    tcp.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
-    tcp.write_all(req.as_bytes()).unwrap();
-    let mut buf = Vec::new();
-    tcp.read_to_end(&mut buf).unwrap();
-    let text = String::from_utf8_lossy(&buf).into_owned();
+    let text = raw_post(addr, headers, body);
     let (head, body) = text.split_once("\r\n\r\n").unwrap_or((&text, ""));
     let status = head
         .split_whitespace()
@@ -42,6 +29,12 @@ fn post(addr: SocketAddr, headers: &[(&str, &str)], body: &Value) -> (u16, Strin
         .and_then(|s| s.parse().ok())
         .unwrap_or(0);
     (status, body.to_owned())
+}
+
+/// The whole response, head and body.
+fn raw_post(addr: SocketAddr, headers: &[(&str, &str)], body: &Value) -> String {
+    let req = post_request_with(addr, headers, &body.to_string());
+    exchange_blocking(addr, &req, Duration::from_secs(30))
 }
 
 /// A 2026-07-28 `tools/call` of `tool` with elicitation support, plus `extra` params.
@@ -174,9 +167,8 @@ fn calls(redis: &RedisServer) -> BTreeMap<String, u64> {
 #[test]
 fn replicas_sharing_a_redis_share_the_key_and_modern_calls_touch_redis_zero_times() {
     let redis = RedisServer::start().expect("redis-server (Debian package redis-server)");
-    let a = Replica::start(BIN, &redis.url(), &[]).unwrap();
-    let b = Replica::start(BIN, &redis.url(), &[]).unwrap();
-    let c = Replica::start(BIN, &redis.url(), &[]).unwrap();
+    let rs = replicas(BIN, &redis, 3).unwrap();
+    let (a, b, c) = (&rs[0], &rs[1], &rs[2]);
     let lb = Balancer::start(&[a.addr(), b.addr(), c.addr()]).expect("haproxy");
 
     // The key both made at start is one key: a state sealed on A opens on B.
@@ -213,47 +205,7 @@ fn legacy_headers(sid: &str) -> [(&str, &str); 2] {
 }
 
 fn initialize(addr: SocketAddr) -> String {
-    let body = json!({"jsonrpc":"2.0","id":1,"method":"initialize","params":{
-        "protocolVersion":"2025-11-25","capabilities":{"elicitation":{}},
-        "clientInfo":{"name":"replicas","version":"7"}}});
-    let raw = raw_post(addr, &[], &body);
-    let head = raw.split("\r\n\r\n").next().unwrap().to_owned();
-    let sid = head
-        .lines()
-        .find_map(|l| {
-            let (k, v) = l.split_once(':')?;
-            k.eq_ignore_ascii_case("mcp-session-id")
-                .then(|| v.trim().to_owned())
-        })
-        .unwrap_or_else(|| panic!("no session id: {raw}"));
-    let (status, _) = post(
-        addr,
-        &legacy_headers(&sid),
-        &json!({"jsonrpc":"2.0","method":"notifications/initialized"}),
-    );
-    assert_eq!(status, 202);
-    sid
-}
-
-/// The whole response, head and body.
-fn raw_post(addr: SocketAddr, headers: &[(&str, &str)], body: &Value) -> String {
-    let body = body.to_string();
-    let mut req = format!(
-        "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n\
-         Accept: application/json, text/event-stream\r\nContent-Length: {}\r\nConnection: close\r\n",
-        body.len()
-    );
-    for (k, v) in headers {
-        req.push_str(&format!("{k}: {v}\r\n"));
-    }
-    req.push_str("\r\n");
-    req.push_str(&body);
-    let mut tcp = TcpStream::connect(addr).unwrap();
-    tcp.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
-    tcp.write_all(req.as_bytes()).unwrap();
-    let mut buf = Vec::new();
-    tcp.read_to_end(&mut buf).unwrap();
-    String::from_utf8_lossy(&buf).into_owned()
+    legacy_session(addr, json!({"elicitation": {}}), "replicas")
 }
 
 /// A 2025-11-25 request in session `sid` on `addr`: status and the JSON-RPC message (the
@@ -264,12 +216,7 @@ fn legacy(addr: SocketAddr, sid: &str, id: u64, method: &str, params: Value) -> 
         &legacy_headers(sid),
         &json!({"jsonrpc":"2.0","id":id,"method":method,"params":params}),
     );
-    let json = body
-        .lines()
-        .filter_map(|l| l.strip_prefix("data:"))
-        .rfind(|d| !d.trim().is_empty())
-        .map(|d| d.trim().to_owned())
-        .unwrap_or(body);
+    let json = last_message(&body);
     (status, serde_json::from_str(&json).unwrap_or(Value::Null))
 }
 
@@ -297,9 +244,8 @@ fn script_calls(c: &BTreeMap<String, u64>) -> u64 {
 #[test]
 fn a_session_minted_on_a_serves_on_b_and_c_and_delete_on_c_ends_it_everywhere() {
     let redis = RedisServer::start().expect("redis-server (Debian package redis-server)");
-    let a = Replica::start(BIN, &redis.url(), &[]).unwrap();
-    let b = Replica::start(BIN, &redis.url(), &[]).unwrap();
-    let c = Replica::start(BIN, &redis.url(), &[]).unwrap();
+    let rs = replicas(BIN, &redis, 3).unwrap();
+    let (a, b, c) = (&rs[0], &rs[1], &rs[2]);
 
     let sid = initialize(a.addr());
     for (i, r) in [&b, &c, &a, &b].iter().enumerate() {
@@ -337,7 +283,7 @@ fn a_session_minted_on_a_serves_on_b_and_c_and_delete_on_c_ends_it_everywhere() 
     let record = redis.command(&["HGET", &key, "r"]).unwrap();
     let record: Value = serde_json::from_str(&record).unwrap();
     assert_eq!(record["protocol_version"], "2025-11-25");
-    assert_eq!(record["client_info"]["version"], "7");
+    assert_eq!(record["client_info"]["version"], "1");
     assert_eq!(record["log_level"], "error");
     assert_eq!(record["subscriptions"], json!(["test://static-text"]));
     // The session's idle expiry is in Redis (30 min by default).

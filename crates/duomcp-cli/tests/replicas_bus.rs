@@ -5,9 +5,10 @@
 //! a chosen replica on purpose.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-use duomcp_testkit::cluster::{RedisServer, Replica};
+use duomcp_testkit::cluster::{replicas, RedisServer};
+use duomcp_testkit::raw_http::{exchange_blocking, legacy_session, post_request_with};
 use serde_json::{json, Value};
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{BufRead, BufReader, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
@@ -16,29 +17,17 @@ const BIN: &str = env!("CARGO_BIN_EXE_duomcp");
 const MODERN: &str = "2026-07-28";
 const LEGACY: &str = "2025-11-25";
 
-fn request(headers: &[(&str, &str)], body: &Value) -> String {
-    let body = body.to_string();
-    let mut req = format!(
-        "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n\
-         Accept: application/json, text/event-stream\r\nContent-Length: {}\r\nConnection: close\r\n",
-        body.len()
-    );
-    for (k, v) in headers {
-        req.push_str(&format!("{k}: {v}\r\n"));
-    }
-    req.push_str("\r\n");
-    req.push_str(&body);
-    req
+fn redis() -> RedisServer {
+    RedisServer::start().expect("redis-server (Debian package redis-server)")
+}
+
+fn request(addr: SocketAddr, headers: &[(&str, &str)], body: &Value) -> Vec<u8> {
+    post_request_with(addr, headers, &body.to_string())
 }
 
 /// One HTTP/1.1 exchange: the whole response, head and body.
 fn exchange(addr: SocketAddr, headers: &[(&str, &str)], body: &Value) -> String {
-    let mut tcp = TcpStream::connect(addr).unwrap();
-    tcp.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
-    tcp.write_all(request(headers, body).as_bytes()).unwrap();
-    let mut buf = Vec::new();
-    tcp.read_to_end(&mut buf).unwrap();
-    String::from_utf8_lossy(&buf).into_owned()
+    exchange_blocking(addr, &request(addr, headers, body), Duration::from_secs(30))
 }
 
 /// The JSON-RPC message of a response, JSON or one SSE event carrying it.
@@ -94,10 +83,10 @@ struct Stream {
 }
 
 impl Stream {
-    fn open(addr: SocketAddr, raw_request: String) -> Stream {
+    fn open(addr: SocketAddr, raw_request: impl AsRef<[u8]>) -> Stream {
         let tcp = TcpStream::connect(addr).unwrap();
         let mut w = tcp.try_clone().unwrap();
-        w.write_all(raw_request.as_bytes()).unwrap();
+        w.write_all(raw_request.as_ref()).unwrap();
         let (tx, rx) = mpsc::channel();
         let r = tcp.try_clone().unwrap();
         r.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
@@ -130,26 +119,11 @@ fn publishes(redis: &RedisServer) -> u64 {
         .unwrap_or(0)
 }
 
-/// Waits until every replica's bus is subscribed (each `PUBSUB NUMSUB` counts one).
-fn wait_subscribed(redis: &RedisServer, n: usize) {
-    let deadline = Instant::now() + Duration::from_secs(10);
-    loop {
-        let out = redis.command(&["PUBSUB", "NUMSUB", "duomcp:bus"]).unwrap();
-        if out.lines().any(|l| l.trim() == n.to_string()) {
-            return;
-        }
-        assert!(Instant::now() < deadline, "buses not subscribed: {out}");
-        std::thread::sleep(Duration::from_millis(50));
-    }
-}
-
 #[test]
 fn listen_on_b_sees_a_tool_change_made_on_a_within_200_ms_and_every_replica_lists_it() {
-    let redis = RedisServer::start().expect("redis-server (Debian package redis-server)");
-    let a = Replica::start(BIN, &redis.url(), &[]).unwrap();
-    let b = Replica::start(BIN, &redis.url(), &[]).unwrap();
-    let c = Replica::start(BIN, &redis.url(), &[]).unwrap();
-    wait_subscribed(&redis, 3);
+    let redis = redis();
+    let rs = replicas(BIN, &redis, 3).unwrap();
+    let (a, b, c) = (&rs[0], &rs[1], &rs[2]);
 
     for r in [&a, &b, &c] {
         let list = modern(r.addr(), 1, "tools/list", json!({}));
@@ -163,6 +137,7 @@ fn listen_on_b_sees_a_tool_change_made_on_a_within_200_ms_and_every_replica_list
     let listen = Stream::open(
         b.addr(),
         request(
+            b.addr(),
             &[
                 ("MCP-Protocol-Version", MODERN),
                 ("Mcp-Method", "subscriptions/listen"),
@@ -244,52 +219,16 @@ fn listen_on_b_sees_a_tool_change_made_on_a_within_200_ms_and_every_replica_list
     );
 }
 
-fn session_id(raw: &str) -> String {
-    let head = raw.split("\r\n\r\n").next().unwrap();
-    head.lines()
-        .find_map(|l| {
-            let (k, v) = l.split_once(':')?;
-            k.eq_ignore_ascii_case("mcp-session-id")
-                .then(|| v.trim().to_owned())
-        })
-        .unwrap_or_else(|| panic!("no session id: {raw}"))
-}
-
 #[test]
 fn the_get_stream_on_b_receives_the_list_changed_produced_on_a_once() {
-    let redis = RedisServer::start().expect("redis-server (Debian package redis-server)");
-    let a = Replica::start(BIN, &redis.url(), &[]).unwrap();
-    let b = Replica::start(BIN, &redis.url(), &[]).unwrap();
-    wait_subscribed(&redis, 2);
+    let redis = redis();
+    let rs = replicas(BIN, &redis, 2).unwrap();
+    let (a, b) = (&rs[0], &rs[1]);
 
-    // The session is minted on A.
-    let raw = exchange(
-        a.addr(),
-        &[],
-        &json!({"jsonrpc":"2.0","id":1,"method":"initialize","params":{
-            "protocolVersion": LEGACY, "capabilities": {},
-            "clientInfo": {"name": "replicas-bus", "version": "1"}}}),
-    );
-    let sid = session_id(&raw);
-    let headers = [
-        ("Mcp-Session-Id", sid.as_str()),
-        ("MCP-Protocol-Version", LEGACY),
-    ];
-    let done = exchange(
-        a.addr(),
-        &headers,
-        &json!({"jsonrpc":"2.0","method":"notifications/initialized"}),
-    );
-    assert!(done.starts_with("HTTP/1.1 202"), "{done}");
-
-    // Its standalone GET stream is opened on B.
-    let get = Stream::open(
-        b.addr(),
-        format!(
-            "GET /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: text/event-stream\r\n\
-             Mcp-Session-Id: {sid}\r\nMCP-Protocol-Version: {LEGACY}\r\n\r\n"
-        ),
-    );
+    // The session is minted on A; its standalone GET stream is opened on B.
+    let sid = legacy_session(a.addr(), json!({}), "replicas-bus");
+    let headers = session_headers(&sid);
+    let get = get_stream(b.addr(), &sid);
     // The stream is attached once B answered a request of the session (it adopted the copy).
     std::thread::sleep(Duration::from_millis(300));
 
@@ -325,16 +264,15 @@ fn the_get_stream_on_b_receives_the_list_changed_produced_on_a_once() {
 
 #[test]
 fn the_bus_subscribes_again_by_itself_when_redis_comes_back() {
-    let mut redis = RedisServer::start().expect("redis-server (Debian package redis-server)");
-    let a = Replica::start(BIN, &redis.url(), &[]).unwrap();
-    let b = Replica::start(BIN, &redis.url(), &[]).unwrap();
-    wait_subscribed(&redis, 2);
+    let mut redis = redis();
+    let rs = replicas(BIN, &redis, 2).unwrap();
+    let (a, b) = (&rs[0], &rs[1]);
 
     // Redis goes away and comes back: both buses subscribe again without help.
     redis.stop();
     std::thread::sleep(Duration::from_millis(500));
     redis.restart().unwrap();
-    wait_subscribed(&redis, 2);
+    redis.wait_bus_subscribers(2).unwrap();
 
     let r = modern(
         a.addr(),
@@ -359,22 +297,23 @@ fn the_bus_subscribes_again_by_itself_when_redis_comes_back() {
 }
 
 /// A 2025-11-25 session minted on `addr` by a client that takes elicitation and sampling.
-fn legacy_session(addr: SocketAddr) -> String {
-    let raw = exchange(
+fn session(addr: SocketAddr) -> String {
+    legacy_session(
         addr,
-        &[],
-        &json!({"jsonrpc":"2.0","id":1,"method":"initialize","params":{
-            "protocolVersion": LEGACY, "capabilities": {"elicitation": {}, "sampling": {}},
-            "clientInfo": {"name": "replicas-bus", "version": "1"}}}),
-    );
-    let sid = session_id(&raw);
-    let done = exchange(
+        json!({"elicitation": {}, "sampling": {}}),
+        "replicas-bus",
+    )
+}
+
+/// The standalone `GET` stream of session `sid`, opened on `addr`.
+fn get_stream(addr: SocketAddr, sid: &str) -> Stream {
+    Stream::open(
         addr,
-        &session_headers(&sid),
-        &json!({"jsonrpc":"2.0","method":"notifications/initialized"}),
-    );
-    assert!(done.starts_with("HTTP/1.1 202"), "{done}");
-    sid
+        format!(
+            "GET /mcp HTTP/1.1\r\nHost: {addr}\r\nAccept: text/event-stream\r\n\
+             Mcp-Session-Id: {sid}\r\nMCP-Protocol-Version: {LEGACY}\r\n\r\n"
+        ),
+    )
 }
 
 fn session_headers(sid: &str) -> [(&str, &str); 2] {
@@ -386,6 +325,7 @@ fn call_stream(addr: SocketAddr, sid: &str, id: u64, tool: &str, args: Value) ->
     Stream::open(
         addr,
         request(
+            addr,
             &session_headers(sid),
             &json!({"jsonrpc":"2.0","id":id,"method":"tools/call",
                     "params":{"name": tool, "arguments": args}}),
@@ -421,12 +361,10 @@ fn tool_text(m: &Value) -> String {
 
 #[test]
 fn an_elicitation_asked_on_a_is_answered_through_b_and_two_replicas_ids_never_clash() {
-    let redis = RedisServer::start().expect("redis-server (Debian package redis-server)");
-    let a = Replica::start(BIN, &redis.url(), &[]).unwrap();
-    let b = Replica::start(BIN, &redis.url(), &[]).unwrap();
-    let c = Replica::start(BIN, &redis.url(), &[]).unwrap();
-    wait_subscribed(&redis, 3);
-    let sid = legacy_session(c.addr());
+    let redis = redis();
+    let rs = replicas(BIN, &redis, 3).unwrap();
+    let (a, b, c) = (&rs[0], &rs[1], &rs[2]);
+    let sid = session(c.addr());
 
     // Handlers on A and on B of one session ask at the same time.
     let on_a = call_stream(
@@ -450,17 +388,21 @@ fn an_elicitation_asked_on_a_is_answered_through_b_and_two_replicas_ids_never_cl
 
     // The answers cross: A's question is answered on B, B's on A; each reaches its handler.
     let before = publishes(&redis);
-    let content = |name: &str| {
-        json!({"action": "accept", "content": {"username": name, "email": format!("{name}@example.com")}})
-    };
+    let content = |name: &str| json!({"action": "accept", "content": {"username": name, "email": format!("{name}@example.com")}});
     answer(b.addr(), &sid, &ask_a, content("ada"));
     answer(a.addr(), &sid, &ask_b, content("bob"));
     let done_a = on_a.next(Duration::from_secs(10)).expect("A's result");
     let done_b = on_b.next(Duration::from_secs(10)).expect("B's result");
     assert_eq!(done_a["id"], 10, "{done_a}");
-    assert!(tool_text(&done_a).contains(r#""username":"ada""#), "{done_a}");
+    assert!(
+        tool_text(&done_a).contains(r#""username":"ada""#),
+        "{done_a}"
+    );
     assert_eq!(done_b["id"], 11, "{done_b}");
-    assert!(tool_text(&done_b).contains(r#""username":"bob""#), "{done_b}");
+    assert!(
+        tool_text(&done_b).contains(r#""username":"bob""#),
+        "{done_b}"
+    );
     // One bus message per answer that landed elsewhere.
     assert_eq!(publishes(&redis) - before, 2);
 
@@ -482,11 +424,10 @@ fn an_elicitation_asked_on_a_is_answered_through_b_and_two_replicas_ids_never_cl
 
 #[test]
 fn a_sampling_request_on_a_is_answered_through_b() {
-    let redis = RedisServer::start().expect("redis-server (Debian package redis-server)");
-    let a = Replica::start(BIN, &redis.url(), &[]).unwrap();
-    let b = Replica::start(BIN, &redis.url(), &[]).unwrap();
-    wait_subscribed(&redis, 2);
-    let sid = legacy_session(a.addr());
+    let redis = redis();
+    let rs = replicas(BIN, &redis, 2).unwrap();
+    let (a, b) = (&rs[0], &rs[1]);
+    let sid = session(a.addr());
 
     let on_a = call_stream(
         a.addr(),
@@ -509,16 +450,19 @@ fn a_sampling_request_on_a_is_answered_through_b() {
     );
     let done = on_a.next(Duration::from_secs(10)).expect("the result");
     assert_eq!(done["id"], 5, "{done}");
-    assert_eq!(tool_text(&done), "LLM response: hi from B's client", "{done}");
+    assert_eq!(
+        tool_text(&done),
+        "LLM response: hi from B's client",
+        "{done}"
+    );
 }
 
 #[test]
 fn a_request_running_on_a_is_cancelled_through_b() {
-    let redis = RedisServer::start().expect("redis-server (Debian package redis-server)");
-    let a = Replica::start(BIN, &redis.url(), &[]).unwrap();
-    let b = Replica::start(BIN, &redis.url(), &[]).unwrap();
-    wait_subscribed(&redis, 2);
-    let sid = legacy_session(b.addr());
+    let redis = redis();
+    let rs = replicas(BIN, &redis, 2).unwrap();
+    let (a, b) = (&rs[0], &rs[1]);
+    let sid = session(b.addr());
 
     // A's handler waits for an answer that will not come.
     let on_a = call_stream(
@@ -542,7 +486,10 @@ fn a_request_running_on_a_is_cancelled_through_b() {
     // A's request ends: its stream closes with no response (a cancelled request gets none).
     let t0 = Instant::now();
     let after = on_a.next(Duration::from_secs(15));
-    assert!(after.is_none(), "a message after the cancellation: {after:?}");
+    assert!(
+        after.is_none(),
+        "a message after the cancellation: {after:?}"
+    );
     let took = t0.elapsed();
     eprintln!("A's cancelled request ended {took:?} after B took the notification");
     assert!(took < Duration::from_secs(5), "{took:?}");
@@ -559,18 +506,11 @@ fn a_request_running_on_a_is_cancelled_through_b() {
 
 #[test]
 fn the_get_stream_on_b_receives_the_status_of_a_task_running_on_a() {
-    let redis = RedisServer::start().expect("redis-server (Debian package redis-server)");
-    let a = Replica::start(BIN, &redis.url(), &[]).unwrap();
-    let b = Replica::start(BIN, &redis.url(), &[]).unwrap();
-    wait_subscribed(&redis, 2);
-    let sid = legacy_session(a.addr());
-    let get = Stream::open(
-        b.addr(),
-        format!(
-            "GET /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: text/event-stream\r\n\
-             Mcp-Session-Id: {sid}\r\nMCP-Protocol-Version: {LEGACY}\r\n\r\n"
-        ),
-    );
+    let redis = redis();
+    let rs = replicas(BIN, &redis, 2).unwrap();
+    let (a, b) = (&rs[0], &rs[1]);
+    let sid = session(a.addr());
+    let get = get_stream(b.addr(), &sid);
     std::thread::sleep(Duration::from_millis(300));
 
     // A task of the session runs on A.

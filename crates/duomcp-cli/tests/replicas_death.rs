@@ -4,7 +4,8 @@
 //! binary fails the test; nothing skips.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-use duomcp_testkit::cluster::{RedisServer, Replica};
+use duomcp_testkit::cluster::{self, RedisServer, Replica};
+use duomcp_testkit::raw_http::{last_message, legacy_session, post_request_with};
 use serde_json::{json, Value};
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpStream};
@@ -20,9 +21,7 @@ fn redis() -> RedisServer {
 }
 
 fn replicas(redis: &RedisServer, n: usize) -> Vec<Replica> {
-    (0..n)
-        .map(|_| Replica::start(BIN, &redis.url(), &[]).unwrap())
-        .collect()
+    cluster::replicas(BIN, redis, n).unwrap()
 }
 
 /// Writes one POST and returns the connection, positioned at the response head's end, and the
@@ -32,20 +31,10 @@ fn send(
     headers: &[(&str, &str)],
     body: &Value,
 ) -> (BufReader<TcpStream>, String) {
-    let body = body.to_string();
-    let mut req = format!(
-        "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n\
-         Accept: application/json, text/event-stream\r\nContent-Length: {}\r\nConnection: close\r\n",
-        body.len()
-    );
-    for (k, v) in headers {
-        req.push_str(&format!("{k}: {v}\r\n"));
-    }
-    req.push_str("\r\n");
-    req.push_str(&body);
+    let req = post_request_with(addr, headers, &body.to_string());
     let mut tcp = TcpStream::connect(addr).unwrap();
     tcp.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
-    tcp.write_all(req.as_bytes()).unwrap();
+    tcp.write_all(&req).unwrap();
     read_head(tcp)
 }
 
@@ -80,12 +69,7 @@ fn header<'a>(head: &'a str, name: &str) -> Option<&'a str> {
 fn message(mut r: BufReader<TcpStream>) -> Value {
     let mut body = String::new();
     r.read_to_string(&mut body).unwrap();
-    let json = body
-        .lines()
-        .filter_map(|l| l.strip_prefix("data:"))
-        .rfind(|d| !d.trim().is_empty())
-        .map(|d| d.trim().to_owned())
-        .unwrap_or(body);
+    let json = last_message(&body);
     serde_json::from_str(&json).unwrap_or_else(|e| panic!("{e}: {json}"))
 }
 
@@ -187,24 +171,7 @@ fn wait_unleased(redis: &RedisServer, id: &str, within: Duration) -> Duration {
 }
 
 fn initialize(addr: SocketAddr) -> String {
-    let (r, head) = send(
-        addr,
-        &[],
-        &json!({"jsonrpc":"2.0","id":1,"method":"initialize","params":{
-            "protocolVersion": LEGACY,
-            "capabilities": {"elicitation": {}},
-            "clientInfo": {"name": "replicas-death", "version": "1"}}}),
-    );
-    assert_eq!(status(&head), 200, "{head}");
-    let sid = header(&head, "mcp-session-id").unwrap().to_owned();
-    drop(r);
-    let (_, head) = send(
-        addr,
-        &[("Mcp-Session-Id", &sid), ("MCP-Protocol-Version", LEGACY)],
-        &json!({"jsonrpc":"2.0","method":"notifications/initialized"}),
-    );
-    assert_eq!(status(&head), 202, "{head}");
-    sid
+    legacy_session(addr, json!({"elicitation": {}}), "replicas-death")
 }
 
 /// A 2025-11-25 request in session `sid`; returns the connection after the head.

@@ -219,6 +219,40 @@ impl RedisServer {
     }
 }
 
+impl RedisServer {
+    /// Waits (up to 10 s) until `n` clients are subscribed to the replicas' bus channel
+    /// (`duomcp:bus`): each replica's bus subscribes in the background after it started.
+    pub fn wait_bus_subscribers(&self, n: usize) -> std::io::Result<()> {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            let out = self.command(&["PUBSUB", "NUMSUB", "duomcp:bus"])?;
+            if out.lines().any(|l| l.trim() == n.to_string()) {
+                return Ok(());
+            }
+            if Instant::now() >= deadline {
+                return Err(std::io::Error::new(
+                    std::io::ErrorKind::TimedOut,
+                    format!("{n} buses not subscribed within 10 s: {out}"),
+                ));
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+}
+
+/// `n` replicas of `bin` on `redis` (no extra arguments), their buses subscribed.
+pub fn replicas(
+    bin: impl AsRef<Path>,
+    redis: &RedisServer,
+    n: usize,
+) -> std::io::Result<Vec<Replica>> {
+    let started = (0..n)
+        .map(|_| Replica::start(bin.as_ref(), &redis.url(), &[]))
+        .collect::<std::io::Result<Vec<_>>>()?;
+    redis.wait_bus_subscribers(n)?;
+    Ok(started)
+}
+
 /// A `duomcp serve --http 127.0.0.1:0` child (with `--redis URL` when given one), killed on
 /// drop.
 pub struct Replica {

@@ -116,6 +116,90 @@ pub fn post_request(addr: SocketAddr, extra: &[&str], body: &str) -> Vec<u8> {
     req.into_bytes()
 }
 
+/// [`post_request`] with `headers` as `(name, value)` pairs (`Host` is `addr`).
+///
+/// ```
+/// use duomcp_testkit::raw_http::post_request_with;
+/// let addr = "127.0.0.1:9".parse().unwrap();
+/// let req = post_request_with(addr, &[("Mcp-Session-Id", "abc")], "{}");
+/// assert!(String::from_utf8(req).unwrap().contains("\r\nMcp-Session-Id: abc\r\n"));
+/// ```
+pub fn post_request_with(addr: SocketAddr, headers: &[(&str, &str)], body: &str) -> Vec<u8> {
+    let lines: Vec<String> = headers.iter().map(|(k, v)| format!("{k}: {v}")).collect();
+    let lines: Vec<&str> = lines.iter().map(String::as_str).collect();
+    post_request(addr, &lines, body)
+}
+
+/// Blocking (std) form of [`exchange`]: sends `request` and returns the whole response as
+/// text, head and body as they came (chunked framing kept); panics after `within`.
+pub fn exchange_blocking(addr: SocketAddr, request: &[u8], within: Duration) -> String {
+    use std::io::{Read, Write};
+    let mut tcp = std::net::TcpStream::connect(addr).unwrap();
+    tcp.set_read_timeout(Some(within)).unwrap();
+    tcp.write_all(request).unwrap();
+    let mut buf = Vec::new();
+    tcp.read_to_end(&mut buf)
+        .unwrap_or_else(|e| panic!("reading the response from {addr}: {e}"));
+    String::from_utf8_lossy(&buf).into_owned()
+}
+
+/// The `Mcp-Session-Id` of a whole response (as [`exchange_blocking`] returns it); panics when
+/// it has none.
+pub fn session_id(raw: &str) -> String {
+    let head = raw.split("\r\n\r\n").next().unwrap_or_default();
+    head.lines()
+        .find_map(|l| {
+            let (k, v) = l.split_once(':')?;
+            k.eq_ignore_ascii_case("mcp-session-id")
+                .then(|| v.trim().to_owned())
+        })
+        .unwrap_or_else(|| panic!("no session id: {raw}"))
+}
+
+/// The JSON-RPC message of a response body: the last non-empty `data:` of an SSE body, or
+/// the body itself (a JSON response).
+///
+/// ```
+/// use duomcp_testkit::raw_http::last_message;
+/// assert_eq!(last_message("id: 1-0\ndata:\n\nid: 1-1\ndata: {\"id\":1}\n\n"), r#"{"id":1}"#);
+/// assert_eq!(last_message(r#"{"id":2}"#), r#"{"id":2}"#);
+/// ```
+pub fn last_message(body: &str) -> String {
+    body.lines()
+        .filter_map(|l| l.strip_prefix("data:"))
+        .rfind(|d| !d.trim().is_empty())
+        .map_or(body, str::trim)
+        .to_owned()
+}
+
+/// A 2025-11-25 session on `addr` (blocking): `initialize` declaring `capabilities` as client
+/// `client`, then `notifications/initialized`. Returns the session id.
+pub fn legacy_session(addr: SocketAddr, capabilities: Value, client: &str) -> String {
+    let init = serde_json::json!({"jsonrpc":"2.0","id":1,"method":"initialize","params":{
+        "protocolVersion": "2025-11-25", "capabilities": capabilities,
+        "clientInfo": {"name": client, "version": "1"}}});
+    let raw = exchange_blocking(
+        addr,
+        &post_request_with(addr, &[], &init.to_string()),
+        Duration::from_secs(30),
+    );
+    let sid = session_id(&raw);
+    let done = exchange_blocking(
+        addr,
+        &post_request_with(
+            addr,
+            &[
+                ("Mcp-Session-Id", &sid),
+                ("MCP-Protocol-Version", "2025-11-25"),
+            ],
+            r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+        ),
+        Duration::from_secs(30),
+    );
+    assert!(done.starts_with("HTTP/1.1 202"), "{done}");
+    sid
+}
+
 /// Sends `request` as it is and reads the response until the server closes the connection;
 /// panics when that takes longer than `within`.
 pub async fn exchange(addr: SocketAddr, request: &[u8], within: Duration) -> Raw {
