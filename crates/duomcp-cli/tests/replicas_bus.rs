@@ -537,3 +537,54 @@ fn the_get_stream_on_b_receives_the_status_of_a_task_running_on_a() {
         }
     }
 }
+
+#[test]
+fn the_progress_of_a_task_running_on_a_reaches_the_get_stream_on_b_once() {
+    let redis = redis();
+    let rs = replicas(BIN, &redis, 2).unwrap();
+    let (a, b) = (&rs[0], &rs[1]);
+    let sid = session(a.addr());
+    let get = get_stream(b.addr(), &sid);
+    std::thread::sleep(Duration::from_millis(300));
+
+    // A task of the session runs on A, which holds no GET stream of it; it reports progress.
+    let r = message(&exchange(
+        a.addr(),
+        &session_headers(&sid),
+        &json!({"jsonrpc":"2.0","id":2,"method":"tools/call","params":{
+            "name": "slow_compute", "arguments": {"seconds": 0.5, "label": "x"},
+            "task": {"ttl": 60000}, "_meta": {"progressToken": "tp"}}}),
+    ));
+    let task = r["result"]["task"]["taskId"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no task: {r}"))
+        .to_owned();
+    // B's GET stream gets both progress notifications, once each, tied to the task.
+    let mut seen = Vec::new();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while let Some(note) = get.next(deadline.saturating_duration_since(Instant::now())) {
+        let done = note["method"] == "notifications/tasks/status"
+            && note["params"]["status"] == "completed";
+        seen.push(note);
+        if done {
+            break;
+        }
+    }
+    while let Some(late) = get.next(Duration::from_millis(300)) {
+        seen.push(late);
+    }
+    let progress: Vec<&Value> = seen
+        .iter()
+        .filter(|n| n["method"] == "notifications/progress")
+        .collect();
+    assert_eq!(progress.len(), 2, "{seen:?}");
+    for (p, want) in progress.iter().zip([0.0, 0.5]) {
+        assert_eq!(p["params"]["progressToken"], "tp", "{p}");
+        assert_eq!(p["params"]["progress"], want, "{p}");
+        assert_eq!(
+            p["params"]["_meta"]["io.modelcontextprotocol/related-task"]["taskId"],
+            task.as_str(),
+            "{p}"
+        );
+    }
+}

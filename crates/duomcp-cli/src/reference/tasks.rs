@@ -67,10 +67,12 @@ pub(super) fn register(b: ServerBuilder) -> ServerBuilder {
     )
     .tool(
         ToolSpec::new("slow_compute")
-            .description("Works for `seconds` seconds, then answers; a task when the client can take one")
+            .description("Works for `seconds` seconds (progress 0, then `seconds`, when asked), then answers; a task when the client can take one")
             .long_running(),
-        |Args(c): Args<Compute>| async move {
+        |ctx: Context, Args(c): Args<Compute>| async move {
+            ctx.progress(0.0, Some(c.seconds), None).await;
             sleep_secs(c.seconds).await;
+            ctx.progress(c.seconds, Some(c.seconds), None).await;
             let label = c.label.unwrap_or_else(|| "job".into());
             format!("Computed {label} in {}s", c.seconds)
         },

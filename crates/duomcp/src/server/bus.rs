@@ -12,7 +12,9 @@
 //! - a 2025-11-25 client's answer to a server→client request, or its `notifications/cancelled`,
 //!   that the balancer sent to another replica than the one waiting for it (or running the
 //!   request) reaches that one ([`BusMessage::Reply`], [`BusMessage::Cancel`]; published only
-//!   when the replica that got it has no such request itself).
+//!   when the replica that got it has no such request itself);
+//! - a 2025-11-25 session's own notification (a task's progress or log) made where the session
+//!   has no `GET` stream reaches the replica holding it ([`BusMessage::Notify`]).
 //!
 //! Implementations: [`LocalBus`] (in process: servers in one process, tests) and, with the
 //! feature `redis`, `duomcp::redis::RedisBus` (Redis pub/sub). Every implementation is
@@ -78,6 +80,15 @@ pub enum BusMessage {
         session: String,
         /// The client's request id.
         id: RequestId,
+    },
+    /// A notification of a 2025-11-25 session itself (a task's progress or log, on no request's
+    /// stream) made on a replica where no `GET` stream of the session is open: a replica
+    /// holding one sends it there.
+    Notify {
+        /// The session's shared scope.
+        session: String,
+        /// The encoded JSON-RPC notification.
+        message: String,
     },
 }
 

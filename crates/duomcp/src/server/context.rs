@@ -247,7 +247,7 @@ impl Context {
                     jsonrpc::encode_notification(method, &params),
                 ) {
                     // Best effort: a full session queue drops the notification, never the task.
-                    let _ = session.unrelated.try_send(frame);
+                    session.send_own(frame);
                 }
             }
             Some(_) => {}

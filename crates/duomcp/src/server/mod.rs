@@ -464,8 +464,10 @@ impl Server {
                             );
                         }
                     }
-                    // Answers and cancellations for a session: the transport routes them.
-                    bus::BusMessage::Reply { .. } | bus::BusMessage::Cancel { .. } => {}
+                    // A session's answers, cancellations and notifications: the transport routes them.
+                    bus::BusMessage::Reply { .. }
+                    | bus::BusMessage::Cancel { .. }
+                    | bus::BusMessage::Notify { .. } => {}
                 }
             }
         });

@@ -43,7 +43,13 @@ pub(crate) struct Session {
     /// The name replicas sharing the session agree on (a digest of its id), which scopes
     /// its tasks; unset for a session of one process.
     scope: std::sync::OnceLock<Box<str>>,
+    /// Where the session's own notifications go instead of `unrelated` when its copies live
+    /// on several replicas (to the one holding its `GET` stream); unset: `unrelated`.
+    relay: std::sync::OnceLock<Relay>,
 }
+
+/// Sends one of a session's own notifications on (see [`Session::send_own`]).
+pub(crate) type Relay = Box<dyn Fn(Frame) + Send + Sync>;
 
 impl Session {
     /// A session whose messages outside any request go to `unrelated`, with its correlation
@@ -54,7 +60,26 @@ impl Session {
             correlation,
             unrelated,
             scope: std::sync::OnceLock::new(),
+            relay: std::sync::OnceLock::new(),
         })
+    }
+
+    /// Sends a notification of the session itself, tied to none of the requests running (a
+    /// 2025-11-25 task's progress or log): on the session's own stream, or through the relay
+    /// when one is set. Best effort: a full queue drops it.
+    pub(crate) fn send_own(&self, frame: Frame) {
+        match self.relay.get() {
+            Some(relay) => relay(frame),
+            None => {
+                let _ = self.unrelated.try_send(frame);
+            }
+        }
+    }
+
+    /// Sets the relay of [`send_own`](Self::send_own) (once; later calls do nothing).
+    #[cfg_attr(not(feature = "http-server"), allow(dead_code))]
+    pub(crate) fn set_relay(&self, relay: Relay) {
+        let _ = self.relay.set(relay);
     }
 
     /// Names the session for every replica sharing it (set once; later calls do nothing).

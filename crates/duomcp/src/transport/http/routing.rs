@@ -4,12 +4,16 @@
 //! A handler on replica A that calls `ctx.elicit()` (or sampling, roots) waits in A's copy of
 //! the session's correlation engine; the client's answer is a POST that may land on B. The
 //! client's `notifications/cancelled` for a request running on A may land on B too. Each copy
-//! of a shared session therefore has a [`RoutedTable`]: its `complete` and `cancel` try this
+//! of a shared session therefore has a `RoutedTable`: its `complete` and `cancel` try this
 //! replica's entries first (no bus message when the answer is for this replica, the common case
 //! behind sticky or lucky routing), and on a miss publish [`BusMessage::Reply`] /
 //! [`BusMessage::Cancel`] with the session's shared scope (a digest of its id). Every replica's
 //! [`Router`] hears them and hands them to its copy of that session, whose local entries only
 //! are tried (a miss there is dropped, never published again).
+//!
+//! A session's own notifications (a 2025-11-25 task's progress and logs, which go on the
+//! session's `GET` stream) made on a replica where no `GET` stream of the session is open are
+//! published too ([`BusMessage::Notify`]); a replica whose copy has one open sends them there.
 //!
 //! Server→client request ids of a shared session carry the replica's own prefix (`s-<8 hex>-`),
 //! so that the ids two replicas hand out for one session never clash.
@@ -19,22 +23,30 @@
 //! bus (`BusBounds::max_message_bytes`: a larger answer is dropped with a warning there, and
 //! the waiting handler times out as if the client had not answered).
 
+use super::session::HttpSession;
 use crate::correlation::{Limits, LocalTable, Outcome, Refused, Table, Ticket};
 use crate::jsonrpc::RequestId;
 use crate::server::bus::{BusAnswer, BusMessage};
 use crate::server::BusSlot;
 use crate::util::lock;
 use std::collections::HashMap;
+use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex, OnceLock, Weak};
 use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
+
+/// This replica's copy of one shared session, as the router knows it.
+struct Entry {
+    table: Weak<LocalTable<Outcome>>,
+    session: Weak<HttpSession>,
+}
 
 /// One transport's end of reply routing: its shared sessions' tables by scope.
 pub(crate) struct Router {
     bus: BusSlot,
     /// This replica's prefix for server→client request ids (`s-<8 hex>-`).
     prefix: Arc<str>,
-    tables: Mutex<HashMap<Arc<str>, Weak<LocalTable<Outcome>>>>,
+    tables: Mutex<HashMap<Arc<str>, Entry>>,
     /// Set once the task receiving from the bus runs.
     listening: OnceLock<()>,
     closing: CancellationToken,
@@ -53,18 +65,21 @@ impl Router {
         })
     }
 
-    /// The table of a copy of the session scoped `scope`, registered for routing.
-    pub(crate) fn table(self: &Arc<Self>, scope: &str, limits: Limits) -> RoutedTable {
+    /// The table of a copy of the session scoped `scope`, and its local half (for
+    /// [`bind`](Self::bind), once the copy is in the session table).
+    pub(crate) fn table(
+        self: &Arc<Self>,
+        scope: &str,
+        limits: Limits,
+    ) -> (RoutedTable, Arc<LocalTable<Outcome>>) {
         self.ensure_listening();
         let local = Arc::new(LocalTable::new(limits));
-        let scope: Arc<str> = Arc::from(scope);
-        // A newer copy of the session replaces an older one still closing.
-        lock(&self.tables).insert(scope.clone(), Arc::downgrade(&local));
-        RoutedTable {
-            local,
-            scope,
+        let table = RoutedTable {
+            local: local.clone(),
+            scope: Arc::from(scope),
             router: self.clone(),
-        }
+        };
+        (table, local)
     }
 
     /// The prefix of this replica's server→client request ids.
@@ -72,15 +87,69 @@ impl Router {
         self.prefix.to_string()
     }
 
+    /// Registers the copy `session` (scoped `scope`, its table made with
+    /// [`table`](Self::table)) for routing, and gives
+    /// its own notifications their way: to its `GET` stream when one is open here, else to the
+    /// replicas (the one holding the stream sends it).
+    pub(crate) fn bind(
+        self: &Arc<Self>,
+        scope: &str,
+        local: &Arc<LocalTable<Outcome>>,
+        session: &Arc<HttpSession>,
+    ) {
+        self.register(scope, local, Arc::downgrade(session));
+        let weak = Arc::downgrade(session);
+        let router = Arc::downgrade(self);
+        let scope: Arc<str> = Arc::from(scope);
+        session.core.set_relay(Box::new(move |frame| {
+            let Some(s) = weak.upgrade() else { return };
+            if s.get_streams.load(Ordering::Relaxed) > 0 {
+                let _ = s.core.unrelated.try_send(frame);
+                return;
+            }
+            let Some(router) = router.upgrade() else {
+                return;
+            };
+            match String::from_utf8(frame) {
+                Ok(message) => {
+                    router.publish(BusMessage::Notify {
+                        session: scope.to_string(),
+                        message,
+                    });
+                }
+                Err(_) => tracing::warn!("a session notification is not UTF-8; dropped"),
+            }
+        }));
+    }
+
+    fn register(&self, scope: &str, local: &Arc<LocalTable<Outcome>>, session: Weak<HttpSession>) {
+        // A newer copy of the session replaces an older one still closing.
+        lock(&self.tables).insert(
+            Arc::from(scope),
+            Entry {
+                table: Arc::downgrade(local),
+                session,
+            },
+        );
+    }
+
     fn local(&self, scope: &str) -> Option<Arc<LocalTable<Outcome>>> {
-        lock(&self.tables).get(scope).and_then(Weak::upgrade)
+        lock(&self.tables)
+            .get(scope)
+            .and_then(|e| e.table.upgrade())
+    }
+
+    fn session(&self, scope: &str) -> Option<Arc<HttpSession>> {
+        lock(&self.tables)
+            .get(scope)
+            .and_then(|e| e.session.upgrade())
     }
 
     fn unregister(&self, scope: &Arc<str>, local: &Arc<LocalTable<Outcome>>) {
         let mut tables = lock(&self.tables);
         if tables
             .get(scope)
-            .is_some_and(|w| std::ptr::eq(w.as_ptr(), Arc::as_ptr(local)))
+            .is_some_and(|e| std::ptr::eq(e.table.as_ptr(), Arc::as_ptr(local)))
         {
             tables.remove(scope);
         }
@@ -143,6 +212,15 @@ impl Router {
             BusMessage::Cancel { session, id } => self
                 .local(session)
                 .is_some_and(|local| Table::<Outcome>::cancel(&*local, id)),
+            BusMessage::Notify { session, message } => match self.session(session) {
+                // Only a copy whose GET stream is open here sends it (others have no client).
+                Some(s) if s.get_streams.load(Ordering::Relaxed) > 0 => s
+                    .core
+                    .unrelated
+                    .try_send(message.clone().into_bytes())
+                    .is_ok(),
+                _ => false,
+            },
             _ => false,
         }
     }
@@ -228,6 +306,13 @@ mod tests {
     use serde_json::value::RawValue;
     use std::time::Duration;
 
+    /// An engine over a routed table of session `scope`, registered as a copy would be.
+    fn engine(router: &Arc<Router>, scope: &str) -> Correlation {
+        let (table, local) = router.table(scope, Limits::default());
+        router.register(scope, &local, Weak::new());
+        Correlation::with_table(router.prefix(), table)
+    }
+
     fn router(hub: &LocalBus) -> Arc<Router> {
         let slot = BusSlot::default();
         let member: Arc<dyn Bus> = Arc::new(hub.member());
@@ -240,12 +325,7 @@ mod tests {
         let hub = LocalBus::new(16);
         let (ra, rb) = (router(&hub), router(&hub));
         assert_ne!(ra.prefix(), rb.prefix());
-        let a: Correlation =
-            Correlation::with_table(ra.prefix(), ra.table("sc", Limits::default()));
-        let b: Correlation =
-            Correlation::with_table(rb.prefix(), rb.table("sc", Limits::default()));
-        let other: Correlation =
-            Correlation::with_table(rb.prefix(), rb.table("other", Limits::default()));
+        let (a, b, other) = (engine(&ra, "sc"), engine(&rb, "sc"), engine(&rb, "other"));
 
         // A waits; the answer reaches B, which has no such request: it goes through the bus.
         let waiter = a.request().unwrap();
@@ -281,8 +361,7 @@ mod tests {
     async fn a_closed_copy_leaves_the_routing_map_and_a_routed_miss_is_not_published_again() {
         let hub = LocalBus::new(16);
         let ra = router(&hub);
-        let a: Correlation =
-            Correlation::with_table(ra.prefix(), ra.table("sc", Limits::default()));
+        let a = engine(&ra, "sc");
         assert_eq!(lock(&ra.tables).len(), 1);
         // Nobody waits under this id here: delivered to nobody, nothing published.
         let mut heard = hub.member().subscribe();

@@ -473,11 +473,13 @@ impl Sessions {
         // Shared sessions: tasks are scoped, and answers routed, by a name every replica
         // derives alike; server→client ids carry this replica's prefix.
         let scope = self.shared.then(|| shared_scope(&id));
-        let correlation = match (&self.router, &scope) {
+        let (correlation, routed) = match (&self.router, &scope) {
             (Some(router), Some(scope)) => {
-                Correlation::with_table(router.prefix(), router.table(scope, limits))
+                let (table, local) = router.table(scope, limits);
+                let c = Correlation::with_table(router.prefix(), table);
+                (c, Some((router, scope, local)))
             }
-            _ => Correlation::new("s-", limits),
+            _ => (Correlation::new("s-", limits), None),
         };
         let session = Arc::new(HttpSession {
             id: Arc::from(id),
@@ -501,8 +503,8 @@ impl Sessions {
             telemetry: Default::default(),
             version: AtomicU64::new(0),
         });
-        if let Some(scope) = scope {
-            session.core.set_scope(scope);
+        if let Some(scope) = &scope {
+            session.core.set_scope(scope.clone());
         }
         loop {
             let mut map = lock(&self.map);
@@ -517,6 +519,10 @@ impl Sessions {
             // Another `initialize` took the room meanwhile: make some again.
             drop(map);
             self.make_room(max)?;
+        }
+        if let Some((router, scope, local)) = routed {
+            // In the table now: answers and notifications for it may come from other replicas.
+            router.bind(scope, &local, &session);
         }
         let s = session.clone();
         tokio::spawn(async move { s.pump_standalone(unrelated_rx).await });
