@@ -65,7 +65,7 @@ gateway_status=0
 DUOMCP_BIN="$BIN" bash scripts/conformance-gateway.sh || gateway_status=$?
 
 # The server suite again, through HAProxy round robin over three `duomcp serve --http --redis`
-# replicas (issue 17), with its own expected failures; the release build above is reused.
+# replicas (issue 17), where every scenario must pass; the release build above is reused.
 replicas_status=0
 DUOMCP_BIN="$BIN" bash scripts/conformance-replicas.sh || replicas_status=$?
 
