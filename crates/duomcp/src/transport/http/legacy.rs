@@ -336,6 +336,27 @@ impl Drop for GetStreamCount {
     }
 }
 
+/// Counts a session's connections on its standalone stream while they are open.
+struct StandaloneCount(Option<Arc<HttpSession>>);
+
+impl StandaloneCount {
+    fn open(session: &Arc<HttpSession>, standalone: bool) -> Self {
+        if !standalone {
+            return StandaloneCount(None);
+        }
+        session.standalone_gets.fetch_add(1, Ordering::Relaxed);
+        StandaloneCount(Some(session.clone()))
+    }
+}
+
+impl Drop for StandaloneCount {
+    fn drop(&mut self) {
+        if let Some(s) = &self.0 {
+            s.standalone_gets.fetch_sub(1, Ordering::Relaxed);
+        }
+    }
+}
+
 /// How long a replica follows another's stream when requests have no timeout.
 const FOLLOW_BOUND: std::time::Duration = std::time::Duration::from_secs(300);
 
@@ -448,7 +469,12 @@ pub(super) async fn get(t: &Arc<Inner>, parts: &Parts) -> Response {
         rx: attached.live.then_some(rx),
         keep_alive: t.config.keep_alive,
         retry: t.config.sse_retry,
-        _guards: Box::new((session.busy(), permit, count)),
+        _guards: Box::new((
+            session.busy(),
+            permit,
+            count,
+            StandaloneCount::open(&session, stream_id == STANDALONE && attached.live),
+        )),
     };
     sse::response(sse::legacy_body(conn))
 }

@@ -103,7 +103,7 @@ impl Router {
         let scope: Arc<str> = Arc::from(scope);
         session.core.set_relay(Box::new(move |frame| {
             let Some(s) = weak.upgrade() else { return };
-            if s.get_streams.load(Ordering::Relaxed) > 0 {
+            if s.standalone_gets.load(Ordering::Relaxed) > 0 {
                 let _ = s.core.unrelated.try_send(frame);
                 return;
             }
@@ -214,7 +214,7 @@ impl Router {
                 .is_some_and(|local| Table::<Outcome>::cancel(&*local, id)),
             BusMessage::Notify { session, message } => match self.session(session) {
                 // Only a copy whose GET stream is open here sends it (others have no client).
-                Some(s) if s.get_streams.load(Ordering::Relaxed) > 0 => s
+                Some(s) if s.standalone_gets.load(Ordering::Relaxed) > 0 => s
                     .core
                     .unrelated
                     .try_send(message.clone().into_bytes())

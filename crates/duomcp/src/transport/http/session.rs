@@ -194,6 +194,9 @@ pub(crate) struct HttpSession {
     activity: Mutex<Activity>,
     /// `GET` connections open on this session.
     pub get_streams: AtomicUsize,
+    /// Of those, connections attached to the standalone stream (where the session's own
+    /// notifications go).
+    pub standalone_gets: AtomicUsize,
     /// The principal that created the session ([`crate::server::Principal::key`]), if any.
     owner: Mutex<Option<String>>,
     /// OpenTelemetry: counts the session while it lives (empty without `otel`).
@@ -499,6 +502,7 @@ impl Sessions {
                 uses: 0,
             }),
             get_streams: AtomicUsize::new(0),
+            standalone_gets: AtomicUsize::new(0),
             owner: Mutex::new(None),
             telemetry: Default::default(),
             version: AtomicU64::new(0),
