@@ -1,4 +1,4 @@
-//! Answers and cancellations of a shared 2025-11-25 session that the balancer sent to another
+//! Answers, cancellations and notifications of a shared 2025-11-25 session that reach another
 //! replica than the one they are for.
 //!
 //! A handler on replica A that calls `ctx.elicit()` (or sampling, roots) waits in A's copy of
@@ -88,9 +88,9 @@ impl Router {
     }
 
     /// Registers the copy `session` (scoped `scope`, its table made with
-    /// [`table`](Self::table)) for routing, and gives
-    /// its own notifications their way: to its `GET` stream when one is open here, else to the
-    /// replicas (the one holding the stream sends it).
+    /// [`table`](Self::table)) for routing, and gives its own notifications their way: to its
+    /// `GET` stream when one is open here (or no bus is attached), else to the other replicas
+    /// (the one holding the stream sends it).
     pub(crate) fn bind(
         self: &Arc<Self>,
         scope: &str,
@@ -103,11 +103,11 @@ impl Router {
         let scope: Arc<str> = Arc::from(scope);
         session.core.set_relay(Box::new(move |frame| {
             let Some(s) = weak.upgrade() else { return };
-            if s.standalone_gets.load(Ordering::Relaxed) > 0 {
+            let elsewhere = router.upgrade().filter(|r| r.bus.get().is_some());
+            let Some(router) = elsewhere.filter(|_| s.standalone_gets.load(Ordering::Relaxed) == 0)
+            else {
+                // Its GET stream is here (or there is no other replica to ask).
                 let _ = s.core.unrelated.try_send(frame);
-                return;
-            }
-            let Some(router) = router.upgrade() else {
                 return;
             };
             match String::from_utf8(frame) {
@@ -165,7 +165,7 @@ impl Router {
         }
     }
 
-    /// Starts the task that takes other replicas' answers and cancellations (once a bus is
+    /// Starts the task that takes what other replicas route here (once a bus is
     /// attached; it ends with the transport, or when the router is gone).
     fn ensure_listening(self: &Arc<Self>) {
         if self.listening.get().is_some() {
@@ -191,8 +191,8 @@ impl Router {
         });
     }
 
-    /// Hands an answer or a cancellation from another replica to this replica's copy of its
-    /// session; `true` when something here took it.
+    /// Hands an answer, a cancellation or a notification from another replica to this
+    /// replica's copy of its session; `true` when something here took it.
     pub(crate) fn deliver(&self, message: &BusMessage) -> bool {
         match message {
             BusMessage::Reply {
