@@ -55,13 +55,46 @@ struct Call {
     upstream: String,
     /// The upstream's `InputRequiredResult`s come back as results, to relay.
     relay: bool,
+    /// The capabilities the upstream asked for and the client lacks: when the call then
+    /// fails, this is why (the client gets `MissingRequiredClientCapability`).
+    missing: Option<Value>,
 }
 
 impl Call {
-    fn fresh_key(&mut self) -> String {
-        self.next_key += 1;
-        format!("gateway-{}", self.next_key)
+    /// Queues an upstream request for the client, under the key the upstream's handler gave
+    /// it (a duomcp upstream says it in `_meta`) or one of the gateway's own.
+    fn push_input(&mut self, mut request: Box<InputRequest>, reply: Reply) {
+        let key = match take_input_key(&mut request) {
+            Some(k) if !self.pending.iter().any(|(p, _, _)| *p == k) => k,
+            _ => {
+                self.next_key += 1;
+                format!("gateway-{}", self.next_key)
+            }
+        };
+        self.pending.push((key, request, reply));
     }
+}
+
+/// How long the gateway waits after an upstream's request for input for more of them, to ask
+/// the client all at once (a 2025-11-25 upstream sends requests one by one, even those its
+/// handler asks for together); bounded, and only paid on calls that ask for input.
+pub const INPUT_GATHER: Duration = Duration::from_millis(25);
+
+/// The key a duomcp upstream's handler gave this request ([`duomcp::server::INPUT_KEY_META`]
+/// in its `_meta`), removed from the request (the client does not need it).
+fn take_input_key(request: &mut InputRequest) -> Option<String> {
+    let slot = match request {
+        InputRequest::Elicit(duomcp_schema::ElicitRequestParams::Form(p)) => &mut p.meta,
+        InputRequest::Elicit(duomcp_schema::ElicitRequestParams::Url(p)) => &mut p.meta,
+        InputRequest::CreateMessage(p) => &mut p.meta,
+        InputRequest::ListRoots(_) => return None,
+    };
+    let meta = slot.as_mut()?;
+    let key = meta.remove(duomcp::server::INPUT_KEY_META)?;
+    if meta.is_empty() {
+        *slot = None;
+    }
+    key.as_str().filter(|k| !k.is_empty()).map(str::to_owned)
 }
 
 /// What the gateway keeps in the sealed `requestState` of its `InputRequiredResult`.
@@ -149,13 +182,14 @@ pub(crate) async fn call_tool(
     ctx: Context,
     name: String,
     arguments: Value,
+    deferred: bool,
 ) -> Result<CallToolResult, HandlerError> {
     let mut params = Map::new();
     params.insert("name".into(), Value::String(name));
     if arguments.as_object().is_some_and(|a| !a.is_empty()) {
         params.insert("arguments".into(), arguments);
     }
-    let value = forward(&upstream, &holds, &ctx, "tools/call", params).await?;
+    let value = forward(&upstream, &holds, &ctx, "tools/call", params, deferred).await?;
     decode(&upstream, value)
 }
 
@@ -172,7 +206,7 @@ pub(crate) async fn get_prompt(
     if !arguments.is_empty() {
         params.insert("arguments".into(), Value::Object(arguments));
     }
-    let value = forward(&upstream, &holds, &ctx, "prompts/get", params).await?;
+    let value = forward(&upstream, &holds, &ctx, "prompts/get", params, false).await?;
     decode(&upstream, value)
 }
 
@@ -201,15 +235,24 @@ async fn forward(
     ctx: &Context,
     method: &'static str,
     params: Map<String, Value>,
+    deferred: bool,
 ) -> Result<Value, HandlerError> {
     let state = ctx.request_state::<GatewayState>();
+    // A deferred task tool (a 2025-11-25 upstream's, for a 2026-07-28 client) becomes the
+    // gateway's task once the client's answers resume it (one that asks nothing answers
+    // inline, as a deferred tool does).
+    let mut detach = false;
     let call = match state {
-        Some(GatewayState::Hold { hold }) => holds.take(&hold).ok_or_else(|| {
-            HandlerError::msg(
-                "the upstream call waiting for this input is gone (its hold timed out, or it \
-                 was answered already): call the tool again",
-            )
-        })?,
+        Some(GatewayState::Hold { hold }) => {
+            let call = holds.take(&hold).ok_or_else(|| {
+                HandlerError::msg(
+                    "the upstream call waiting for this input is gone (its hold timed out, or it \
+                     was answered already): call the tool again",
+                )
+            })?;
+            detach = deferred && ctx.era() == Era::Modern;
+            call
+        }
         relayed => {
             let session = upstream
                 .session_for(ctx.client_capabilities())
@@ -234,6 +277,9 @@ async fn forward(
             start(upstream, &session, ctx, method, params, relay).await?
         }
     };
+    if detach {
+        ctx.detach().await;
+    }
     let (value, relay) = drive(ctx, call, holds).await?;
     match value.get("resultType").and_then(Value::as_str) {
         Some("input_required") if relay => relay_round(upstream, ctx, value).await,
@@ -288,6 +334,7 @@ async fn follow_task(
         next_key: 0,
         upstream: upstream.name().to_owned(),
         relay: false,
+        missing: None,
     };
     Ok(drive(ctx, call, holds).await?.0)
 }
@@ -418,6 +465,7 @@ async fn start(
         next_key: 0,
         upstream: upstream.name().to_owned(),
         relay,
+        missing: None,
     })
 }
 
@@ -429,8 +477,16 @@ async fn drive(
 ) -> Result<(Value, bool), HandlerError> {
     loop {
         let mut unanswered = Vec::new();
-        for (key, request, reply) in std::mem::take(&mut call.pending) {
-            match ask_client(ctx, &key, &request).await {
+        // Asked together: a task's client (`tasks/update`) may answer them in any order.
+        let pending = std::mem::take(&mut call.pending);
+        let answers = futures_util::future::join_all(
+            pending
+                .iter()
+                .map(|(key, request, _)| ask_client(ctx, key, request)),
+        )
+        .await;
+        for ((key, request, reply), answer) in pending.into_iter().zip(answers) {
+            match answer {
                 Ok(v) => {
                     let _ = reply.send(Ok(v));
                 }
@@ -440,6 +496,10 @@ async fn drive(
                 // upstream's request may not even belong to this call, e.g. its `roots/list`
                 // after `initialized`, routed to the newest call in flight.)
                 Err(e) => {
+                    if let HandlerError::Protocol(ProtocolError::MissingClientCapability(caps)) = &e
+                    {
+                        call.missing = Some(caps.clone());
+                    }
                     let _ = reply.send(Err(e.to_string()));
                 }
             }
@@ -454,16 +514,20 @@ async fn drive(
             biased;
             event = call.events.recv(), if call.events_open => match event {
                 Some(Event::Input { request, reply }) => {
-                    let key = call.fresh_key();
-                    call.pending.push((key, request, reply));
-                    // Input requests already queued go to the client in the same round.
-                    while let Ok(event) = call.events.try_recv() {
-                        match event {
-                            Event::Input { request, reply } => {
-                                let key = call.fresh_key();
-                                call.pending.push((key, request, reply));
+                    call.push_input(request, reply);
+                    // Input requests sent together go to the client in the same round.
+                    let until = tokio::time::Instant::now() + INPUT_GATHER;
+                    loop {
+                        match tokio::time::timeout_at(until, call.events.recv()).await {
+                            Ok(Some(Event::Input { request, reply })) => {
+                                call.push_input(request, reply)
                             }
-                            other => relay(ctx, other).await,
+                            Ok(Some(other)) => relay(ctx, other).await,
+                            Ok(None) => {
+                                call.events_open = false;
+                                break;
+                            }
+                            Err(_) => break,
                         }
                     }
                 }
@@ -479,6 +543,15 @@ async fn drive(
                     }
                 };
                 let _ = tokio::time::timeout(LOG_GRACE * 5, drain).await;
+                // The upstream failed after asking for what the client cannot give: that is
+                // the client's error to see.
+                let failed = match &result {
+                    Ok(Ok(v)) => v.get("isError") == Some(&Value::Bool(true)),
+                    _ => true,
+                };
+                if let (true, Some(caps)) = (failed, call.missing.take()) {
+                    return Err(ProtocolError::MissingClientCapability(caps).into());
+                }
                 return match result {
                     Ok(r) => r.map(|v| (v, call.relay)).map_err(|e| upstream_failure(&call.upstream, e)),
                     Err(_) => Err(HandlerError::msg(format!(

@@ -256,10 +256,14 @@ fn notice(shared: Weak<Shared>, index: usize) -> upstream::Notice {
             return;
         };
         match n {
-            Notification::ToolsListChanged
-            | Notification::PromptsListChanged
-            | Notification::ResourcesListChanged => {
-                tokio::spawn(async move { sync::resync(&shared, index).await });
+            Notification::ToolsListChanged => {
+                sync::list_changed(shared, index, duomcp::server::ListKind::Tools)
+            }
+            Notification::PromptsListChanged => {
+                sync::list_changed(shared, index, duomcp::server::ListKind::Prompts)
+            }
+            Notification::ResourcesListChanged => {
+                sync::list_changed(shared, index, duomcp::server::ListKind::Resources)
             }
             Notification::ResourceUpdated { uri } => {
                 let (Some(server), Some(ups)) = (shared.server.get(), shared.upstreams.get())

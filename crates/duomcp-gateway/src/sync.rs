@@ -7,7 +7,7 @@ use crate::upstream::Upstream;
 use crate::Shared;
 use duomcp::client::Client;
 use duomcp::server::middleware::{McpRequest, McpResponse, McpService, Service};
-use duomcp::server::{Args, Context, HandlerError, PromptSpec, ToolSpec, Uri};
+use duomcp::server::{Args, Context, HandlerError, ListKind, PromptSpec, ToolSpec, Uri};
 use duomcp_schema::{
     CompleteReference, GetPromptResult, ReadResourceResult, ResourceContents, SubscriptionFilter,
 };
@@ -40,6 +40,51 @@ pub(crate) struct SyncState {
     running: tokio::sync::Mutex<()>,
     /// When each upstream was last re-synced for a read of an unknown URI.
     last_miss: Mutex<HashMap<String, std::time::Instant>>,
+    /// Upstreams whose lists changed, waiting for the re-sync already scheduled.
+    changed: Mutex<Changed>,
+}
+
+/// What changed upstream since the last re-sync was scheduled.
+#[derive(Default)]
+struct Changed {
+    upstreams: std::collections::BTreeSet<usize>,
+    lists: Vec<ListKind>,
+    scheduled: bool,
+}
+
+/// Upstream list changes within this window are re-synced together and reach the clients as
+/// one `list_changed` per list (several upstreams changing at once, or one changing often).
+pub const LIST_CHANGE_WINDOW: std::time::Duration = std::time::Duration::from_millis(30);
+
+/// An upstream said one of its lists changed: re-sync it (with every other upstream that
+/// changes within [`LIST_CHANGE_WINDOW`]) and tell the clients, once per list. They are told
+/// even when the re-sync finds nothing new (the upstream may have replaced a tool by the same).
+pub(crate) fn list_changed(shared: Arc<Shared>, index: usize, list: ListKind) {
+    let schedule = {
+        let mut c = lock(&shared.sync.changed);
+        c.upstreams.insert(index);
+        if !c.lists.contains(&list) {
+            c.lists.push(list);
+        }
+        !std::mem::replace(&mut c.scheduled, true)
+    };
+    if !schedule {
+        return;
+    }
+    tokio::spawn(async move {
+        tokio::time::sleep(LIST_CHANGE_WINDOW).await;
+        let Some(server) = shared.server.get() else {
+            return;
+        };
+        let _batch = server.batch_list_changes();
+        let changed = std::mem::take(&mut *lock(&shared.sync.changed));
+        for i in changed.upstreams {
+            resync(&shared, i).await;
+        }
+        for list in changed.lists {
+            server.notify_list_changed(list);
+        }
+    });
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -77,6 +122,8 @@ pub(crate) async fn resync(shared: &Shared, index: usize) {
     ) else {
         return;
     };
+    // Everything this re-sync adds and removes is announced once.
+    let _batch = server.batch_list_changes();
     let client = match u.client().await {
         Ok(c) => c,
         Err(e) => {
@@ -111,7 +158,17 @@ pub(crate) async fn resync(shared: &Shared, index: usize) {
                     tool.name = u.naming.outer(&inner);
                     let def = serde_json::to_value(&tool).unwrap_or_default();
                     if old.tools.get(&tool.name) != Some(&def) {
+                        // A 2025-11-25 upstream's task tool that a duomcp upstream says is
+                        // deferred: a 2026-07-28 client gets its input rounds first, then
+                        // the task (see `bridge::forward`).
+                        let deferred = !modern
+                            && tool.meta.as_ref().is_some_and(|m| {
+                                m.get(duomcp::server::DEFER_TASK_META) == Some(&Value::Bool(true))
+                            });
                         let mut spec = ToolSpec::from(tool.clone());
+                        if deferred {
+                            spec = spec.defer_task();
+                        }
                         if modern {
                             // A 2026-07-28 upstream decides per call whether a tool runs as a
                             // task (its list does not say): any tool may become one, when the
@@ -120,7 +177,7 @@ pub(crate) async fn resync(shared: &Shared, index: usize) {
                                 .task_support(duomcp_schema::TaskSupport::Optional)
                                 .defer_task();
                         }
-                        server.add_tool(spec, tool_handler(shared, u, inner));
+                        server.add_tool(spec, tool_handler(shared, u, inner, deferred));
                     }
                     fresh.tools.insert(tool.name, def);
                 }
@@ -235,10 +292,11 @@ fn tool_handler(
     shared: &Shared,
     u: &Arc<Upstream>,
     inner: String,
+    deferred: bool,
 ) -> impl Fn(Context, Args<Value>) -> ToolFuture + Clone + Send + Sync + 'static {
     let (u, holds) = (u.clone(), shared.holds.clone());
     move |ctx: Context, Args(args): Args<Value>| {
-        let fut = bridge::call_tool(u.clone(), holds.clone(), ctx, inner.clone(), args);
+        let fut = bridge::call_tool(u.clone(), holds.clone(), ctx, inner.clone(), args, deferred);
         Box::pin(fut) as ToolFuture
     }
 }

@@ -21,6 +21,12 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 
+/// The `_meta` key under which a 2025-11-25 server→client request (elicitation, sampling,
+/// roots) carries the key the handler gave it ([`Context::elicit`]'s `key`): a duomcp
+/// extension, so a gateway bridging the request to a 2026-07-28 client can ask under the
+/// handler's own key. Clients that do not know it ignore it (`_meta` is open).
+pub const INPUT_KEY_META: &str = "io.duomcp/inputKey";
+
 /// Everything a handler may want to know about, or do within, the request it serves.
 ///
 /// `Context` is cheap to clone. Take it as a handler argument:
@@ -512,7 +518,17 @@ impl Context {
                     serde_json::to_value(p.clone().unwrap_or_default()),
                 ),
             };
-            let params = params.map_err(|e| HandlerError::msg(e.to_string()))?;
+            let mut params = params.map_err(|e| HandlerError::msg(e.to_string()))?;
+            // The 2026-07-28 key rides along (a duomcp extension key): a gateway bridging
+            // this request to a 2026-07-28 client asks it under the same key.
+            if let Some(p) = params.as_object_mut() {
+                let meta = p
+                    .entry("_meta")
+                    .or_insert_with(|| Value::Object(Map::new()));
+                if let Some(m) = meta.as_object_mut() {
+                    m.insert(INPUT_KEY_META.into(), Value::String(key.to_owned()));
+                }
+            }
             let raw = self.request_client(method, &params).await?;
             serde_json::from_str(raw.get()).map_err(|e| {
                 HandlerError::msg(format!("the client's answer to {method} is malformed: {e}"))
