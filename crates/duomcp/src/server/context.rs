@@ -329,6 +329,20 @@ impl Context {
         let _ = self.inner.sink.send(frame).await;
     }
 
+    /// Whether the client asked for progress on this request (sent a `progressToken`):
+    /// [`progress`](Self::progress) sends nothing otherwise.
+    ///
+    /// ```
+    /// # async fn f(ctx: duomcp::server::Context) {
+    /// if ctx.wants_progress() {
+    ///     ctx.progress(0.5, Some(1.0), None).await;
+    /// }
+    /// # }
+    /// ```
+    pub fn wants_progress(&self) -> bool {
+        self.inner.progress_token.is_some()
+    }
+
     /// Reports progress, if the client asked for it (sent a `progressToken`). Otherwise a no-op.
     pub async fn progress(&self, progress: f64, total: Option<f64>, message: Option<String>) {
         let Some(token) = &self.inner.progress_token else {
