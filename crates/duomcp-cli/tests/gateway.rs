@@ -662,6 +662,41 @@ async fn per_upstream_timeout_and_concurrency_limit_hold() {
     .expect("bounded");
 }
 
+/// Two calls in flight together are answered in the order they finish, and the test's wire
+/// finds each response whichever came first. (The two tests above and below "hung" about half
+/// of their runs: the second response had come while the helper waited for the first one and
+/// was set aside in `Wire::side`, where `response_to` did not look.)
+#[tokio::test]
+async fn responses_to_calls_in_flight_together_come_in_the_order_they_finish() {
+    tokio::time::timeout(BOUND, async {
+        let gw = gateway(GatewayConfig::single(serve("legacy"))).await;
+        let mut wire = Wire::in_process(gw.server().clone(), MODERN);
+        let call = |id: u64, seconds: u64| {
+            json!({ "jsonrpc": "2.0", "id": id, "method": "tools/call", "params":
+                modern(json!({ "name": "slow_compute", "arguments": { "seconds": seconds } }),
+                       json!({})) })
+        };
+        wire.send(call(1, 1)).await;
+        wire.send(call(2, 0)).await;
+        let slow = wire.response_to(&json!(1)).await;
+        assert_ne!(slow["result"]["isError"], true, "{slow}");
+        // The quick call overtook the slow one: its response came first, and waits aside.
+        assert!(
+            wire.side.iter().any(|m| m["id"] == 2),
+            "the 0 s call was not answered before the 1 s one: {:?}",
+            wire.side
+        );
+        let quick = wire.response_to(&json!(2)).await;
+        assert_ne!(quick["result"]["isError"], true, "{quick}");
+        assert!(
+            !wire.side.iter().any(|m| m["id"] == 2),
+            "taken from the side once"
+        );
+    })
+    .await
+    .expect("bounded");
+}
+
 #[tokio::test]
 async fn list_changes_of_several_upstreams_reach_the_client_as_one_list_changed() {
     tokio::time::timeout(BOUND, async {
