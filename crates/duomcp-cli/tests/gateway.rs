@@ -662,6 +662,52 @@ async fn per_upstream_timeout_and_concurrency_limit_hold() {
     .expect("bounded");
 }
 
+/// The upstream's last log message goes out just before its result: the gateway routes every
+/// log message received before the result to the call, then answers (no fixed wait).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn log_messages_sent_just_before_a_result_reach_the_client_before_it() {
+    tokio::time::timeout(BOUND, async {
+        const ROUNDS: usize = 20;
+        let gw = gateway(GatewayConfig::single(serve("legacy"))).await;
+        let logs = |side: &[Value]| -> Vec<String> {
+            side.iter()
+                .filter(|m| m["method"] == "notifications/message")
+                .map(|m| m["params"]["data"].as_str().unwrap_or_default().to_owned())
+                .collect()
+        };
+        let expected = [
+            "Tool execution started",
+            "Tool processing data",
+            "Tool execution completed",
+        ];
+        // A 2025-11-25 client, its level set for the session.
+        let mut wire = Wire::in_process(gw.server().clone(), LEGACY);
+        wire.initialize(json!({})).await;
+        wire.ok("logging/setLevel", json!({ "level": "info" }))
+            .await;
+        for _ in 0..ROUNDS {
+            wire.side.clear();
+            let r = wire
+                .ok("tools/call", json!({ "name": "test_tool_with_logging" }))
+                .await;
+            assert_ne!(r["isError"], true, "{r}");
+            assert_eq!(logs(&wire.side), expected);
+        }
+        // A 2026-07-28 client, its level in the request's _meta.
+        let mut wire = Wire::in_process(gw.server().clone(), MODERN);
+        for _ in 0..ROUNDS {
+            wire.side.clear();
+            let mut params = modern(json!({ "name": "test_tool_with_logging" }), json!({}));
+            params["_meta"]["io.modelcontextprotocol/logLevel"] = json!("info");
+            let r = wire.ok("tools/call", params).await;
+            assert_eq!(r["resultType"], "complete", "{r}");
+            assert_eq!(logs(&wire.side), expected);
+        }
+    })
+    .await
+    .expect("bounded");
+}
+
 /// Two calls in flight together are answered in the order they finish, and the test's wire
 /// finds each response whichever came first. (The two tests above and below "hung" about half
 /// of their runs: the second response had come while the helper waited for the first one and

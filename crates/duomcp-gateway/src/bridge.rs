@@ -30,21 +30,12 @@ const EVENT_BUFFER: usize = 64;
 
 type Reply = oneshot::Sender<Result<Value, String>>;
 
-/// After an upstream call's result, how long its route stays open for log messages still on
-/// their way: they come on the upstream connection's notification stream, which is read
-/// apart from the call's answer and may lag it. Only when the client can see them (it asked
-/// for logs or progress, [`grace_for`]): every call waiting it capped the gateway at
-/// connections ÷ 20 ms (1,330 req/s at 32 connections, bench/README.md "Gateway").
-const LOG_GRACE: Duration = Duration::from_millis(20);
-
-/// The grace a call's route needs: none when the client takes neither logs nor progress
-/// (whatever arrives late would not be sent to it).
-fn grace_for(ctx: &Context) -> Duration {
-    if ctx.log_level().is_some() || ctx.wants_progress() {
-        LOG_GRACE
-    } else {
-        Duration::ZERO
-    }
+/// Whether the client of `ctx` takes log messages: only then does a call wait, after its
+/// upstream result, for the log messages received before it to be routed to it
+/// (`Session::routed_so_far`). Progress needs no wait: the
+/// upstream client hands a call its progress before its result.
+fn takes_logs(ctx: &Context) -> bool {
+    ctx.log_level().is_some()
 }
 
 /// Aborts the upstream call's task when dropped: an abandoned hold cancels the call.
@@ -329,16 +320,16 @@ async fn follow_task(
     let (done_tx, done) = oneshot::channel();
     let route = session.routes.enter(tx);
     let handle = session.client.task(task_id);
-    let grace = grace_for(ctx);
+    let logs = takes_logs(ctx).then(|| session.clone());
     let task = tokio::spawn(async move {
         let _route = route;
         let result = handle.result().await.and_then(|r| {
             serde_json::to_value(r).map_err(|e| ClientError::Protocol(e.to_string()))
         });
-        let _ = done_tx.send(result);
-        if !grace.is_zero() {
-            tokio::time::sleep(grace).await;
+        if let Some(session) = logs {
+            session.routed_so_far().await;
         }
+        let _ = done_tx.send(result);
     });
     let call = Call {
         events,
@@ -422,7 +413,7 @@ async fn start(
     relay: bool,
 ) -> Result<Call, HandlerError> {
     let permit = upstream.permit().await;
-    let grace = grace_for(ctx);
+    let logs = takes_logs(ctx).then(|| session.clone());
     let (tx, events) = mpsc::channel(EVENT_BUFFER);
     let (done_tx, done) = oneshot::channel();
     let route = session.routes.enter(tx.clone());
@@ -469,10 +460,12 @@ async fn start(
         } else {
             client.request(method, params, options).await
         };
-        let _ = done_tx.send(result);
-        if !grace.is_zero() {
-            tokio::time::sleep(grace).await;
+        // The log messages the upstream sent before its result are this call's events
+        // before the result is (its progress is already).
+        if let Some(session) = logs {
+            session.routed_so_far().await;
         }
+        let _ = done_tx.send(result);
     });
     Ok(Call {
         events,
@@ -553,14 +546,11 @@ async fn drive(
                 None => call.events_open = false,
             },
             result = &mut call.done => {
-                // Progress and logs sent before the result reach the client first (bounded:
-                // the route closes `LOG_GRACE` after the result).
-                let drain = async {
-                    while let Some(event) = call.events.recv().await {
-                        relay(ctx, event).await;
-                    }
-                };
-                let _ = tokio::time::timeout(LOG_GRACE * 5, drain).await;
+                // Progress and logs sent before the result reach the client first: they are
+                // queued already (see `start`), so nothing is waited for.
+                while let Ok(event) = call.events.try_recv() {
+                    relay(ctx, event).await;
+                }
                 // The upstream failed after asking for what the client cannot give: that is
                 // the client's error to see.
                 let failed = match &result {
