@@ -373,7 +373,17 @@ async fn modern_client_and_modern_upstream_relay_the_upstreams_own_input_rounds(
         retry["requestState"] = first["requestState"].clone();
         retry["inputResponses"] =
             json!({ "user_name": { "action": "accept", "content": { "name": "Ada" } } });
-        let done = wire.ok("tools/call", modern(retry, caps)).await;
+        let done = wire.ok("tools/call", modern(retry, caps.clone())).await;
+        assert_eq!(done["resultType"], "complete", "{done}");
+        assert!(text(&done).contains("Accept"), "{done}");
+        // Answers brought unasked on a first call (and one nobody asked for) go upstream as
+        // they came: the upstream takes its own and completes in one round.
+        let mut first = json!({ "name": "test_streaming_elicitation" });
+        first["inputResponses"] = json!({
+            "user_name": { "action": "accept", "content": { "name": "Ada" } },
+            "not_asked": { "action": "decline" }
+        });
+        let done = wire.ok("tools/call", modern(first, caps)).await;
         assert_eq!(done["resultType"], "complete", "{done}");
         assert!(text(&done).contains("Accept"), "{done}");
     })

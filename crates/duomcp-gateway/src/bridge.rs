@@ -264,6 +264,14 @@ async fn forward(
             // Both sides 2026-07-28: the upstream's input rounds are the client's, relayed.
             let relay = ctx.era() == Era::Modern && session.client.era() == Era::Modern;
             let mut params = params;
+            if relay && relayed.is_none() {
+                // Answers the client brought unasked (no round of ours): the upstream decides
+                // what they answer (a server ignores the keys it did not ask for).
+                let given = ctx.input_responses();
+                if !given.is_empty() {
+                    params.insert("inputResponses".into(), Value::Object(given));
+                }
+            }
             if relay {
                 if let Some(GatewayState::Relay { state, requests }) = relayed {
                     let responses = answers(ctx, &requests).await?;

@@ -422,6 +422,23 @@ impl Context {
             .and_then(|v| T::deserialize(v).ok())
     }
 
+    /// Every input response this request carries, by key (2026-07-28: the answers of earlier
+    /// rounds and this round's `inputResponses`, including any the handler never asked for);
+    /// empty in 2025-11-25. For a handler that passes the answers on as they came (a gateway
+    /// in front of a 2026-07-28 server); one that asks for input gets its answers from
+    /// [`elicit`](Self::elicit), [`sample`](Self::sample) and [`list_roots`](Self::list_roots).
+    ///
+    /// ```
+    /// # fn f(ctx: duomcp::server::Context) {
+    /// for (key, answer) in ctx.input_responses() {
+    ///     println!("{key}: {answer}");
+    /// }
+    /// # }
+    /// ```
+    pub fn input_responses(&self) -> Map<String, Value> {
+        lock(&self.inner.input).responses.clone()
+    }
+
     /// Stores state that comes back, sealed, with the client's next round (2026-07-28).
     pub fn set_request_state(&self, state: impl Serialize) {
         lock(&self.inner.input).user_state = serde_json::to_value(state).ok();
