@@ -756,8 +756,12 @@ async fn responses_to_calls_in_flight_together_come_in_the_order_they_finish() {
 #[tokio::test]
 async fn list_changes_of_several_upstreams_reach_the_client_as_one_list_changed() {
     tokio::time::timeout(BOUND, async {
+        // A window wide enough for two debug upstreams on a loaded machine to answer in it
+        // (the default 30 ms is not, there: two list_changed, one per upstream).
         let config = GatewayConfig::from_toml(&format!(
             r#"
+            [gateway]
+            list_change_window_ms = 500
             [[upstream]]
             name = "a"
             command = "{bin}"

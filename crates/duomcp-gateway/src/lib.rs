@@ -57,6 +57,8 @@ pub(crate) struct Shared {
     pub upstreams: OnceLock<Vec<Arc<Upstream>>>,
     pub holds: Arc<Holds>,
     pub sync: sync::SyncState,
+    /// `[gateway] list_change_window_ms`.
+    pub list_change_window: Duration,
 }
 
 /// A running gateway: the [`Server`] to serve (over stdio or Streamable HTTP, as any duomcp
@@ -96,6 +98,7 @@ impl Gateway {
                 settings.max_holds,
             ),
             sync: sync::SyncState::default(),
+            list_change_window: Duration::from_millis(settings.list_change_window_ms),
         });
         let prefixed = config.prefixed();
         let upstreams: Vec<Arc<Upstream>> = config

@@ -54,10 +54,11 @@ struct Changed {
 
 /// Upstream list changes within this window are re-synced together and reach the clients as
 /// one `list_changed` per list (several upstreams changing at once, or one changing often).
+/// The default of `[gateway] list_change_window_ms`.
 pub const LIST_CHANGE_WINDOW: std::time::Duration = std::time::Duration::from_millis(30);
 
 /// An upstream said one of its lists changed: re-sync it (with every other upstream that
-/// changes within [`LIST_CHANGE_WINDOW`]) and tell the clients, once per list. They are told
+/// changes within the window, [`LIST_CHANGE_WINDOW`] unless configured) and tell the clients, once per list. They are told
 /// even when the re-sync finds nothing new (the upstream may have replaced a tool by the same).
 pub(crate) fn list_changed(shared: Arc<Shared>, index: usize, list: ListKind) {
     let schedule = {
@@ -72,7 +73,7 @@ pub(crate) fn list_changed(shared: Arc<Shared>, index: usize, list: ListKind) {
         return;
     }
     tokio::spawn(async move {
-        tokio::time::sleep(LIST_CHANGE_WINDOW).await;
+        tokio::time::sleep(shared.list_change_window).await;
         let Some(server) = shared.server.get() else {
             return;
         };
