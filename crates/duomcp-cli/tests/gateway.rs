@@ -473,13 +473,23 @@ async fn a_dead_stdio_upstream_fails_its_calls_clearly_and_is_restarted() {
         assert_eq!(r["result"]["isError"], true, "{r}");
         let msg = text(&r["result"]);
         assert!(msg.contains("upstream `ref`"), "{msg}");
-        // The process is restarted (a new pid) and the next call works.
-        let plain = wire
-            .ok(
-                "tools/call",
-                modern(json!({ "name": "test_simple_text" }), json!({})),
-            )
-            .await;
+        // The process is restarted after a back-off (100 ms, a new pid); calls meanwhile fail
+        // as clearly, and the first call after it works.
+        let t0 = std::time::Instant::now();
+        let plain = loop {
+            let r = wire
+                .ok(
+                    "tools/call",
+                    modern(json!({ "name": "test_simple_text" }), json!({})),
+                )
+                .await;
+            if r["isError"] != true {
+                break r;
+            }
+            assert!(text(&r).contains("upstream `ref`"), "{r}");
+            assert!(t0.elapsed() < Duration::from_secs(20), "not restarted: {r}");
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        };
         assert_eq!(
             text(&plain),
             "This is a simple text response for testing.",

@@ -157,8 +157,12 @@ pub struct UpstreamConfig {
     pub timeout_secs: Option<u64>,
     /// Requests in flight to this upstream at once (default 64); more wait.
     pub max_concurrency: Option<usize>,
-    /// stdio: restarts after the process dies on its own (default 5).
+    /// stdio: restarts in a row after the process dies on its own (default 5; a process that
+    /// ran a minute starts the count again).
     pub max_restarts: Option<u32>,
+    /// stdio: the wait before the first restart in a row, in milliseconds (default 100); it
+    /// doubles for each further one, up to 30 s.
+    pub restart_backoff_ms: Option<u64>,
 }
 
 impl UpstreamConfig {

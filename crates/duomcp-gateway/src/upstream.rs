@@ -329,10 +329,13 @@ async fn connect(
             if let Some(dir) = &config.cwd {
                 cmd.current_dir(dir);
             }
-            let options = ProcessOptions {
+            let mut options = ProcessOptions {
                 max_restarts: config.max_restarts.unwrap_or(5),
                 ..Default::default()
             };
+            if let Some(ms) = config.restart_backoff_ms {
+                options.restart_backoff = std::time::Duration::from_millis(ms);
+            }
             b.process_options(options).connect_stdio(cmd).await?
         }
         (None, Some(url)) => {
