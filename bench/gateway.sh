@@ -28,7 +28,7 @@ CONNECTIONS=${CONNECTIONS:-32}
 OUT=${OUT:-$ROOT/target/bench-gateway}
 PORT=${PORT:-39331}
 if [ -z "${DUOMCP_BIN_DIR:-}" ]; then
-  cargo build --release --locked -p duomcp-cli --bin duomcp --bin duomcp-echo
+  cargo build --release --locked -p duomcp-cli --bin duomcp -p duomcp-echo
   DUOMCP_BIN_DIR=${CARGO_TARGET_DIR:-$ROOT/target}/release
 fi
 DUOMCP=$DUOMCP_BIN_DIR/duomcp

@@ -922,6 +922,60 @@ async fn list_results_are_served_from_the_gateway_until_the_upstream_says_they_c
     .expect("bounded");
 }
 
+#[tokio::test]
+async fn a_modern_upstreams_lists_are_re_read_when_their_ttl_runs_out() {
+    tokio::time::timeout(BOUND, async {
+        // A 2026-07-28 upstream whose tool list stays fresh 200 ms (re-read at most once a
+        // second: duomcp_gateway's MIN_LIST_TTL).
+        let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let recorder = {
+            let seen = seen.clone();
+            duomcp::server::middleware::layer_fn(move |inner| CountMethods {
+                inner,
+                seen: seen.clone(),
+            })
+        };
+        let mut config = duomcp::server::ServerConfig::default();
+        config.tools_cache.ttl_ms = 200;
+        let no_dirs: &[&str] = &[];
+        let app = duomcp_cli::reference::builder_with_skill_dirs(no_dirs)
+            .unwrap()
+            .config(config)
+            .build()
+            .http_router()
+            .layer(recorder);
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        tokio::spawn(duomcp::transport::http::serve(listener, app));
+        let mut up = UpstreamConfig::http("remote", format!("http://{addr}/mcp"));
+        up.era = duomcp_gateway::UpstreamEra::Modern;
+        let gw = gateway(GatewayConfig::single(up)).await;
+        let lists = || {
+            seen.lock()
+                .unwrap()
+                .iter()
+                .filter(|m| *m == "tools/list")
+                .count()
+        };
+        let at_start = lists();
+        assert!(at_start >= 1, "the gateway lists at start");
+        // No client asks anything: the gateway re-reads the stale list on its own, about
+        // once a second (not every 200 ms).
+        let t0 = std::time::Instant::now();
+        tokio::time::sleep(Duration::from_millis(2600)).await;
+        let relisted = lists() - at_start;
+        let took = t0.elapsed().as_secs_f64();
+        assert!(relisted >= 1, "not re-read after {took:.1} s");
+        assert!(relisted <= 3, "{relisted} re-reads in {took:.1} s");
+        // And serves it still.
+        let mut wire = Wire::in_process(gw.server().clone(), MODERN);
+        let page = wire.ok("tools/list", modern(json!({}), json!({}))).await;
+        assert!(!page["tools"].as_array().unwrap().is_empty());
+    })
+    .await
+    .expect("bounded");
+}
+
 /// Makes an upstream forget its sessions: once `forget` is set, a request naming a session
 /// seen before gets an unknown session id instead, which the real server answers with 404.
 #[derive(Clone)]

@@ -42,6 +42,66 @@ pub(crate) struct SyncState {
     last_miss: Mutex<HashMap<String, std::time::Instant>>,
     /// Upstreams whose lists changed, waiting for the re-sync already scheduled.
     changed: Mutex<Changed>,
+    /// The re-sync scheduled for when a 2026-07-28 upstream's lists go stale (`ttlMs`), per
+    /// upstream (one each).
+    stale_timers: Mutex<HashMap<usize, tokio::task::JoinHandle<()>>>,
+}
+
+/// A 2026-07-28 upstream whose lists say a shorter `ttlMs` is re-listed this often at most.
+pub const MIN_LIST_TTL: std::time::Duration = std::time::Duration::from_secs(1);
+
+/// Pages a list to its end; with the shortest non-zero `ttlMs` its pages gave.
+async fn all_pages<P, T, F, Fut>(
+    mut fetch: F,
+    split: fn(P) -> (Vec<T>, Option<String>, Option<u64>),
+) -> Result<(Vec<T>, Option<u64>), duomcp::client::ClientError>
+where
+    F: FnMut(Option<String>) -> Fut,
+    Fut: std::future::Future<Output = Result<P, duomcp::client::ClientError>>,
+{
+    let mut all = Vec::new();
+    let mut ttl: Option<u64> = None;
+    let mut cursor = None;
+    for _ in 0..MAX_LIST_PAGES {
+        let (items, next, page_ttl) = split(fetch(cursor).await?);
+        all.extend(items);
+        ttl = match (ttl, page_ttl.filter(|t| *t > 0)) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+        match next {
+            Some(c) if !c.is_empty() => cursor = Some(c),
+            _ => return Ok((all, ttl)),
+        }
+    }
+    Err(duomcp::client::ClientError::Protocol(format!(
+        "a list of more than {MAX_LIST_PAGES} pages"
+    )))
+}
+
+/// Pages of one upstream list the gateway follows at most.
+const MAX_LIST_PAGES: usize = 10_000;
+
+/// After a re-sync of a 2026-07-28 upstream whose lists said `ttlMs`: re-sync it again when
+/// they go stale (clients hear of it only when something changed).
+fn schedule_stale_resync(shared: &Arc<Shared>, index: usize, ttl_ms: Option<u64>) {
+    let mut timers = lock(&shared.sync.stale_timers);
+    if let Some(old) = timers.remove(&index) {
+        old.abort();
+    }
+    let Some(ttl) = ttl_ms.filter(|t| *t > 0) else {
+        return;
+    };
+    let delay = std::time::Duration::from_millis(ttl).max(MIN_LIST_TTL);
+    let weak = Arc::downgrade(shared);
+    let task: std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send>> =
+        Box::pin(async move {
+            tokio::time::sleep(delay).await;
+            if let Some(shared) = weak.upgrade() {
+                resync(&shared, index).await;
+            }
+        });
+    timers.insert(index, tokio::spawn(task));
 }
 
 /// What changed upstream since the last re-sync was scheduled.
@@ -115,7 +175,7 @@ impl SyncState {
 }
 
 /// Reads the upstream's lists and brings the server's registrations in line with them.
-pub(crate) async fn resync(shared: &Shared, index: usize) {
+pub(crate) async fn resync(shared: &Arc<Shared>, index: usize) {
     let _one = shared.sync.running.lock().await;
     let (Some(server), Some(u)) = (
         shared.server.get(),
@@ -151,8 +211,25 @@ pub(crate) async fn resync(shared: &Shared, index: usize) {
     let old = lock(&shared.sync.registered)
         .remove(u.name())
         .unwrap_or_default();
+    // The shortest `ttlMs` over the lists; a list without one (or 0: "do not cache") is kept
+    // until the upstream's list_changed, as a 2025-11-25 upstream's.
+    let mut ttl = None;
+    let mut shortest = |t: Option<u64>| {
+        ttl = match (ttl, t.filter(|t| *t > 0)) {
+            (Some(a), Some(b)) => Some(std::cmp::min(a, b)),
+            (a, b) => a.or(b),
+        }
+    };
     if caps.tools.is_some() {
-        match client.list_all_tools().await {
+        let listed = all_pages(
+            |c| client.list_tools(c),
+            |p: duomcp_schema::ListToolsResult| (p.tools, p.next_cursor, p.ttl_ms),
+        )
+        .await;
+        match listed.map(|(items, t)| {
+            shortest(t);
+            items
+        }) {
             Ok(tools) => {
                 for mut tool in tools.into_iter().filter(|t| u.filter.admits(&t.name)) {
                     let inner = std::mem::take(&mut tool.name);
@@ -187,7 +264,15 @@ pub(crate) async fn resync(shared: &Shared, index: usize) {
         }
     }
     if caps.prompts.is_some() {
-        match client.list_all_prompts().await {
+        let listed = all_pages(
+            |c| client.list_prompts(c),
+            |p: duomcp_schema::ListPromptsResult| (p.prompts, p.next_cursor, p.ttl_ms),
+        )
+        .await;
+        match listed.map(|(items, t)| {
+            shortest(t);
+            items
+        }) {
             Ok(prompts) => {
                 for mut prompt in prompts {
                     let inner = std::mem::take(&mut prompt.name);
@@ -206,7 +291,15 @@ pub(crate) async fn resync(shared: &Shared, index: usize) {
         }
     }
     if caps.resources.is_some() {
-        match client.list_all_resources().await {
+        let listed = all_pages(
+            |c| client.list_resources(c),
+            |p: duomcp_schema::ListResourcesResult| (p.resources, p.next_cursor, p.ttl_ms),
+        )
+        .await;
+        match listed.map(|(items, t)| {
+            shortest(t);
+            items
+        }) {
             Ok(resources) => {
                 for mut r in resources {
                     r.uri = u.naming.outer_uri(&r.uri);
@@ -219,7 +312,17 @@ pub(crate) async fn resync(shared: &Shared, index: usize) {
             }
             Err(e) => tracing::warn!(upstream = %u.name(), "resources/list failed: {e}"),
         }
-        match client.list_all_resource_templates().await {
+        let listed = all_pages(
+            |c| client.list_resource_templates(c),
+            |p: duomcp_schema::ListResourceTemplatesResult| {
+                (p.resource_templates, p.next_cursor, p.ttl_ms)
+            },
+        )
+        .await;
+        match listed.map(|(items, t)| {
+            shortest(t);
+            items
+        }) {
             Ok(templates) => {
                 for mut t in templates {
                     t.uri_template = u.naming.outer_uri(&t.uri_template);
@@ -261,6 +364,9 @@ pub(crate) async fn resync(shared: &Shared, index: usize) {
         server.remove_resource_template(t);
     }
     lock(&shared.sync.registered).insert(u.name().to_owned(), fresh);
+    if modern {
+        schedule_stale_resync(shared, index, ttl);
+    }
 }
 
 /// A 2026-07-28 upstream sends list changes only on a `subscriptions/listen` stream: keep one
