@@ -244,12 +244,15 @@ impl Upstream {
         &self,
         caps: &ClientCapabilities,
     ) -> Result<Arc<Session>, ClientError> {
-        let set = CapSet::of(caps);
-        let key = set.key();
         // A stdio upstream is one process with one state (what one call changes, the next
         // sees): every client shares it; the gateway checks each client's capabilities
         // itself when the upstream asks for input.
-        if key == CapSet::all().key() || self.config.command.is_some() {
+        if self.config.command.is_some() {
+            return self.main_session().await;
+        }
+        let set = CapSet::of(caps);
+        let key = set.key();
+        if key == CapSet::all().key() {
             return self.main_session().await;
         }
         let cell = {
