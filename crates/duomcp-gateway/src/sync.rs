@@ -50,10 +50,13 @@ pub(crate) struct SyncState {
 /// A 2026-07-28 upstream whose lists say a shorter `ttlMs` is re-listed this often at most.
 pub const MIN_LIST_TTL: std::time::Duration = std::time::Duration::from_secs(1);
 
+/// One page of a list: its items, the next cursor, its `ttlMs`.
+type Page<T> = (Vec<T>, Option<String>, Option<u64>);
+
 /// Pages a list to its end; with the shortest non-zero `ttlMs` its pages gave.
 async fn all_pages<P, T, F, Fut>(
     mut fetch: F,
-    split: fn(P) -> (Vec<T>, Option<String>, Option<u64>),
+    split: fn(P) -> Page<T>,
 ) -> Result<(Vec<T>, Option<u64>), duomcp::client::ClientError>
 where
     F: FnMut(Option<String>) -> Fut,
