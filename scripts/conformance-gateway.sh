@@ -71,8 +71,10 @@ echo "conformance-gateway: legs took $((SECONDS - T0)) s"
 # Each upstream era has its own list of scenarios that may still miss through the gateway
 # (issue 18 is open); one that passes anyway is not an error here (some are timing-dependent).
 status=0
+# The legacy set-up has none: every scenario passes there.
 for group in both legacy modern; do
-  CONFORMANCE_ALLOW_STALE=1 python3 scripts/conformance_check.py "$OUT/$group" \
-    "conformance/gateway-expected-failures-$group.yaml" || status=1
+  expected=conformance/gateway-expected-failures-$group.yaml
+  [ -e "$expected" ] || expected=/dev/null
+  CONFORMANCE_ALLOW_STALE=1 python3 scripts/conformance_check.py "$OUT/$group" "$expected" || status=1
 done
 exit $status

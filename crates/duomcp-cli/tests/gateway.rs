@@ -14,7 +14,7 @@ use std::time::Duration;
 use support::{modern, Wire, LEGACY, MODERN};
 
 /// Every test is bounded: a hang fails it.
-const BOUND: Duration = Duration::from_secs(60);
+const BOUND: Duration = Duration::from_secs(90);
 
 fn serve(era: &str) -> UpstreamConfig {
     UpstreamConfig::stdio(
@@ -373,7 +373,17 @@ async fn modern_client_and_modern_upstream_relay_the_upstreams_own_input_rounds(
         retry["requestState"] = first["requestState"].clone();
         retry["inputResponses"] =
             json!({ "user_name": { "action": "accept", "content": { "name": "Ada" } } });
-        let done = wire.ok("tools/call", modern(retry, caps)).await;
+        let done = wire.ok("tools/call", modern(retry, caps.clone())).await;
+        assert_eq!(done["resultType"], "complete", "{done}");
+        assert!(text(&done).contains("Accept"), "{done}");
+        // Answers brought unasked on a first call (and one nobody asked for) go upstream as
+        // they came: the upstream takes its own and completes in one round.
+        let mut first = json!({ "name": "test_streaming_elicitation" });
+        first["inputResponses"] = json!({
+            "user_name": { "action": "accept", "content": { "name": "Ada" } },
+            "not_asked": { "action": "decline" }
+        });
+        let done = wire.ok("tools/call", modern(first, caps)).await;
         assert_eq!(done["resultType"], "complete", "{done}");
         assert!(text(&done).contains("Accept"), "{done}");
     })
@@ -463,13 +473,23 @@ async fn a_dead_stdio_upstream_fails_its_calls_clearly_and_is_restarted() {
         assert_eq!(r["result"]["isError"], true, "{r}");
         let msg = text(&r["result"]);
         assert!(msg.contains("upstream `ref`"), "{msg}");
-        // The process is restarted (a new pid) and the next call works.
-        let plain = wire
-            .ok(
-                "tools/call",
-                modern(json!({ "name": "test_simple_text" }), json!({})),
-            )
-            .await;
+        // The process is restarted after a back-off (100 ms, a new pid); calls meanwhile fail
+        // as clearly, and the first call after it works.
+        let t0 = std::time::Instant::now();
+        let plain = loop {
+            let r = wire
+                .ok(
+                    "tools/call",
+                    modern(json!({ "name": "test_simple_text" }), json!({})),
+                )
+                .await;
+            if r["isError"] != true {
+                break r;
+            }
+            assert!(text(&r).contains("upstream `ref`"), "{r}");
+            assert!(t0.elapsed() < Duration::from_secs(20), "not restarted: {r}");
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        };
         assert_eq!(
             text(&plain),
             "This is a simple text response for testing.",
@@ -581,6 +601,466 @@ async fn the_oauth_resource_server_fronts_the_gateway_and_the_clients_token_neve
             "the upstream received: {seen:?}"
         );
         assert!(!seen.iter().any(|a| a.contains("client-secret-token")));
+    })
+    .await
+    .expect("bounded");
+}
+
+#[tokio::test]
+async fn per_upstream_timeout_and_concurrency_limit_hold() {
+    tokio::time::timeout(BOUND, async {
+        let config = GatewayConfig::from_toml(&format!(
+            r#"
+            [[upstream]]
+            name = "slow"
+            command = "{bin}"
+            args = ["serve", "--era", "legacy"]
+            timeout_secs = 1
+            [[upstream]]
+            name = "one"
+            command = "{bin}"
+            args = ["serve", "--era", "legacy"]
+            max_concurrency = 1
+            [[upstream]]
+            name = "free"
+            command = "{bin}"
+            args = ["serve", "--era", "legacy"]
+            "#,
+            bin = env!("CARGO_BIN_EXE_duomcp")
+        ))
+        .unwrap();
+        let gw = gateway(config).await;
+        let mut wire = Wire::in_process(gw.server().clone(), MODERN);
+        let call = |id: u64, upstream: &str, seconds: u64| {
+            json!({ "jsonrpc": "2.0", "id": id, "method": "tools/call", "params":
+                modern(json!({ "name": format!("{upstream}_slow_compute"),
+                               "arguments": { "seconds": seconds } }), json!({})) })
+        };
+        // Each upstream started (at first use) before anything is timed: a loaded machine
+        // takes a while to start three servers, which is not what the limits are about.
+        for (id, upstream) in [(100, "slow"), (101, "one"), (102, "free")] {
+            wire.send(call(id, upstream, 0)).await;
+            let r = wire.response_to(&json!(id)).await;
+            assert_ne!(r["result"]["isError"], true, "{r}");
+        }
+        // `timeout_secs = 1`: a 5 s call fails after about a second, naming the upstream.
+        let t0 = std::time::Instant::now();
+        wire.send(call(1, "slow", 5)).await;
+        let r = wire.response_to(&json!(1)).await;
+        let took = t0.elapsed();
+        assert_eq!(r["result"]["isError"], true, "{r}");
+        assert!(text(&r["result"]).contains("upstream `slow`"), "{r}");
+        assert!(
+            took >= Duration::from_millis(900) && took < Duration::from_secs(4),
+            "{took:?}"
+        );
+        // `max_concurrency = 1`: the second of two 1 s calls waits for the first.
+        let t0 = std::time::Instant::now();
+        wire.send(call(4, "one", 1)).await;
+        wire.send(call(5, "one", 1)).await;
+        for id in [4, 5] {
+            let r = wire.response_to(&json!(id)).await;
+            assert_ne!(r["result"]["isError"], true, "{r}");
+        }
+        let serial = t0.elapsed();
+        assert!(serial >= Duration::from_millis(1900), "{serial:?}");
+        // The same two calls on an upstream without a limit overlap.
+        let t0 = std::time::Instant::now();
+        wire.send(call(6, "free", 1)).await;
+        wire.send(call(7, "free", 1)).await;
+        for id in [6, 7] {
+            let r = wire.response_to(&json!(id)).await;
+            assert_ne!(r["result"]["isError"], true, "{r}");
+        }
+        let parallel = t0.elapsed();
+        assert!(
+            parallel < serial,
+            "limited {serial:?}, unlimited {parallel:?}"
+        );
+    })
+    .await
+    .expect("bounded");
+}
+
+/// The upstream's last log message goes out just before its result: the gateway routes every
+/// log message received before the result to the call, then answers (no fixed wait).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn log_messages_sent_just_before_a_result_reach_the_client_before_it() {
+    tokio::time::timeout(BOUND, async {
+        const ROUNDS: usize = 20;
+        let gw = gateway(GatewayConfig::single(serve("legacy"))).await;
+        let logs = |side: &[Value]| -> Vec<String> {
+            side.iter()
+                .filter(|m| m["method"] == "notifications/message")
+                .map(|m| m["params"]["data"].as_str().unwrap_or_default().to_owned())
+                .collect()
+        };
+        let expected = [
+            "Tool execution started",
+            "Tool processing data",
+            "Tool execution completed",
+        ];
+        // A 2025-11-25 client, its level set for the session.
+        let mut wire = Wire::in_process(gw.server().clone(), LEGACY);
+        wire.initialize(json!({})).await;
+        wire.ok("logging/setLevel", json!({ "level": "info" }))
+            .await;
+        for _ in 0..ROUNDS {
+            wire.side.clear();
+            let r = wire
+                .ok("tools/call", json!({ "name": "test_tool_with_logging" }))
+                .await;
+            assert_ne!(r["isError"], true, "{r}");
+            assert_eq!(logs(&wire.side), expected);
+        }
+        // A 2026-07-28 client, its level in the request's _meta.
+        let mut wire = Wire::in_process(gw.server().clone(), MODERN);
+        for _ in 0..ROUNDS {
+            wire.side.clear();
+            let mut params = modern(json!({ "name": "test_tool_with_logging" }), json!({}));
+            params["_meta"]["io.modelcontextprotocol/logLevel"] = json!("info");
+            let r = wire.ok("tools/call", params).await;
+            assert_eq!(r["resultType"], "complete", "{r}");
+            assert_eq!(logs(&wire.side), expected);
+        }
+    })
+    .await
+    .expect("bounded");
+}
+
+/// Two calls in flight together are answered in the order they finish, and the test's wire
+/// finds each response whichever came first. (The two tests above and below "hung" about half
+/// of their runs: the second response had come while the helper waited for the first one and
+/// was set aside in `Wire::side`, where `response_to` did not look.)
+#[tokio::test]
+async fn responses_to_calls_in_flight_together_come_in_the_order_they_finish() {
+    tokio::time::timeout(BOUND, async {
+        let gw = gateway(GatewayConfig::single(serve("legacy"))).await;
+        let mut wire = Wire::in_process(gw.server().clone(), MODERN);
+        let call = |id: u64, seconds: u64| {
+            json!({ "jsonrpc": "2.0", "id": id, "method": "tools/call", "params":
+                modern(json!({ "name": "slow_compute", "arguments": { "seconds": seconds } }),
+                       json!({})) })
+        };
+        wire.send(call(1, 1)).await;
+        wire.send(call(2, 0)).await;
+        let slow = wire.response_to(&json!(1)).await;
+        assert_ne!(slow["result"]["isError"], true, "{slow}");
+        // The quick call overtook the slow one: its response came first, and waits aside.
+        assert!(
+            wire.side.iter().any(|m| m["id"] == 2),
+            "the 0 s call was not answered before the 1 s one: {:?}",
+            wire.side
+        );
+        let quick = wire.response_to(&json!(2)).await;
+        assert_ne!(quick["result"]["isError"], true, "{quick}");
+        assert!(
+            !wire.side.iter().any(|m| m["id"] == 2),
+            "taken from the side once"
+        );
+    })
+    .await
+    .expect("bounded");
+}
+
+#[tokio::test]
+async fn list_changes_of_several_upstreams_reach_the_client_as_one_list_changed() {
+    tokio::time::timeout(BOUND, async {
+        // A window wide enough for two debug upstreams on a loaded machine to answer in it
+        // (the default 30 ms is not, there: two list_changed, one per upstream).
+        let config = GatewayConfig::from_toml(&format!(
+            r#"
+            [gateway]
+            list_change_window_ms = 500
+            [[upstream]]
+            name = "a"
+            command = "{bin}"
+            args = ["serve", "--era", "legacy"]
+            [[upstream]]
+            name = "b"
+            command = "{bin}"
+            args = ["serve", "--era", "legacy"]
+            "#,
+            bin = env!("CARGO_BIN_EXE_duomcp")
+        ))
+        .unwrap();
+        let gw = gateway(config).await;
+        let mut wire = Wire::in_process(gw.server().clone(), LEGACY);
+        wire.initialize(json!({})).await;
+        // Both upstreams add a tool at (nearly) the same time.
+        for (id, up) in [(1, "a"), (2, "b")] {
+            wire.send(json!({ "jsonrpc": "2.0", "id": id, "method": "tools/call",
+                "params": { "name": format!("{up}_test_trigger_tool_change") } }))
+                .await;
+        }
+        for id in [1, 2] {
+            let r = wire.response_to(&json!(id)).await;
+            assert!(r.get("result").is_some(), "{r}");
+        }
+        // Everything the gateway sends in the next second.
+        let until = tokio::time::Instant::now() + Duration::from_secs(1);
+        let mut seen = std::mem::take(&mut wire.side);
+        while let Ok(Some(msg)) = tokio::time::timeout_at(until, wire.recv_opt()).await {
+            seen.push(msg);
+        }
+        let changed = seen
+            .iter()
+            .filter(|m| m["method"] == "notifications/tools/list_changed")
+            .count();
+        assert_eq!(changed, 1, "{seen:?}");
+        let tools = wire.ok("tools/list", json!({})).await;
+        let names: Vec<&str> = tools["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|t| t["name"].as_str())
+            .collect();
+        assert!(names.contains(&"a_test_dynamic_tool"), "{names:?}");
+        assert!(names.contains(&"b_test_dynamic_tool"), "{names:?}");
+    })
+    .await
+    .expect("bounded");
+}
+
+/// Counts the HTTP requests an upstream receives per `Mcp-Method` header.
+#[derive(Clone)]
+struct CountMethods<S> {
+    inner: S,
+    seen: std::sync::Arc<std::sync::Mutex<Vec<String>>>,
+}
+
+impl<S, B> duomcp::server::middleware::Service<hyper::Request<B>> for CountMethods<S>
+where
+    S: duomcp::server::middleware::Service<hyper::Request<B>>,
+{
+    type Response = S::Response;
+    type Error = S::Error;
+    type Future = S::Future;
+
+    fn poll_ready(
+        &mut self,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Result<(), S::Error>> {
+        self.inner.poll_ready(cx)
+    }
+
+    fn call(&mut self, req: hyper::Request<B>) -> S::Future {
+        if let Some(m) = req
+            .headers()
+            .get("mcp-method")
+            .and_then(|v| v.to_str().ok())
+        {
+            self.seen.lock().unwrap().push(m.to_owned());
+        }
+        self.inner.call(req)
+    }
+}
+
+#[tokio::test]
+async fn list_results_are_served_from_the_gateway_until_the_upstream_says_they_changed() {
+    tokio::time::timeout(BOUND, async {
+        // A 2026-07-28 upstream over HTTP (every request names its method in `Mcp-Method`).
+        let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let recorder = {
+            let seen = seen.clone();
+            duomcp::server::middleware::layer_fn(move |inner| CountMethods {
+                inner,
+                seen: seen.clone(),
+            })
+        };
+        let app = duomcp_cli::reference::server()
+            .http_router()
+            .layer(recorder);
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        tokio::spawn(duomcp::transport::http::serve(listener, app));
+        let mut up = UpstreamConfig::http("remote", format!("http://{addr}/mcp"));
+        up.era = duomcp_gateway::UpstreamEra::Modern;
+        let gw = gateway(GatewayConfig::single(up)).await;
+        let lists = || {
+            seen.lock()
+                .unwrap()
+                .iter()
+                .filter(|m| *m == "tools/list")
+                .count()
+        };
+        let at_start = lists();
+        assert!(at_start >= 1, "the gateway lists at start");
+        let mut wire = Wire::in_process(gw.server().clone(), MODERN);
+        for _ in 0..5 {
+            let page = wire.ok("tools/list", modern(json!({}), json!({}))).await;
+            assert!(!page["tools"].as_array().unwrap().is_empty());
+        }
+        assert_eq!(lists(), at_start, "five client lists, no upstream list");
+        // The upstream's list changes: one re-list, and the new tool is served.
+        wire.ok(
+            "tools/call",
+            modern(json!({ "name": "test_trigger_tool_change" }), json!({})),
+        )
+        .await;
+        let mut found = false;
+        for _ in 0..50 {
+            let page = wire.ok("tools/list", modern(json!({}), json!({}))).await;
+            if page["tools"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|t| t["name"] == "test_dynamic_tool")
+            {
+                found = true;
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        assert!(
+            found,
+            "the new tool is served after the upstream's list_changed"
+        );
+        assert_eq!(lists(), at_start + 1, "one re-list for one change");
+    })
+    .await
+    .expect("bounded");
+}
+
+#[tokio::test]
+async fn a_modern_upstreams_lists_are_re_read_when_their_ttl_runs_out() {
+    tokio::time::timeout(BOUND, async {
+        // A 2026-07-28 upstream whose tool list stays fresh 200 ms (re-read at most once a
+        // second: duomcp_gateway's MIN_LIST_TTL).
+        let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let recorder = {
+            let seen = seen.clone();
+            duomcp::server::middleware::layer_fn(move |inner| CountMethods {
+                inner,
+                seen: seen.clone(),
+            })
+        };
+        let mut config = duomcp::server::ServerConfig::default();
+        config.tools_cache.ttl_ms = 200;
+        let no_dirs: &[&str] = &[];
+        let app = duomcp_cli::reference::builder_with_skill_dirs(no_dirs)
+            .unwrap()
+            .config(config)
+            .build()
+            .http_router()
+            .layer(recorder);
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        tokio::spawn(duomcp::transport::http::serve(listener, app));
+        let mut up = UpstreamConfig::http("remote", format!("http://{addr}/mcp"));
+        up.era = duomcp_gateway::UpstreamEra::Modern;
+        let gw = gateway(GatewayConfig::single(up)).await;
+        let lists = || {
+            seen.lock()
+                .unwrap()
+                .iter()
+                .filter(|m| *m == "tools/list")
+                .count()
+        };
+        let at_start = lists();
+        assert!(at_start >= 1, "the gateway lists at start");
+        // No client asks anything: the gateway re-reads the stale list on its own, about
+        // once a second (not every 200 ms).
+        let t0 = std::time::Instant::now();
+        tokio::time::sleep(Duration::from_millis(2600)).await;
+        let relisted = lists() - at_start;
+        let took = t0.elapsed().as_secs_f64();
+        assert!(relisted >= 1, "not re-read after {took:.1} s");
+        assert!(relisted <= 3, "{relisted} re-reads in {took:.1} s");
+        // And serves it still.
+        let mut wire = Wire::in_process(gw.server().clone(), MODERN);
+        let page = wire.ok("tools/list", modern(json!({}), json!({}))).await;
+        assert!(!page["tools"].as_array().unwrap().is_empty());
+    })
+    .await
+    .expect("bounded");
+}
+
+/// Makes an upstream forget its sessions: once `forget` is set, a request naming a session
+/// seen before gets an unknown session id instead, which the real server answers with 404.
+#[derive(Clone)]
+struct Forgetful<S> {
+    inner: S,
+    sessions: std::sync::Arc<std::sync::Mutex<(Vec<String>, Vec<String>)>>,
+}
+
+impl<S, B> duomcp::server::middleware::Service<hyper::Request<B>> for Forgetful<S>
+where
+    S: duomcp::server::middleware::Service<hyper::Request<B>>,
+{
+    type Response = S::Response;
+    type Error = S::Error;
+    type Future = S::Future;
+
+    fn poll_ready(
+        &mut self,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Result<(), S::Error>> {
+        self.inner.poll_ready(cx)
+    }
+
+    fn call(&mut self, mut req: hyper::Request<B>) -> S::Future {
+        if let Some(id) = req
+            .headers()
+            .get("mcp-session-id")
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_owned)
+        {
+            let mut s = self.sessions.lock().unwrap();
+            if s.1.contains(&id) {
+                req.headers_mut().insert(
+                    "mcp-session-id",
+                    hyper::header::HeaderValue::from_static("forgotten-session"),
+                );
+            } else if !s.0.contains(&id) {
+                s.0.push(id);
+            }
+        }
+        self.inner.call(req)
+    }
+}
+
+#[tokio::test]
+async fn an_http_upstream_that_forgets_its_session_is_re_initialized_transparently() {
+    tokio::time::timeout(BOUND, async {
+        // A 2025-11-25 upstream over Streamable HTTP (sessions), which will forget them.
+        let sessions = std::sync::Arc::new(std::sync::Mutex::new((Vec::new(), Vec::new())));
+        let layer = {
+            let sessions = sessions.clone();
+            duomcp::server::middleware::layer_fn(move |inner| Forgetful {
+                inner,
+                sessions: sessions.clone(),
+            })
+        };
+        let app = duomcp_cli::reference::server().http_router().layer(layer);
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        tokio::spawn(duomcp::transport::http::serve(listener, app));
+        let mut up = UpstreamConfig::http("remote", format!("http://{addr}/mcp"));
+        up.era = duomcp_gateway::UpstreamEra::Legacy;
+        let gw = gateway(GatewayConfig::single(up)).await;
+        let mut wire = Wire::in_process(gw.server().clone(), MODERN);
+        let call = json!({ "name": "test_simple_text" });
+        let first = wire.ok("tools/call", modern(call.clone(), json!({}))).await;
+        assert_eq!(text(&first), "This is a simple text response for testing.");
+        let before = {
+            let mut s = sessions.lock().unwrap();
+            assert!(!s.0.is_empty(), "the gateway has an upstream session");
+            s.1 = std::mem::take(&mut s.0);
+            s.1.clone()
+        };
+        // The upstream no longer knows the session (404): the client's call still succeeds.
+        let again = wire.ok("tools/call", modern(call, json!({}))).await;
+        assert_eq!(
+            text(&again),
+            "This is a simple text response for testing.",
+            "{again}"
+        );
+        let after = sessions.lock().unwrap().0.clone();
+        assert!(
+            !after.is_empty() && after.iter().all(|id| !before.contains(id)),
+            "a new upstream session: {before:?} then {after:?}"
+        );
     })
     .await
     .expect("bounded");

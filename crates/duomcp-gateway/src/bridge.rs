@@ -30,10 +30,13 @@ const EVENT_BUFFER: usize = 64;
 
 type Reply = oneshot::Sender<Result<Value, String>>;
 
-/// After an upstream call's result, how long its route stays open for log messages still on
-/// their way: they come on the upstream connection's notification stream, which is read
-/// apart from the call's answer and may lag it.
-const LOG_GRACE: Duration = Duration::from_millis(20);
+/// Whether the client of `ctx` takes log messages: only then does a call wait, after its
+/// upstream result, for the log messages received before it to be routed to it
+/// (`Session::routed_so_far`). Progress needs no wait: the
+/// upstream client hands a call its progress before its result.
+fn takes_logs(ctx: &Context) -> bool {
+    ctx.log_level().is_some()
+}
 
 /// Aborts the upstream call's task when dropped: an abandoned hold cancels the call.
 struct AbortOnDrop(JoinHandle<()>);
@@ -55,13 +58,46 @@ struct Call {
     upstream: String,
     /// The upstream's `InputRequiredResult`s come back as results, to relay.
     relay: bool,
+    /// The capabilities the upstream asked for and the client lacks: when the call then
+    /// fails, this is why (the client gets `MissingRequiredClientCapability`).
+    missing: Option<Value>,
 }
 
 impl Call {
-    fn fresh_key(&mut self) -> String {
-        self.next_key += 1;
-        format!("gateway-{}", self.next_key)
+    /// Queues an upstream request for the client, under the key the upstream's handler gave
+    /// it (a duomcp upstream says it in `_meta`) or one of the gateway's own.
+    fn push_input(&mut self, mut request: Box<InputRequest>, reply: Reply) {
+        let key = match take_input_key(&mut request) {
+            Some(k) if !self.pending.iter().any(|(p, _, _)| *p == k) => k,
+            _ => {
+                self.next_key += 1;
+                format!("gateway-{}", self.next_key)
+            }
+        };
+        self.pending.push((key, request, reply));
     }
+}
+
+/// How long the gateway waits after an upstream's request for input for more of them, to ask
+/// the client all at once (a 2025-11-25 upstream sends requests one by one, even those its
+/// handler asks for together); bounded, and only paid on calls that ask for input.
+pub const INPUT_GATHER: Duration = Duration::from_millis(25);
+
+/// The key a duomcp upstream's handler gave this request ([`duomcp::server::INPUT_KEY_META`]
+/// in its `_meta`), removed from the request (the client does not need it).
+fn take_input_key(request: &mut InputRequest) -> Option<String> {
+    let slot = match request {
+        InputRequest::Elicit(duomcp_schema::ElicitRequestParams::Form(p)) => &mut p.meta,
+        InputRequest::Elicit(duomcp_schema::ElicitRequestParams::Url(p)) => &mut p.meta,
+        InputRequest::CreateMessage(p) => &mut p.meta,
+        InputRequest::ListRoots(_) => return None,
+    };
+    let meta = slot.as_mut()?;
+    let key = meta.remove(duomcp::server::INPUT_KEY_META)?;
+    if meta.is_empty() {
+        *slot = None;
+    }
+    key.as_str().filter(|k| !k.is_empty()).map(str::to_owned)
 }
 
 /// What the gateway keeps in the sealed `requestState` of its `InputRequiredResult`.
@@ -149,13 +185,14 @@ pub(crate) async fn call_tool(
     ctx: Context,
     name: String,
     arguments: Value,
+    deferred: bool,
 ) -> Result<CallToolResult, HandlerError> {
     let mut params = Map::new();
     params.insert("name".into(), Value::String(name));
     if arguments.as_object().is_some_and(|a| !a.is_empty()) {
         params.insert("arguments".into(), arguments);
     }
-    let value = forward(&upstream, &holds, &ctx, "tools/call", params).await?;
+    let value = forward(&upstream, &holds, &ctx, "tools/call", params, deferred).await?;
     decode(&upstream, value)
 }
 
@@ -172,7 +209,7 @@ pub(crate) async fn get_prompt(
     if !arguments.is_empty() {
         params.insert("arguments".into(), Value::Object(arguments));
     }
-    let value = forward(&upstream, &holds, &ctx, "prompts/get", params).await?;
+    let value = forward(&upstream, &holds, &ctx, "prompts/get", params, false).await?;
     decode(&upstream, value)
 }
 
@@ -201,15 +238,24 @@ async fn forward(
     ctx: &Context,
     method: &'static str,
     params: Map<String, Value>,
+    deferred: bool,
 ) -> Result<Value, HandlerError> {
     let state = ctx.request_state::<GatewayState>();
+    // A deferred task tool (a 2025-11-25 upstream's, for a 2026-07-28 client) becomes the
+    // gateway's task once the client's answers resume it (one that asks nothing answers
+    // inline, as a deferred tool does).
+    let mut detach = false;
     let call = match state {
-        Some(GatewayState::Hold { hold }) => holds.take(&hold).ok_or_else(|| {
-            HandlerError::msg(
-                "the upstream call waiting for this input is gone (its hold timed out, or it \
-                 was answered already): call the tool again",
-            )
-        })?,
+        Some(GatewayState::Hold { hold }) => {
+            let call = holds.take(&hold).ok_or_else(|| {
+                HandlerError::msg(
+                    "the upstream call waiting for this input is gone (its hold timed out, or it \
+                     was answered already): call the tool again",
+                )
+            })?;
+            detach = deferred && ctx.era() == Era::Modern;
+            call
+        }
         relayed => {
             let session = upstream
                 .session_for(ctx.client_capabilities())
@@ -218,6 +264,14 @@ async fn forward(
             // Both sides 2026-07-28: the upstream's input rounds are the client's, relayed.
             let relay = ctx.era() == Era::Modern && session.client.era() == Era::Modern;
             let mut params = params;
+            if relay && relayed.is_none() {
+                // Answers the client brought unasked (no round of ours): the upstream decides
+                // what they answer (a server ignores the keys it did not ask for).
+                let given = ctx.input_responses();
+                if !given.is_empty() {
+                    params.insert("inputResponses".into(), Value::Object(given));
+                }
+            }
             if relay {
                 if let Some(GatewayState::Relay { state, requests }) = relayed {
                     let responses = answers(ctx, &requests).await?;
@@ -234,6 +288,9 @@ async fn forward(
             start(upstream, &session, ctx, method, params, relay).await?
         }
     };
+    if detach {
+        ctx.detach().await;
+    }
     let (value, relay) = drive(ctx, call, holds).await?;
     match value.get("resultType").and_then(Value::as_str) {
         Some("input_required") if relay => relay_round(upstream, ctx, value).await,
@@ -271,13 +328,16 @@ async fn follow_task(
     let (done_tx, done) = oneshot::channel();
     let route = session.routes.enter(tx);
     let handle = session.client.task(task_id);
+    let logs = takes_logs(ctx).then(|| session.clone());
     let task = tokio::spawn(async move {
         let _route = route;
         let result = handle.result().await.and_then(|r| {
             serde_json::to_value(r).map_err(|e| ClientError::Protocol(e.to_string()))
         });
+        if let Some(session) = logs {
+            session.routed_so_far().await;
+        }
         let _ = done_tx.send(result);
-        tokio::time::sleep(LOG_GRACE).await;
     });
     let call = Call {
         events,
@@ -288,6 +348,7 @@ async fn follow_task(
         next_key: 0,
         upstream: upstream.name().to_owned(),
         relay: false,
+        missing: None,
     };
     Ok(drive(ctx, call, holds).await?.0)
 }
@@ -360,6 +421,7 @@ async fn start(
     relay: bool,
 ) -> Result<Call, HandlerError> {
     let permit = upstream.permit().await;
+    let logs = takes_logs(ctx).then(|| session.clone());
     let (tx, events) = mpsc::channel(EVENT_BUFFER);
     let (done_tx, done) = oneshot::channel();
     let route = session.routes.enter(tx.clone());
@@ -406,8 +468,12 @@ async fn start(
         } else {
             client.request(method, params, options).await
         };
+        // The log messages the upstream sent before its result are this call's events
+        // before the result is (its progress is already).
+        if let Some(session) = logs {
+            session.routed_so_far().await;
+        }
         let _ = done_tx.send(result);
-        tokio::time::sleep(LOG_GRACE).await;
     });
     Ok(Call {
         events,
@@ -418,6 +484,7 @@ async fn start(
         next_key: 0,
         upstream: upstream.name().to_owned(),
         relay,
+        missing: None,
     })
 }
 
@@ -429,8 +496,16 @@ async fn drive(
 ) -> Result<(Value, bool), HandlerError> {
     loop {
         let mut unanswered = Vec::new();
-        for (key, request, reply) in std::mem::take(&mut call.pending) {
-            match ask_client(ctx, &key, &request).await {
+        // Asked together: a task's client (`tasks/update`) may answer them in any order.
+        let pending = std::mem::take(&mut call.pending);
+        let answers = futures_util::future::join_all(
+            pending
+                .iter()
+                .map(|(key, request, _)| ask_client(ctx, key, request)),
+        )
+        .await;
+        for ((key, request, reply), answer) in pending.into_iter().zip(answers) {
+            match answer {
                 Ok(v) => {
                     let _ = reply.send(Ok(v));
                 }
@@ -440,6 +515,10 @@ async fn drive(
                 // upstream's request may not even belong to this call, e.g. its `roots/list`
                 // after `initialized`, routed to the newest call in flight.)
                 Err(e) => {
+                    if let HandlerError::Protocol(ProtocolError::MissingClientCapability(caps)) = &e
+                    {
+                        call.missing = Some(caps.clone());
+                    }
                     let _ = reply.send(Err(e.to_string()));
                 }
             }
@@ -454,16 +533,20 @@ async fn drive(
             biased;
             event = call.events.recv(), if call.events_open => match event {
                 Some(Event::Input { request, reply }) => {
-                    let key = call.fresh_key();
-                    call.pending.push((key, request, reply));
-                    // Input requests already queued go to the client in the same round.
-                    while let Ok(event) = call.events.try_recv() {
-                        match event {
-                            Event::Input { request, reply } => {
-                                let key = call.fresh_key();
-                                call.pending.push((key, request, reply));
+                    call.push_input(request, reply);
+                    // Input requests sent together go to the client in the same round.
+                    let until = tokio::time::Instant::now() + INPUT_GATHER;
+                    loop {
+                        match tokio::time::timeout_at(until, call.events.recv()).await {
+                            Ok(Some(Event::Input { request, reply })) => {
+                                call.push_input(request, reply)
                             }
-                            other => relay(ctx, other).await,
+                            Ok(Some(other)) => relay(ctx, other).await,
+                            Ok(None) => {
+                                call.events_open = false;
+                                break;
+                            }
+                            Err(_) => break,
                         }
                     }
                 }
@@ -471,14 +554,20 @@ async fn drive(
                 None => call.events_open = false,
             },
             result = &mut call.done => {
-                // Progress and logs sent before the result reach the client first (bounded:
-                // the route closes `LOG_GRACE` after the result).
-                let drain = async {
-                    while let Some(event) = call.events.recv().await {
-                        relay(ctx, event).await;
-                    }
+                // Progress and logs sent before the result reach the client first: they are
+                // queued already (see `start`), so nothing is waited for.
+                while let Ok(event) = call.events.try_recv() {
+                    relay(ctx, event).await;
+                }
+                // The upstream failed after asking for what the client cannot give: that is
+                // the client's error to see.
+                let failed = match &result {
+                    Ok(Ok(v)) => v.get("isError") == Some(&Value::Bool(true)),
+                    _ => true,
                 };
-                let _ = tokio::time::timeout(LOG_GRACE * 5, drain).await;
+                if let (true, Some(caps)) = (failed, call.missing.take()) {
+                    return Err(ProtocolError::MissingClientCapability(caps).into());
+                }
                 return match result {
                     Ok(r) => r.map(|v| (v, call.relay)).map_err(|e| upstream_failure(&call.upstream, e)),
                     Err(_) => Err(HandlerError::msg(format!(

@@ -76,6 +76,9 @@ pub struct GatewaySettings {
     pub max_holds: usize,
     /// Items per page of the gateway's lists, over all upstreams (default 100).
     pub page_size: usize,
+    /// Upstream list changes within this many milliseconds of the first are re-synced together
+    /// and reach the clients as one `list_changed` per list (default 30).
+    pub list_change_window_ms: u64,
 }
 
 impl Default for GatewaySettings {
@@ -86,6 +89,8 @@ impl Default for GatewaySettings {
             hold_timeout_secs: 60,
             max_holds: 256,
             page_size: 100,
+            list_change_window_ms: u64::try_from(crate::sync::LIST_CHANGE_WINDOW.as_millis())
+                .unwrap_or(30),
         }
     }
 }
@@ -152,8 +157,12 @@ pub struct UpstreamConfig {
     pub timeout_secs: Option<u64>,
     /// Requests in flight to this upstream at once (default 64); more wait.
     pub max_concurrency: Option<usize>,
-    /// stdio: restarts after the process dies on its own (default 5).
+    /// stdio: restarts in a row after the process dies on its own (default 5; a process that
+    /// ran a minute starts the count again).
     pub max_restarts: Option<u32>,
+    /// stdio: the wait before the first restart in a row, in milliseconds (default 100); it
+    /// doubles for each further one, up to 30 s.
+    pub restart_backoff_ms: Option<u64>,
 }
 
 impl UpstreamConfig {

@@ -57,6 +57,8 @@ pub(crate) struct Shared {
     pub upstreams: OnceLock<Vec<Arc<Upstream>>>,
     pub holds: Arc<Holds>,
     pub sync: sync::SyncState,
+    /// `[gateway] list_change_window_ms`.
+    pub list_change_window: Duration,
 }
 
 /// A running gateway: the [`Server`] to serve (over stdio or Streamable HTTP, as any duomcp
@@ -96,6 +98,7 @@ impl Gateway {
                 settings.max_holds,
             ),
             sync: sync::SyncState::default(),
+            list_change_window: Duration::from_millis(settings.list_change_window_ms),
         });
         let prefixed = config.prefixed();
         let upstreams: Vec<Arc<Upstream>> = config
@@ -256,10 +259,14 @@ fn notice(shared: Weak<Shared>, index: usize) -> upstream::Notice {
             return;
         };
         match n {
-            Notification::ToolsListChanged
-            | Notification::PromptsListChanged
-            | Notification::ResourcesListChanged => {
-                tokio::spawn(async move { sync::resync(&shared, index).await });
+            Notification::ToolsListChanged => {
+                sync::list_changed(shared, index, duomcp::server::ListKind::Tools)
+            }
+            Notification::PromptsListChanged => {
+                sync::list_changed(shared, index, duomcp::server::ListKind::Prompts)
+            }
+            Notification::ResourcesListChanged => {
+                sync::list_changed(shared, index, duomcp::server::ListKind::Resources)
             }
             Notification::ResourceUpdated { uri } => {
                 let (Some(server), Some(ups)) = (shared.server.get(), shared.upstreams.get())

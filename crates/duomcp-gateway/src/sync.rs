@@ -7,7 +7,7 @@ use crate::upstream::Upstream;
 use crate::Shared;
 use duomcp::client::Client;
 use duomcp::server::middleware::{McpRequest, McpResponse, McpService, Service};
-use duomcp::server::{Args, Context, HandlerError, PromptSpec, ToolSpec, Uri};
+use duomcp::server::{Args, Context, HandlerError, ListKind, PromptSpec, ToolSpec, Uri};
 use duomcp_schema::{
     CompleteReference, GetPromptResult, ReadResourceResult, ResourceContents, SubscriptionFilter,
 };
@@ -40,6 +40,115 @@ pub(crate) struct SyncState {
     running: tokio::sync::Mutex<()>,
     /// When each upstream was last re-synced for a read of an unknown URI.
     last_miss: Mutex<HashMap<String, std::time::Instant>>,
+    /// Upstreams whose lists changed, waiting for the re-sync already scheduled.
+    changed: Mutex<Changed>,
+    /// The re-sync scheduled for when a 2026-07-28 upstream's lists go stale (`ttlMs`), per
+    /// upstream (one each).
+    stale_timers: Mutex<HashMap<usize, tokio::task::JoinHandle<()>>>,
+}
+
+/// A 2026-07-28 upstream whose lists say a shorter `ttlMs` is re-listed this often at most.
+pub const MIN_LIST_TTL: std::time::Duration = std::time::Duration::from_secs(1);
+
+/// One page of a list: its items, the next cursor, its `ttlMs`.
+type Page<T> = (Vec<T>, Option<String>, Option<u64>);
+
+/// Pages a list to its end; with the shortest non-zero `ttlMs` its pages gave.
+async fn all_pages<P, T, F, Fut>(
+    mut fetch: F,
+    split: fn(P) -> Page<T>,
+) -> Result<(Vec<T>, Option<u64>), duomcp::client::ClientError>
+where
+    F: FnMut(Option<String>) -> Fut,
+    Fut: std::future::Future<Output = Result<P, duomcp::client::ClientError>>,
+{
+    let mut all = Vec::new();
+    let mut ttl: Option<u64> = None;
+    let mut cursor = None;
+    for _ in 0..MAX_LIST_PAGES {
+        let (items, next, page_ttl) = split(fetch(cursor).await?);
+        all.extend(items);
+        ttl = match (ttl, page_ttl.filter(|t| *t > 0)) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+        match next {
+            Some(c) if !c.is_empty() => cursor = Some(c),
+            _ => return Ok((all, ttl)),
+        }
+    }
+    Err(duomcp::client::ClientError::Protocol(format!(
+        "a list of more than {MAX_LIST_PAGES} pages"
+    )))
+}
+
+/// Pages of one upstream list the gateway follows at most.
+const MAX_LIST_PAGES: usize = 10_000;
+
+/// After a re-sync of a 2026-07-28 upstream whose lists said `ttlMs`: re-sync it again when
+/// they go stale (clients hear of it only when something changed).
+fn schedule_stale_resync(shared: &Arc<Shared>, index: usize, ttl_ms: Option<u64>) {
+    let mut timers = lock(&shared.sync.stale_timers);
+    if let Some(old) = timers.remove(&index) {
+        old.abort();
+    }
+    let Some(ttl) = ttl_ms.filter(|t| *t > 0) else {
+        return;
+    };
+    let delay = std::time::Duration::from_millis(ttl).max(MIN_LIST_TTL);
+    let weak = Arc::downgrade(shared);
+    let task: std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send>> =
+        Box::pin(async move {
+            tokio::time::sleep(delay).await;
+            if let Some(shared) = weak.upgrade() {
+                resync(&shared, index).await;
+            }
+        });
+    timers.insert(index, tokio::spawn(task));
+}
+
+/// What changed upstream since the last re-sync was scheduled.
+#[derive(Default)]
+struct Changed {
+    upstreams: std::collections::BTreeSet<usize>,
+    lists: Vec<ListKind>,
+    scheduled: bool,
+}
+
+/// Upstream list changes within this window are re-synced together and reach the clients as
+/// one `list_changed` per list (several upstreams changing at once, or one changing often).
+/// The default of `[gateway] list_change_window_ms`.
+pub const LIST_CHANGE_WINDOW: std::time::Duration = std::time::Duration::from_millis(30);
+
+/// An upstream said one of its lists changed: re-sync it (with every other upstream that
+/// changes within the window, [`LIST_CHANGE_WINDOW`] unless configured) and tell the clients, once per list. They are told
+/// even when the re-sync finds nothing new (the upstream may have replaced a tool by the same).
+pub(crate) fn list_changed(shared: Arc<Shared>, index: usize, list: ListKind) {
+    let schedule = {
+        let mut c = lock(&shared.sync.changed);
+        c.upstreams.insert(index);
+        if !c.lists.contains(&list) {
+            c.lists.push(list);
+        }
+        !std::mem::replace(&mut c.scheduled, true)
+    };
+    if !schedule {
+        return;
+    }
+    tokio::spawn(async move {
+        tokio::time::sleep(shared.list_change_window).await;
+        let Some(server) = shared.server.get() else {
+            return;
+        };
+        let _batch = server.batch_list_changes();
+        let changed = std::mem::take(&mut *lock(&shared.sync.changed));
+        for i in changed.upstreams {
+            resync(&shared, i).await;
+        }
+        for list in changed.lists {
+            server.notify_list_changed(list);
+        }
+    });
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -69,7 +178,7 @@ impl SyncState {
 }
 
 /// Reads the upstream's lists and brings the server's registrations in line with them.
-pub(crate) async fn resync(shared: &Shared, index: usize) {
+pub(crate) async fn resync(shared: &Arc<Shared>, index: usize) {
     let _one = shared.sync.running.lock().await;
     let (Some(server), Some(u)) = (
         shared.server.get(),
@@ -77,6 +186,8 @@ pub(crate) async fn resync(shared: &Shared, index: usize) {
     ) else {
         return;
     };
+    // Everything this re-sync adds and removes is announced once.
+    let _batch = server.batch_list_changes();
     let client = match u.client().await {
         Ok(c) => c,
         Err(e) => {
@@ -103,15 +214,42 @@ pub(crate) async fn resync(shared: &Shared, index: usize) {
     let old = lock(&shared.sync.registered)
         .remove(u.name())
         .unwrap_or_default();
+    // The shortest `ttlMs` over the lists; a list without one (or 0: "do not cache") is kept
+    // until the upstream's list_changed, as a 2025-11-25 upstream's.
+    let mut ttl = None;
+    let mut shortest = |t: Option<u64>| {
+        ttl = match (ttl, t.filter(|t| *t > 0)) {
+            (Some(a), Some(b)) => Some(std::cmp::min(a, b)),
+            (a, b) => a.or(b),
+        }
+    };
     if caps.tools.is_some() {
-        match client.list_all_tools().await {
+        let listed = all_pages(
+            |c| client.list_tools(c),
+            |p: duomcp_schema::ListToolsResult| (p.tools, p.next_cursor, p.ttl_ms),
+        )
+        .await;
+        match listed.map(|(items, t)| {
+            shortest(t);
+            items
+        }) {
             Ok(tools) => {
                 for mut tool in tools.into_iter().filter(|t| u.filter.admits(&t.name)) {
                     let inner = std::mem::take(&mut tool.name);
                     tool.name = u.naming.outer(&inner);
                     let def = serde_json::to_value(&tool).unwrap_or_default();
                     if old.tools.get(&tool.name) != Some(&def) {
+                        // A 2025-11-25 upstream's task tool that a duomcp upstream says is
+                        // deferred: a 2026-07-28 client gets its input rounds first, then
+                        // the task (see `bridge::forward`).
+                        let deferred = !modern
+                            && tool.meta.as_ref().is_some_and(|m| {
+                                m.get(duomcp::server::DEFER_TASK_META) == Some(&Value::Bool(true))
+                            });
                         let mut spec = ToolSpec::from(tool.clone());
+                        if deferred {
+                            spec = spec.defer_task();
+                        }
                         if modern {
                             // A 2026-07-28 upstream decides per call whether a tool runs as a
                             // task (its list does not say): any tool may become one, when the
@@ -120,7 +258,7 @@ pub(crate) async fn resync(shared: &Shared, index: usize) {
                                 .task_support(duomcp_schema::TaskSupport::Optional)
                                 .defer_task();
                         }
-                        server.add_tool(spec, tool_handler(shared, u, inner));
+                        server.add_tool(spec, tool_handler(shared, u, inner, deferred));
                     }
                     fresh.tools.insert(tool.name, def);
                 }
@@ -129,7 +267,15 @@ pub(crate) async fn resync(shared: &Shared, index: usize) {
         }
     }
     if caps.prompts.is_some() {
-        match client.list_all_prompts().await {
+        let listed = all_pages(
+            |c| client.list_prompts(c),
+            |p: duomcp_schema::ListPromptsResult| (p.prompts, p.next_cursor, p.ttl_ms),
+        )
+        .await;
+        match listed.map(|(items, t)| {
+            shortest(t);
+            items
+        }) {
             Ok(prompts) => {
                 for mut prompt in prompts {
                     let inner = std::mem::take(&mut prompt.name);
@@ -148,7 +294,15 @@ pub(crate) async fn resync(shared: &Shared, index: usize) {
         }
     }
     if caps.resources.is_some() {
-        match client.list_all_resources().await {
+        let listed = all_pages(
+            |c| client.list_resources(c),
+            |p: duomcp_schema::ListResourcesResult| (p.resources, p.next_cursor, p.ttl_ms),
+        )
+        .await;
+        match listed.map(|(items, t)| {
+            shortest(t);
+            items
+        }) {
             Ok(resources) => {
                 for mut r in resources {
                     r.uri = u.naming.outer_uri(&r.uri);
@@ -161,7 +315,17 @@ pub(crate) async fn resync(shared: &Shared, index: usize) {
             }
             Err(e) => tracing::warn!(upstream = %u.name(), "resources/list failed: {e}"),
         }
-        match client.list_all_resource_templates().await {
+        let listed = all_pages(
+            |c| client.list_resource_templates(c),
+            |p: duomcp_schema::ListResourceTemplatesResult| {
+                (p.resource_templates, p.next_cursor, p.ttl_ms)
+            },
+        )
+        .await;
+        match listed.map(|(items, t)| {
+            shortest(t);
+            items
+        }) {
             Ok(templates) => {
                 for mut t in templates {
                     t.uri_template = u.naming.outer_uri(&t.uri_template);
@@ -203,6 +367,9 @@ pub(crate) async fn resync(shared: &Shared, index: usize) {
         server.remove_resource_template(t);
     }
     lock(&shared.sync.registered).insert(u.name().to_owned(), fresh);
+    if modern {
+        schedule_stale_resync(shared, index, ttl);
+    }
 }
 
 /// A 2026-07-28 upstream sends list changes only on a `subscriptions/listen` stream: keep one
@@ -235,10 +402,11 @@ fn tool_handler(
     shared: &Shared,
     u: &Arc<Upstream>,
     inner: String,
+    deferred: bool,
 ) -> impl Fn(Context, Args<Value>) -> ToolFuture + Clone + Send + Sync + 'static {
     let (u, holds) = (u.clone(), shared.holds.clone());
     move |ctx: Context, Args(args): Args<Value>| {
-        let fut = bridge::call_tool(u.clone(), holds.clone(), ctx, inner.clone(), args);
+        let fut = bridge::call_tool(u.clone(), holds.clone(), ctx, inner.clone(), args, deferred);
         Box::pin(fut) as ToolFuture
     }
 }

@@ -8,7 +8,7 @@ use crate::names::{Naming, ToolFilter};
 use duomcp::client::transport::ProcessOptions;
 use duomcp::client::{Client, ClientError, EraChoice, InputError, Notification};
 use duomcp_schema::{
-    ClientCapabilities, ElicitationCapability, InputRequest, JsonObject,
+    ClientCapabilities, ElicitationCapability, InputRequest, JsonObject, LoggingLevel,
     LoggingMessageNotificationParams, ProgressNotificationParams, RootsCapability,
     SamplingCapability,
 };
@@ -97,10 +97,32 @@ impl Routes {
     }
 }
 
+/// Calls of one upstream session waiting at once for the log messages received before their
+/// result to be routed (`Session::routed_so_far`); a further one waits for room.
+pub const MAX_WAITING_FLUSHES: usize = 256;
+
 /// One connection to the upstream, with the calls in flight on it.
 pub(crate) struct Session {
     pub client: Client,
     pub routes: Arc<Routes>,
+    /// To the task routing the connection's notifications: "route everything received so far,
+    /// then answer".
+    flushes: mpsc::Sender<oneshot::Sender<()>>,
+}
+
+impl Session {
+    /// Returns once every notification the connection received before now has been routed (a
+    /// log message to the call it belongs to). The client's engine reads the connection in
+    /// order and queues a notification before it reads what follows, so when a call has its
+    /// result, the log messages the upstream sent before it are queued: this routes them,
+    /// exactly, without waiting for more.
+    pub(crate) async fn routed_so_far(&self) {
+        let (done, routed) = oneshot::channel();
+        if self.flushes.send(done).await.is_ok() {
+            // An error: the routing task ended (the connection closed); nothing more comes.
+            let _ = routed.await;
+        }
+    }
 }
 
 /// The capabilities a pooled session declares upstream.
@@ -222,12 +244,15 @@ impl Upstream {
         &self,
         caps: &ClientCapabilities,
     ) -> Result<Arc<Session>, ClientError> {
-        let set = CapSet::of(caps);
-        let key = set.key();
         // A stdio upstream is one process with one state (what one call changes, the next
         // sees): every client shares it; the gateway checks each client's capabilities
         // itself when the upstream asks for input.
-        if key == CapSet::all().key() || self.config.command.is_some() {
+        if self.config.command.is_some() {
+            return self.main_session().await;
+        }
+        let set = CapSet::of(caps);
+        let key = set.key();
+        if key == CapSet::all().key() {
             return self.main_session().await;
         }
         let cell = {
@@ -307,10 +332,13 @@ async fn connect(
             if let Some(dir) = &config.cwd {
                 cmd.current_dir(dir);
             }
-            let options = ProcessOptions {
+            let mut options = ProcessOptions {
                 max_restarts: config.max_restarts.unwrap_or(5),
                 ..Default::default()
             };
+            if let Some(ms) = config.restart_backoff_ms {
+                options.restart_backoff = std::time::Duration::from_millis(ms);
+            }
             b.process_options(options).connect_stdio(cmd).await?
         }
         (None, Some(url)) => {
@@ -326,22 +354,49 @@ async fn connect(
             )))
         }
     };
+    // A 2025-11-25 upstream logs at the session's level, unset until the client sets it (a
+    // request's own level is 2026-07-28): every message comes to the gateway, whose server
+    // passes on what each client asked for.
+    if client.era() == duomcp::era::Era::Legacy && client.server_capabilities().logging.is_some() {
+        if let Err(e) = client.set_log_level(LoggingLevel::Debug).await {
+            tracing::debug!(upstream = %config.name, "logging/setLevel failed: {e}");
+        }
+    }
     let mut notes = client.notifications();
+    let (flushes, mut flush_requests) = mpsc::channel::<oneshot::Sender<()>>(MAX_WAITING_FLUSHES);
     let r = routes.clone();
     tokio::spawn(async move {
-        while let Some(n) = notes.recv().await {
-            match n {
-                // A log message during a call goes to the call's client (the newest call).
-                Notification::Log(p) => {
-                    if let Some(tx) = r.current() {
-                        let _ = tx.try_send(Event::Log(p));
-                    }
+        let route = |n: Notification| match n {
+            // A log message during a call goes to the call's client (the newest call).
+            Notification::Log(p) => {
+                if let Some(tx) = r.current() {
+                    let _ = tx.try_send(Event::Log(p));
                 }
-                other => notice(&other),
+            }
+            other => notice(&other),
+        };
+        loop {
+            tokio::select! {
+                // A call has its result: what came before it is queued already.
+                biased;
+                Some(done) = flush_requests.recv() => {
+                    while let Some(n) = notes.try_recv() {
+                        route(n);
+                    }
+                    let _ = done.send(());
+                }
+                n = notes.recv() => match n {
+                    Some(n) => route(n),
+                    None => break,
+                },
             }
         }
     });
-    Ok(Arc::new(Session { client, routes }))
+    Ok(Arc::new(Session {
+        client,
+        routes,
+        flushes,
+    }))
 }
 
 fn decode<T: serde::de::DeserializeOwned>(v: Value) -> Result<T, InputError> {

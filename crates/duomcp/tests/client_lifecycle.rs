@@ -274,6 +274,62 @@ esac; done"#;
 }
 
 #[tokio::test]
+async fn a_crashing_server_is_restarted_after_a_back_off_that_doubles() {
+    // Each instance answers initialize and ping, and exits on `tools/list`.
+    let script = r#"while read line; do
+id=$(printf '%s' "$line" | sed -n 's/.*"id":\([0-9]*\).*/\1/p');
+case "$line" in
+*'"initialize"'*) printf '{"jsonrpc":"2.0","id":%s,"result":{"protocolVersion":"2025-11-25","capabilities":{},"serverInfo":{"name":"sh","version":"0"}}}\n' "$id";;
+*'"ping"'*) printf '{"jsonrpc":"2.0","id":%s,"result":{}}\n' "$id";;
+*'"tools/list"'*) exit 9;;
+esac; done"#;
+    let mut cmd = Command::new("sh");
+    cmd.args(["-c", script]);
+    let backoff = Duration::from_millis(300);
+    let opts = ProcessOptions {
+        max_restarts: 2,
+        restart_backoff: backoff,
+        ..ProcessOptions::default()
+    };
+    let client = Client::builder()
+        .era(EraChoice::Legacy)
+        .process_options(opts)
+        .connect_stdio(cmd)
+        .await
+        .unwrap();
+    // How long after a crash the restarted process first answers; calls before then fail
+    // at once (no hang).
+    async fn crash_and_wait(client: &Client) -> Duration {
+        let err = client.list_tools(None).await.unwrap_err();
+        assert!(err.is_closed(), "{err}");
+        let crashed = std::time::Instant::now();
+        loop {
+            let attempt = tokio::time::timeout(Duration::from_secs(5), client.ping()).await;
+            match attempt.expect("a call during the back-off fails at once") {
+                Ok(()) => return crashed.elapsed(),
+                Err(e) => assert!(e.is_closed(), "{e}"),
+            }
+            assert!(
+                crashed.elapsed() < Duration::from_secs(10),
+                "never restarted"
+            );
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+    let first = crash_and_wait(&client).await;
+    assert!(first >= backoff, "restarted after {first:?}");
+    let second = crash_and_wait(&client).await;
+    assert!(
+        second >= backoff * 2,
+        "the second restart waited {second:?}"
+    );
+    // The third crash in a row is final.
+    assert!(client.list_tools(None).await.unwrap_err().is_closed());
+    tokio::time::sleep(backoff * 5).await;
+    assert!(client.ping().await.unwrap_err().is_closed());
+}
+
+#[tokio::test]
 async fn closing_the_client_ends_calls_on_every_clone() {
     let (tx, mut seen) = mpsc::unbounded_channel();
     let (client, _) = connect(&waiting_server(tx), builder()).await;

@@ -67,9 +67,12 @@ pub(super) fn register(b: ServerBuilder) -> ServerBuilder {
         Ok(format!("state-ok: confirmed={}", field(&r.content, "ok")))
     })
     .tool(no_args("test_input_required_result_multiple_inputs", "Asks for three inputs at once"), |ctx: Context| async move {
-        let name = ctx.elicit("user_name", form("What is your name?".into(), name_schema("name"))).await;
-        let greeting = ctx.sample("greeting", ask("Generate a greeting", 50)).await;
-        let roots = ctx.list_roots("client_roots").await;
+        // Asked together (in 2025-11-25 too: three requests in flight at once).
+        let (name, greeting, roots) = tokio::join!(
+            ctx.elicit("user_name", form("What is your name?".into(), name_schema("name"))),
+            ctx.sample("greeting", ask("Generate a greeting", 50)),
+            ctx.list_roots("client_roots"),
+        );
         let (name, greeting, roots) = (name?, greeting?, roots?);
         let greeting = first_text(&serde_json::to_value(&greeting.content).unwrap_or(Value::Null));
         Ok::<_, HandlerError>(format!("{greeting} {} ({} roots)", field(&name.content, "name"), roots.roots.len()))

@@ -108,7 +108,9 @@ impl Wire {
 
     /// The next message from the server (schema-validated), or `None` at EOF.
     pub async fn recv_opt(&mut self) -> Option<Value> {
-        let line = tokio::time::timeout(Duration::from_secs(10), self.lines.next_line())
+        // Generous: a gateway test starts several upstream servers (debug builds) at once,
+        // beside the other tests; a hang still ends the test.
+        let line = tokio::time::timeout(Duration::from_secs(30), self.lines.next_line())
             .await
             .expect("timed out waiting for the server")
             .expect("read");
@@ -150,11 +152,16 @@ impl Wire {
         self.response_to(&id).await
     }
 
-    /// Waits for the response with `id`.
+    /// Waits for the response with `id`, or takes it from `side` when it came already (while
+    /// waiting for another one: responses to requests in flight together come in any order).
     pub async fn response_to(&mut self, id: &Value) -> Value {
+        let is_it = |msg: &Value| msg.get("id") == Some(id) && msg.get("method").is_none();
+        if let Some(i) = self.side.iter().position(is_it) {
+            return self.side.remove(i);
+        }
         loop {
             let msg = self.recv().await;
-            if msg.get("id") == Some(id) && msg.get("method").is_none() {
+            if is_it(&msg) {
                 return msg;
             }
             self.side.push(msg);

@@ -21,6 +21,12 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 
+/// The `_meta` key under which a 2025-11-25 server→client request (elicitation, sampling,
+/// roots) carries the key the handler gave it ([`Context::elicit`]'s `key`): a duomcp
+/// extension, so a gateway bridging the request to a 2026-07-28 client can ask under the
+/// handler's own key. Clients that do not know it ignore it (`_meta` is open).
+pub const INPUT_KEY_META: &str = "io.duomcp/inputKey";
+
 /// Everything a handler may want to know about, or do within, the request it serves.
 ///
 /// `Context` is cheap to clone. Take it as a handler argument:
@@ -323,6 +329,20 @@ impl Context {
         let _ = self.inner.sink.send(frame).await;
     }
 
+    /// Whether the client asked for progress on this request (sent a `progressToken`):
+    /// [`progress`](Self::progress) sends nothing otherwise.
+    ///
+    /// ```
+    /// # async fn f(ctx: duomcp::server::Context) {
+    /// if ctx.wants_progress() {
+    ///     ctx.progress(0.5, Some(1.0), None).await;
+    /// }
+    /// # }
+    /// ```
+    pub fn wants_progress(&self) -> bool {
+        self.inner.progress_token.is_some()
+    }
+
     /// Reports progress, if the client asked for it (sent a `progressToken`). Otherwise a no-op.
     pub async fn progress(&self, progress: f64, total: Option<f64>, message: Option<String>) {
         let Some(token) = &self.inner.progress_token else {
@@ -400,6 +420,23 @@ impl Context {
             .user_state
             .as_ref()
             .and_then(|v| T::deserialize(v).ok())
+    }
+
+    /// Every input response this request carries, by key (2026-07-28: the answers of earlier
+    /// rounds and this round's `inputResponses`, including any the handler never asked for);
+    /// empty in 2025-11-25. For a handler that passes the answers on as they came (a gateway
+    /// in front of a 2026-07-28 server); one that asks for input gets its answers from
+    /// [`elicit`](Self::elicit), [`sample`](Self::sample) and [`list_roots`](Self::list_roots).
+    ///
+    /// ```
+    /// # fn f(ctx: duomcp::server::Context) {
+    /// for (key, answer) in ctx.input_responses() {
+    ///     println!("{key}: {answer}");
+    /// }
+    /// # }
+    /// ```
+    pub fn input_responses(&self) -> Map<String, Value> {
+        lock(&self.inner.input).responses.clone()
     }
 
     /// Stores state that comes back, sealed, with the client's next round (2026-07-28).
@@ -512,7 +549,17 @@ impl Context {
                     serde_json::to_value(p.clone().unwrap_or_default()),
                 ),
             };
-            let params = params.map_err(|e| HandlerError::msg(e.to_string()))?;
+            let mut params = params.map_err(|e| HandlerError::msg(e.to_string()))?;
+            // The 2026-07-28 key rides along (a duomcp extension key): a gateway bridging
+            // this request to a 2026-07-28 client asks it under the same key.
+            if let Some(p) = params.as_object_mut() {
+                let meta = p
+                    .entry("_meta")
+                    .or_insert_with(|| Value::Object(Map::new()));
+                if let Some(m) = meta.as_object_mut() {
+                    m.insert(INPUT_KEY_META.into(), Value::String(key.to_owned()));
+                }
+            }
             let raw = self.request_client(method, &params).await?;
             serde_json::from_str(raw.get()).map_err(|e| {
                 HandlerError::msg(format!("the client's answer to {method} is malformed: {e}"))

@@ -39,7 +39,7 @@ pub mod tasks;
 pub(crate) mod telemetry;
 mod uri_template;
 
-pub use context::Context;
+pub use context::{Context, INPUT_KEY_META};
 pub use error::{HandlerError, InputRequired};
 pub use handler::{
     Args, CallParts, FromCallParts, Handler, IntoPromptResult, IntoReadResult, IntoToolResult,
@@ -47,6 +47,7 @@ pub use handler::{
 };
 pub use keyring::{Keyring, KeyringError};
 pub use principal::Principal;
+pub use registry::DEFER_TASK_META;
 pub use registry::{PromptSpec, ResourceSpec, Scoped, TemplateSpec, ToolSpec};
 pub use request_state::SealingKey;
 pub use shutdown::shutdown_signal;
@@ -198,6 +199,8 @@ pub(crate) struct Shared {
     pub bus: BusSlot,
     /// Named registry changes every replica applies ([`ServerBuilder::change`]).
     pub changes: RwLock<HashMap<String, ChangeFn>>,
+    /// List changes held while a [`ListChangeBatch`] is alive.
+    pub batch: std::sync::Mutex<HeldChanges>,
 }
 
 /// Where a server's bus goes once attached (shared with the task runtime).
@@ -229,6 +232,56 @@ pub(crate) fn publish_event(slot: &BusSlot, event: &ServerEvent) {
     if let Some(bus) = slot.get() {
         if !LOCAL_ONLY.with(|c| c.get()) {
             bus.publish(bus::BusMessage::Event(event.into()));
+        }
+    }
+}
+
+/// One of the server's lists, for [`Server::notify_list_changed`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ListKind {
+    /// `tools/list`.
+    Tools,
+    /// `prompts/list`.
+    Prompts,
+    /// `resources/list` (and the templates).
+    Resources,
+}
+
+/// The list changes held back by open [`ListChangeBatch`]es.
+#[derive(Default)]
+pub(crate) struct HeldChanges {
+    open: usize,
+    tools: bool,
+    prompts: bool,
+    resources: bool,
+}
+
+/// While alive, the server's list changes are held back; when the last batch ends, each list
+/// that changed is announced once (one `list_changed` per list, however many additions and
+/// removals). From [`Server::batch_list_changes`].
+#[must_use = "the changes are announced when the batch is dropped"]
+pub struct ListChangeBatch {
+    server: Server,
+}
+
+impl Drop for ListChangeBatch {
+    fn drop(&mut self) {
+        let held = {
+            let mut b = crate::util::lock(&self.server.shared.batch);
+            b.open = b.open.saturating_sub(1);
+            if b.open > 0 {
+                return;
+            }
+            std::mem::take(&mut *b)
+        };
+        for (changed, event) in [
+            (held.tools, ServerEvent::ToolsChanged),
+            (held.prompts, ServerEvent::PromptsChanged),
+            (held.resources, ServerEvent::ResourcesChanged),
+        ] {
+            if changed {
+                self.server.emit(event);
+            }
         }
     }
 }
@@ -412,6 +465,17 @@ impl Server {
     }
 
     fn emit(&self, event: ServerEvent) {
+        {
+            let mut b = crate::util::lock(&self.shared.batch);
+            if b.open > 0 {
+                match event {
+                    ServerEvent::ToolsChanged => return b.tools = true,
+                    ServerEvent::PromptsChanged => return b.prompts = true,
+                    ServerEvent::ResourcesChanged => return b.resources = true,
+                    _ => {}
+                }
+            }
+        }
         publish_event(&self.shared.bus, &event);
         // No receivers just means nobody listens yet.
         let _ = self.shared.events.send(event);
@@ -521,6 +585,42 @@ impl Server {
                 true
             }
             None => false,
+        }
+    }
+
+    /// Tells the clients that a list changed (`notifications/*/list_changed`) though nothing
+    /// changed here: for a server relaying another's lists (a gateway whose upstream said so).
+    ///
+    /// ```
+    /// # use duomcp::server::{ListKind, Server};
+    /// let server = Server::builder().build();
+    /// server.notify_list_changed(ListKind::Tools);
+    /// ```
+    pub fn notify_list_changed(&self, list: ListKind) {
+        self.emit(match list {
+            ListKind::Tools => ServerEvent::ToolsChanged,
+            ListKind::Prompts => ServerEvent::PromptsChanged,
+            ListKind::Resources => ServerEvent::ResourcesChanged,
+        });
+    }
+
+    /// Holds the list changes back until the returned batch (and every other one open) is
+    /// dropped, then announces each changed list once: for many registrations at once (a
+    /// gateway re-syncing its upstreams) clients get one `list_changed`, not one per item.
+    ///
+    /// ```
+    /// # use duomcp::server::Server;
+    /// let server = Server::builder().build();
+    /// {
+    ///     let _batch = server.batch_list_changes();
+    ///     server.add_tool("a", || async { "a" });
+    ///     server.add_tool("b", || async { "b" });
+    /// } // one tools list_changed here
+    /// ```
+    pub fn batch_list_changes(&self) -> ListChangeBatch {
+        crate::util::lock(&self.shared.batch).open += 1;
+        ListChangeBatch {
+            server: self.clone(),
         }
     }
 }
@@ -919,6 +1019,7 @@ impl ServerBuilder {
                 telemetry: self.telemetry,
                 bus,
                 changes: RwLock::new(self.changes),
+                batch: Default::default(),
             }),
         }
     }

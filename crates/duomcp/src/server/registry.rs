@@ -232,6 +232,11 @@ impl From<Tool> for ToolSpec {
     }
 }
 
+/// The `_meta` key (`true`) of a listed tool registered with [`ToolSpec::defer_task`]: a duomcp
+/// extension, so that a gateway relaying a 2025-11-25 listing (which has no word for it) can
+/// defer the task too. Clients that do not know it ignore it.
+pub const DEFER_TASK_META: &str = "io.duomcp/deferTask";
+
 pub(crate) fn tool_entry<H, T>(spec: ToolSpec, handler: H) -> ToolEntry
 where
     H: Handler<T>,
@@ -253,6 +258,13 @@ where
         if let Some(schema) = <H::Output as IntoToolResult>::output_schema() {
             tool.output_schema = Some(schema);
         }
+    }
+    if deferred_task {
+        // Says so in the list (a duomcp extension key): a gateway serving this tool to
+        // 2026-07-28 clients from a 2025-11-25 listing, which cannot say it, defers too.
+        tool.meta
+            .get_or_insert_with(Default::default)
+            .insert(DEFER_TASK_META.into(), serde_json::Value::Bool(true));
     }
     let input = SchemaCheck::from_map(&tool.input_schema);
     let output = tool.output_schema.as_ref().map(SchemaCheck::from_map);

@@ -668,48 +668,60 @@ impl Inner {
         }
     }
 
-    /// Answers each input request with the application's handlers, in order.
+    /// Answers the input requests with the application's handlers, all at once (a server
+    /// that asks for several inputs in one round may wait on all of them together, e.g. a
+    /// gateway relaying them to its own client as one round); the answers keep the keys.
     pub(crate) async fn answer_inputs(
         &self,
         requests: &Map<String, Value>,
     ) -> Result<Map<String, Value>, ClientError> {
-        let mut responses = Map::new();
+        let mut parsed = Vec::with_capacity(requests.len());
         for (key, raw) in requests {
             let request: InputRequest = serde_json::from_value(raw.clone())
                 .map_err(|e| ClientError::Protocol(format!("input request `{key}`: {e}")))?;
-            let method = request.method();
-            let answer = match request {
-                InputRequest::Elicit(p) => self
-                    .handlers
-                    .elicit(p)
-                    .await
-                    .map(|r| r.map(|v| to_value(&v))),
-                InputRequest::CreateMessage(p) => self
-                    .handlers
-                    .sample(p)
-                    .await
-                    .map(|r| r.map(|v| to_value(&v))),
-                InputRequest::ListRoots(_) => {
-                    self.handlers.roots().await.map(|r| r.map(|v| to_value(&v)))
-                }
-            };
-            let value = match answer {
-                None => {
-                    return Err(ClientError::NoHandler {
-                        method: method.to_owned(),
-                    })
-                }
-                Some(Err(e)) => {
-                    return Err(ClientError::Handler {
-                        method: method.to_owned(),
-                        message: e.message,
-                    })
-                }
-                Some(Ok(v)) => v?,
-            };
+            parsed.push((key, request));
+        }
+        let answers = futures_util::future::try_join_all(parsed.into_iter().map(
+            |(key, request)| async move {
+                Ok::<_, ClientError>((key, self.answer_input(request).await?))
+            },
+        ))
+        .await?;
+        let mut responses = Map::new();
+        for (key, value) in answers {
             responses.insert(key.clone(), value);
         }
         Ok(responses)
+    }
+
+    /// Answers one input request with the application's handler.
+    async fn answer_input(&self, request: InputRequest) -> Result<Value, ClientError> {
+        let method = request.method();
+        let answer = match request {
+            InputRequest::Elicit(p) => self
+                .handlers
+                .elicit(p)
+                .await
+                .map(|r| r.map(|v| to_value(&v))),
+            InputRequest::CreateMessage(p) => self
+                .handlers
+                .sample(p)
+                .await
+                .map(|r| r.map(|v| to_value(&v))),
+            InputRequest::ListRoots(_) => {
+                self.handlers.roots().await.map(|r| r.map(|v| to_value(&v)))
+            }
+        };
+        match answer {
+            None => Err(ClientError::NoHandler {
+                method: method.to_owned(),
+            }),
+            Some(Err(e)) => Err(ClientError::Handler {
+                method: method.to_owned(),
+                message: e.message,
+            }),
+            Some(Ok(v)) => v,
+        }
     }
 }
 

@@ -26,7 +26,7 @@ pub mod http;
 mod process;
 mod stream;
 
-pub use process::{ProcessOptions, ProcessTransport};
+pub use process::{ProcessOptions, ProcessTransport, MAX_RESTART_BACKOFF, RESTART_COUNT_RESET};
 pub use stream::StreamTransport;
 
 use crate::correlation::{Correlation, Limits, Waiter};

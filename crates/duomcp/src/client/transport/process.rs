@@ -18,16 +18,43 @@ use tokio::sync::{mpsc, watch};
 /// use std::time::Duration;
 /// let opts = ProcessOptions { max_restarts: 3, ..ProcessOptions::default() };
 /// assert_eq!(opts.shutdown_grace, Duration::from_secs(2));
+/// // Restarts wait 100 ms, 200 ms, 400 ms…, at most 30 s.
+/// assert_eq!(opts.restart_delay(1), Duration::from_millis(100));
+/// assert_eq!(opts.restart_delay(3), Duration::from_millis(400));
+/// assert_eq!(opts.restart_delay(30), Duration::from_secs(30));
 /// ```
 #[derive(Debug, Clone)]
 pub struct ProcessOptions {
     /// On [`close`](Transport::close): how long to wait for the process to exit after stdin is
     /// closed, and again after SIGTERM, before SIGKILL (default 2 s).
     pub shutdown_grace: Duration,
-    /// How many times the process is restarted after it exits on its own (default 0: never).
-    /// Requests in flight at the exit fail with a "closed" error; the client runtime redoes the
+    /// How many times in a row the process is restarted after it exits on its own (default 0:
+    /// never); a process that ran for [`RESTART_COUNT_RESET`] or longer before it exited
+    /// starts the count again. Requests in flight at the exit fail with a "closed" error at
+    /// once, as do requests sent before the new process runs; the client runtime redoes the
     /// `initialize` handshake in the 2025-11-25 era.
     pub max_restarts: u32,
+    /// The back-off before the first restart in a row (default 100 ms); it doubles for each
+    /// further one, up to [`MAX_RESTART_BACKOFF`] ([`restart_delay`](Self::restart_delay)).
+    pub restart_backoff: Duration,
+}
+
+/// The longest wait before a restart of a server process ([`ProcessOptions::restart_backoff`]).
+pub const MAX_RESTART_BACKOFF: Duration = Duration::from_secs(30);
+
+/// A server process that ran this long before it exited is restarted as a first restart
+/// (back-off and [`ProcessOptions::max_restarts`] count from the start again).
+pub const RESTART_COUNT_RESET: Duration = Duration::from_secs(60);
+
+impl ProcessOptions {
+    /// The wait before restart number `n` in a row (1 for the first): `restart_backoff`
+    /// doubled `n - 1` times, at most [`MAX_RESTART_BACKOFF`].
+    pub fn restart_delay(&self, n: u32) -> Duration {
+        let doublings = n.saturating_sub(1).min(31);
+        self.restart_backoff
+            .saturating_mul(1u32 << doublings)
+            .min(MAX_RESTART_BACKOFF)
+    }
 }
 
 impl Default for ProcessOptions {
@@ -35,6 +62,7 @@ impl Default for ProcessOptions {
         ProcessOptions {
             shutdown_grace: Duration::from_secs(2),
             max_restarts: 0,
+            restart_backoff: Duration::from_millis(100),
         }
     }
 }
@@ -170,7 +198,11 @@ fn spawn_instance(inner: &Arc<Inner>) -> std::io::Result<Arc<Instance>> {
     // The instance counts what it forwards into the transport-wide counter; the forwarder keeps
     // the order, so the count stays exact across restarts.
     let core = Core::start(stdout, stdin, itx, inner.sent.clone(), Some(eof_reason));
-    tokio::spawn(forward_events(Arc::downgrade(inner), irx));
+    tokio::spawn(forward_events(
+        Arc::downgrade(inner),
+        irx,
+        tokio::time::Instant::now(),
+    ));
     tracing::debug!(server = %inner.name, pid, "started the server process");
     Ok(Arc::new(Instance {
         core,
@@ -207,17 +239,33 @@ async fn forward_stderr(stderr: ChildStderr, name: String) {
     }
 }
 
-/// Forwards one instance's events; on an unexpected exit, restarts the process if allowed.
-async fn forward_events(inner: Weak<Inner>, mut rx: mpsc::Receiver<TransportEvent>) {
+/// Forwards one instance's events; on an unexpected exit, restarts the process if allowed,
+/// after the back-off.
+async fn forward_events(
+    weak: Weak<Inner>,
+    mut rx: mpsc::Receiver<TransportEvent>,
+    started: tokio::time::Instant,
+) {
     while let Some(event) = rx.recv().await {
-        let Some(inner) = inner.upgrade() else { return };
+        let Some(inner) = weak.upgrade() else { return };
         match event {
             TransportEvent::Closed(reason) => {
-                let closing = inner.closing.load(Ordering::SeqCst);
+                if started.elapsed() >= RESTART_COUNT_RESET {
+                    inner.restarts.store(0, Ordering::SeqCst);
+                }
                 let used = inner.restarts.load(Ordering::SeqCst);
-                if !closing && used < inner.options.max_restarts {
+                if !inner.closing.load(Ordering::SeqCst) && used < inner.options.max_restarts {
                     inner.restarts.store(used + 1, Ordering::SeqCst);
-                    tracing::warn!(server = %inner.name, "{reason}; restarting it ({} of {})", used + 1, inner.options.max_restarts);
+                    let delay = inner.options.restart_delay(used + 1);
+                    tracing::warn!(server = %inner.name, "{reason}; restarting it in {delay:?} ({} of {})", used + 1, inner.options.max_restarts);
+                    // Not holding the transport meanwhile: dropped, it ends here.
+                    drop(inner);
+                    tokio::time::sleep(delay).await;
+                    let Some(inner) = weak.upgrade() else { return };
+                    if inner.closing.load(Ordering::SeqCst) {
+                        let _ = inner.events.send(TransportEvent::Closed(reason)).await;
+                        return;
+                    }
                     match spawn_instance(&inner) {
                         Ok(instance) => {
                             *lock(&inner.current) = Some(instance);
