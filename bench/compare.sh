@@ -268,7 +268,8 @@ def post(body, headers):
     c = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
     h = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
     h.update(headers)
-    c.request("POST", "/mcp", body=json.dumps(body), headers=h)
+    # Compact, as every client here sends it (the ceiling finds the text by byte scanning).
+    c.request("POST", "/mcp", body=json.dumps(body, separators=(",", ":")), headers=h)
     r = c.getresponse()
     data = r.read().decode()
     sid = r.getheader("Mcp-Session-Id")
