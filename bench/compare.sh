@@ -14,6 +14,8 @@
 #   IDLE_WAIT=120 bench/compare.sh          # on a shared machine: before each cell, wait up to 120 s
 #                                           # for other work to stop (rows still flag a busy machine)
 #   NICE=-10 bench/compare.sh               # (root) run the servers and the load ahead of other work
+#   WRK=1 bench/compare.sh                  # HTTP cells also loaded by wrk (bench/wrk-echo.lua),
+#                                           # a second load generator: the table's wrk columns
 #
 # Not part of the test suite. Needs cargo, node/npm (NODE=... to pick a node binary) and python3
 # (3.10+); the TypeScript SDK goes into bench/peers/ts-echo/node_modules, the Python SDK into a
@@ -33,6 +35,7 @@ OUT=${OUT:-$ROOT/target/bench-compare}
 PEER_TARGET=$ROOT/target/bench-peers
 NICE=${NICE:-0}             # e.g. -10 (root): run servers and the load above other work
 IDLE_WAIT=${IDLE_WAIT:-0}   # before each cell, wait up to this many seconds for an idle machine
+WRK=${WRK:-0}               # 1: every HTTP run again with wrk (a fresh server), its own columns
 NODE=${NODE:-node}
 PYTHON=${PYTHON:-python3}
 
@@ -53,6 +56,9 @@ for b in duomcp duomcp-echo duomcp-ceiling; do
   [ -x "$BIN/$b" ] || { log "missing $BIN/$b"; exit 1; }
 done
 BENCH=$BIN/duomcp
+if [ "$WRK" = 1 ] && ! command -v wrk >/dev/null; then
+  log "WRK=1 needs wrk (Debian package wrk)"; exit 1
+fi
 
 want() { [[ " $PEERS " == *" $1 "* ]]; }
 
@@ -250,12 +256,126 @@ print("%.0f req/s, p50 %.3f ms, p99 %.3f ms, errors %d" % (r["rps"], r["p50_us"]
   fi
 }
 
+# Legacy sessions for wrk (one per wrk thread): initialize + notifications/initialized, then
+# one tools/call checked; prints the session ids comma-separated. Modern: the call checked.
+wrk_prepare() {
+  "$PYTHON" - "$@" <<'PY'
+import http.client, json, sys
+port, era, count, payload = int(sys.argv[1]), sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
+text = "".join(chr(97 + i % 26) for i in range(payload))
+
+def post(body, headers):
+    c = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+    h = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
+    h.update(headers)
+    # Compact, as every client here sends it (the ceiling finds the text by byte scanning).
+    c.request("POST", "/mcp", body=json.dumps(body, separators=(",", ":")), headers=h)
+    r = c.getresponse()
+    data = r.read().decode()
+    sid = r.getheader("Mcp-Session-Id")
+    c.close()
+    if r.status >= 400:
+        raise SystemExit(f"HTTP {r.status}: {data[:200]}")
+    if r.getheader("Content-Type", "").startswith("text/event-stream"):
+        data = "\n".join(l[5:].strip() for l in data.splitlines() if l.startswith("data:") and l[5:].strip())
+        data = [l for l in data.splitlines() if '"id"' in l][-1] if data else ""
+    return sid, (json.loads(data) if data.strip() else None)
+
+call = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "echo", "arguments": {"text": text}}}
+def check(reply):
+    content = (reply or {}).get("result", {}).get("content", [])
+    if not content or content[0].get("text") != text:
+        raise SystemExit(f"unexpected answer: {json.dumps(reply)[:300]}")
+
+if era == "modern":
+    call["params"]["_meta"] = {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                               "io.modelcontextprotocol/clientCapabilities": {},
+                               "io.modelcontextprotocol/clientInfo": {"name": "wrk", "version": "1"}}
+    _, reply = post(call, {"MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/call", "Mcp-Name": "echo"})
+    check(reply)
+    print("")
+else:
+    sids = []
+    for _ in range(count):
+        init = {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": "2025-11-25",
+                "capabilities": {}, "clientInfo": {"name": "wrk", "version": "1"}}}
+        sid, _ = post(init, {"MCP-Protocol-Version": "2025-11-25"})
+        if not sid:
+            raise SystemExit("no Mcp-Session-Id")
+        hdr = {"MCP-Protocol-Version": "2025-11-25", "Mcp-Session-Id": sid}
+        post({"jsonrpc": "2.0", "method": "notifications/initialized"}, hdr)
+        sids.append(sid)
+    _, reply = post(call, {"MCP-Protocol-Version": "2025-11-25", "Mcp-Session-Id": sids[0]})
+    check(reply)
+    print(",".join(sids))
+PY
+}
+
+# The same HTTP run with wrk: run_wrk CONC ERA PEER; writes $OUT/runs/<name>.wrk.json. A fresh
+# server; wrk -t2 (modern) or one thread per connection (legacy: a session each), WARMUP s
+# discarded, then DURATION s measured.
+run_wrk() {
+  local conc=$1 era=$2 peer=$3
+  local name="http-$conc-$era-$peer" reason
+  local out=$OUT/runs/$name.wrk.json log=$OUT/logs/$name.wrk.log
+  if ! reason=$(speaks "$peer" "$era"); then return; fi
+  local port srv
+  port=$(free_port)
+  mapfile -t srv < <(server_cmd "$peer" http "$port")
+  nice -n "$NICE" "${srv[@]}" >"$OUT/logs/$name.wrk-server.log" 2>&1 &
+  SERVER_PID=$!
+  local up=""
+  for _ in $(seq 1 200); do
+    alive "$SERVER_PID" || break
+    if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then up=1; break; fi
+    sleep 0.05
+  done
+  local threads=$conc sids=""
+  if [ "$era" = modern ]; then threads=$(( conc < 2 ? conc : 2 )); fi
+  if [ -z "$up" ] || ! sids=$(wrk_prepare "$port" "$era" "$conc" "$PAYLOAD" 2>"$log"); then
+    log "$name (wrk): FAILED: $(tail -n 1 "$log" 2>/dev/null)"
+    printf '{"failed": "%s"}\n' "server not ready or wrong answer" >"$out"
+    stop_server
+    return
+  fi
+  local url="http://127.0.0.1:$port/mcp" wrk_args
+  wrk_args=(-t "$threads" -c "$conc" -s "$ROOT/bench/wrk-echo.lua" --latency "$url" -- "$era" "$PAYLOAD" "$sids")
+  if [ "${WARMUP%.*}" -gt 0 ] 2>/dev/null; then
+    nice -n "$NICE" wrk -d "${WARMUP%.*}s" "${wrk_args[@]}" >/dev/null 2>&1 || true
+  fi
+  local s0 s1
+  s0=$(proc_cpu "$SERVER_PID")
+  nice -n "$NICE" wrk -d "${DURATION%.*}s" "${wrk_args[@]}" >"$log" 2>&1 || true
+  s1=$(proc_cpu "$SERVER_PID")
+  local rss
+  rss=$(awk '/^VmHWM:/{print $2}' "/proc/$SERVER_PID/status" 2>/dev/null || echo 0)
+  stop_server
+  "$PYTHON" - "$log" "$out" "$s0" "$s1" "$rss" "$threads" <<'PY'
+import json, re, sys
+log, out, s0, s1, rss, threads = sys.argv[1:]
+m = re.search(r"WRK_RESULT requests=(\d+) duration_us=(\d+) p50_us=(\d+) p99_us=(\d+) errors=(\d+)", open(log).read())
+if not m:
+    json.dump({"failed": "no wrk result"}, open(out, "w"))
+else:
+    req, dur, p50, p99, err = (int(x) for x in m.groups())
+    json.dump({"requests": req, "rps": req / (dur / 1e6), "p50_us": p50, "p99_us": p99, "errors": err,
+               "server_cpu_s": (int(s1) - int(s0)) / 100, "server_peak_rss_kib": int(rss or 0),
+               "threads": int(threads)}, open(out, "w"))
+PY
+  log "$name (wrk): $("$PYTHON" -c 'import json, sys
+r = json.load(open(sys.argv[1]))
+print(r.get("failed") or "%.0f req/s, p50 %.3f ms, p99 %.3f ms, errors %d" % (r["rps"], r["p50_us"] / 1e3, r["p99_us"] / 1e3, r["errors"]))' "$out")"
+}
+
 # ---------------------------------------------------------------- run
 {
   echo "date: $(date -u '+%Y-%m-%d %H:%M UTC')"
   echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(uname -sr)"
   echo "load average before the run: $(cut -d' ' -f1-3 /proc/loadavg)"
   echo "load: payload $PAYLOAD B, $DURATION s measured after $WARMUP s warm-up per cell, nice $NICE"
+  if [ "$WRK" = 1 ]; then
+    echo "second load generator: $(wrk --version 2>&1 | head -n 1 | cut -d' ' -f1-2) with bench/wrk-echo.lua"
+  fi
   for p in $PEERS; do echo "peer $p: $(sdk_version "$p")"; done
 } >"$OUT/env.txt"
 cat "$OUT/env.txt" >&2
@@ -269,6 +389,11 @@ for transport in stdio http; do
       for peer in $PEERS; do
         run_cell "$transport" "$conc" "$era" "$peer"
       done
+      if [ "$WRK" = 1 ] && [ "$transport" = http ]; then
+        for peer in $PEERS; do
+          run_wrk "$conc" "$era" "$peer"
+        done
+      fi
     done
   done
 done

@@ -3,7 +3,8 @@
     python3 bench/compare_table.py OUT_DIR "duomcp rmcp ts-sdk py-sdk ceiling"
 
 OUT_DIR/runs/<transport>-<conc>-<era>-<peer>.json is `duomcp bench --json`'s report and
-.meta.json what compare.sh measured around it (status, CPU, other load on the machine).
+.meta.json what compare.sh measured around it (status, CPU, other load on the machine);
+.wrk.json (WRK=1) the same HTTP run loaded by wrk instead (bench/wrk-echo.lua).
 """
 
 import json
@@ -146,6 +147,53 @@ def main():
                 f"| {cell_label(transport, conc, era)} | {fmt_rate(c) if c else '—'} | {best or '—'} | "
                 f"{fmt_rate(b) if b else '—'} | {fmt_ratio(c / b) if c and b else '—'} | {cores} |"
             )
+
+    wrk = {}
+    for transport, conc, era in cells():
+        if transport != "http":
+            continue
+        for peer in peers:
+            r = load(os.path.join(out, "runs", f"http-{conc}-{era}-{peer}.wrk.json"))
+            if r is not None:
+                wrk[(conc, era, peer)] = r
+    if wrk:
+        def wrk_rate(conc, era, peer):
+            r = wrk.get((conc, era, peer))
+            if not r or "rps" not in r or r.get("errors") or not r.get("requests"):
+                return None
+            return r["rps"]
+
+        print()
+        print("A second load generator: the HTTP runs again, each against a fresh server, loaded by")
+        print("wrk with bench/wrk-echo.lua (the same request bytes every time; 2 threads for")
+        print("2026-07-28, one thread and session per connection for 2025-11-25) instead of")
+        print("`duomcp bench`, whose rate is repeated for comparison:")
+        print()
+        print("| cell | server | wrk req/s | p50 ms | p99 ms | peak RSS MiB | × rmcp | × ceiling | `duomcp bench` req/s | its × rmcp |")
+        print("|---|---|--:|--:|--:|--:|--:|--:|--:|--:|")
+        for transport, conc, era in cells():
+            if transport != "http":
+                continue
+            label = cell_label(transport, conc, era)
+            rmcp_w, ceil_w = wrk_rate(conc, era, "rmcp"), wrk_rate(conc, era, "ceiling")
+            rmcp_b = rate((transport, conc, era, "rmcp"))
+            for peer in peers:
+                r = wrk.get((conc, era, peer))
+                if r is None:
+                    continue
+                b = rate((transport, conc, era, peer))
+                if "rps" not in r:
+                    print(f"| {label} | {peer} | FAILED: {r.get('failed')} | — | — | — | — | — | {fmt_rate(b) if b else '—'} | — |")
+                    continue
+                w = wrk_rate(conc, era, peer)
+                rss = r.get("server_peak_rss_kib")
+                rss = f"{rss / 1024:.1f}" if rss else "?"
+                errs = f" ({r['errors']:,} errors)" if r.get("errors") else ""
+                print(
+                    f"| {label} | {peer} | {fmt_rate(r['rps'])}{errs} | {fmt_ms(r['p50_us'])} | {fmt_ms(r['p99_us'])} | {rss} | "
+                    f"{fmt_ratio(w / rmcp_w if w and rmcp_w else None)} | {fmt_ratio(w / ceil_w if w and ceil_w else None)} | "
+                    f"{fmt_rate(b) if b else '—'} | {fmt_ratio(b / rmcp_b if b and rmcp_b else None)} |"
+                )
 
 
 if __name__ == "__main__":

@@ -17,25 +17,37 @@
 //! the meta-schema would not allow, sends the schema to `jsonschema` whole, so the two never
 //! disagree on a schema `Shape` accepts (the tests below compare them case by case).
 //!
-//! (Over 800 lines with its tests: the code is about 530 lines, the rest is the cases
+//! Without the `full-json-schema` feature there is no `jsonschema`: a value `Shape` refuses is
+//! worded by [`Shape::explain`] (same verdict, duomcp's wording), and a schema `Shape` cannot
+//! read is a [`SchemaViolation::BadSchema`] naming the keywords it uses beyond the direct part
+//! (reported at registration; every value refused, none let through unchecked).
+//!
+//! (Over 800 lines with its tests: the code is about 900 lines, the rest is the cases
 //! the checks are held to.)
 
 use serde_json::{Map, Number, Value};
+#[cfg(feature = "full-json-schema")]
 use std::sync::OnceLock;
 
 /// A compiled schema: checks values, and words why one does not match.
 pub(crate) struct SchemaCheck {
     /// The schema read as a [`Shape`], when it only uses what `Shape` knows.
     shape: Option<Shape>,
+    #[cfg(feature = "full-json-schema")]
     source: Value,
     /// The `jsonschema` validator: built at once when there is no shape, else on first failure.
+    #[cfg(feature = "full-json-schema")]
     full: OnceLock<Result<jsonschema::Validator, String>>,
+    /// Without `jsonschema`: why a schema [`Shape`] cannot read is not checked.
+    #[cfg(not(feature = "full-json-schema"))]
+    unchecked: Option<String>,
 }
 
 /// Why a value was not accepted.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum SchemaViolation {
-    /// The schema itself is not valid JSON Schema (its compile error).
+    /// The schema itself is not valid JSON Schema (its compile error), or (without the
+    /// `full-json-schema` feature) uses more of JSON Schema than this build checks.
     BadSchema(String),
     /// The value does not match; the problems, `; `-separated, each prefixed by its path.
     Mismatch(String),
@@ -45,15 +57,23 @@ impl SchemaCheck {
     /// Compiles `schema` (an object or a boolean schema).
     pub(crate) fn new(schema: Value) -> Self {
         let shape = Shape::read_root(&schema);
-        let check = SchemaCheck {
-            shape,
-            source: schema,
-            full: OnceLock::new(),
-        };
-        if check.shape.is_none() {
-            check.full();
+        #[cfg(feature = "full-json-schema")]
+        {
+            let check = SchemaCheck {
+                shape,
+                source: schema,
+                full: OnceLock::new(),
+            };
+            if check.shape.is_none() {
+                check.full();
+            }
+            check
         }
-        check
+        #[cfg(not(feature = "full-json-schema"))]
+        {
+            let unchecked = shape.is_none().then(|| beyond_direct(&schema));
+            SchemaCheck { shape, unchecked }
+        }
     }
 
     /// Compiles a schema given as a JSON object.
@@ -61,21 +81,31 @@ impl SchemaCheck {
         Self::new(Value::Object(schema.clone()))
     }
 
-    /// The compile error, if the schema is not valid JSON Schema.
+    /// The compile error, if the schema is not valid JSON Schema (without the
+    /// `full-json-schema` feature: if this build cannot check it).
     pub(crate) fn compile_error(&self) -> Option<&str> {
-        match (&self.shape, self.full.get()) {
-            (Some(_), _) => None,
-            (None, Some(Err(e))) => Some(e),
-            (None, _) => None,
+        #[cfg(feature = "full-json-schema")]
+        {
+            match (&self.shape, self.full.get()) {
+                (Some(_), _) => None,
+                (None, Some(Err(e))) => Some(e),
+                (None, _) => None,
+            }
+        }
+        #[cfg(not(feature = "full-json-schema"))]
+        {
+            self.unchecked.as_deref()
         }
     }
 
+    #[cfg(feature = "full-json-schema")]
     fn full(&self) -> &Result<jsonschema::Validator, String> {
         self.full
             .get_or_init(|| jsonschema::validator_for(&self.source).map_err(|e| e.to_string()))
     }
 
     /// Checks `instance`: `Ok` when it matches.
+    #[cfg(feature = "full-json-schema")]
     pub(crate) fn check(&self, instance: &Value) -> Result<(), SchemaViolation> {
         if let Some(shape) = &self.shape {
             if shape.accepts(instance) {
@@ -105,11 +135,104 @@ impl SchemaCheck {
         }
     }
 
+    /// Checks `instance`: `Ok` when it matches.
+    #[cfg(not(feature = "full-json-schema"))]
+    pub(crate) fn check(&self, instance: &Value) -> Result<(), SchemaViolation> {
+        match (&self.shape, &self.unchecked) {
+            (Some(shape), _) => match shape.accepts(instance) {
+                true => Ok(()),
+                false => Err(SchemaViolation::Mismatch(shape.explain(instance))),
+            },
+            (None, Some(why)) => Err(SchemaViolation::BadSchema(why.clone())),
+            (None, None) => Err(SchemaViolation::BadSchema(String::new())),
+        }
+    }
+
     /// Whether this schema is checked without the `jsonschema` validator (for tests).
     #[cfg(test)]
     pub(crate) fn is_direct(&self) -> bool {
         self.shape.is_some()
     }
+}
+
+/// The keywords [`Shape`] reads.
+const DIRECT_KEYWORDS: &[&str] = &[
+    "$schema",
+    "title",
+    "description",
+    "$comment",
+    "default",
+    "examples",
+    "deprecated",
+    "readOnly",
+    "writeOnly",
+    "format",
+    "type",
+    "properties",
+    "required",
+    "additionalProperties",
+    "items",
+    "enum",
+    "const",
+    "minimum",
+    "maximum",
+    "exclusiveMinimum",
+    "exclusiveMaximum",
+    "minLength",
+    "maxLength",
+    "minItems",
+    "maxItems",
+    "minProperties",
+    "maxProperties",
+    "allOf",
+    "anyOf",
+    "oneOf",
+    "not",
+];
+
+/// Why a schema [`Shape`] cannot read is not checked by a build without `jsonschema`: the
+/// keywords it uses beyond the direct part (found through the subschemas `Shape` would read),
+/// or else that a keyword's value is outside it.
+#[cfg_attr(feature = "full-json-schema", allow(dead_code))]
+fn beyond_direct(schema: &Value) -> String {
+    fn walk(schema: &Value, found: &mut Vec<String>) {
+        let Value::Object(map) = schema else { return };
+        for (key, value) in map {
+            if !DIRECT_KEYWORDS.contains(&key.as_str()) {
+                if !found.contains(key) && found.len() < 8 {
+                    found.push(key.clone());
+                }
+                continue;
+            }
+            match (key.as_str(), value) {
+                ("properties", Value::Object(props)) => {
+                    props.values().for_each(|s| walk(s, found));
+                }
+                ("additionalProperties" | "items" | "not", s) => walk(s, found),
+                ("allOf" | "anyOf" | "oneOf", Value::Array(list)) => {
+                    list.iter().for_each(|s| walk(s, found));
+                }
+                _ => {}
+            }
+        }
+    }
+    let mut found = Vec::new();
+    walk(schema, &mut found);
+    let what = if found.is_empty() {
+        "a keyword value (or a `$schema` dialect) outside the part of JSON Schema 2020-12 it \
+         reads itself"
+            .to_owned()
+    } else {
+        let names: Vec<String> = found.iter().map(|k| format!("`{k}`")).collect();
+        format!(
+            "{} (beyond the part of JSON Schema it reads itself)",
+            names.join(", ")
+        )
+    };
+    format!(
+        "this schema uses {what}; duomcp was built without its `full-json-schema` feature, so \
+         it refuses values it cannot check"
+    )
 }
 
 /// The JSON types of the `type` keyword, one bit each.
@@ -527,6 +650,263 @@ impl Checks {
     }
 }
 
+/// How many problems [`Shape::explain`] lists, and how many characters of a value it quotes.
+const MAX_PROBLEMS: usize = 16;
+const MAX_QUOTE: usize = 64;
+
+/// Words the problems of a value [`Shape`] refuses (without `jsonschema`, which words them
+/// otherwise): each `path: problem`, the path a JSON Pointer into the value.
+struct Explain {
+    path: String,
+    problems: Vec<String>,
+}
+
+impl Explain {
+    fn push(&mut self, problem: String) {
+        if self.problems.len() < MAX_PROBLEMS {
+            if self.path.is_empty() {
+                self.problems.push(problem);
+            } else {
+                self.problems.push(format!("{}: {problem}", self.path));
+            }
+        }
+    }
+
+    /// Runs `f` with `/token` (JSON Pointer escaped) added to the path.
+    fn at(&mut self, token: &str, f: impl FnOnce(&mut Self)) {
+        let len = self.path.len();
+        self.path.push('/');
+        for c in token.chars() {
+            match c {
+                '~' => self.path.push_str("~0"),
+                '/' => self.path.push_str("~1"),
+                c => self.path.push(c),
+            }
+        }
+        f(self);
+        self.path.truncate(len);
+    }
+}
+
+/// `v` as JSON text, cut at [`MAX_QUOTE`] characters.
+fn quote(v: &Value) -> String {
+    let text = v.to_string();
+    match text.char_indices().nth(MAX_QUOTE) {
+        Some((cut, _)) => format!("{}…", &text[..cut]),
+        None => text,
+    }
+}
+
+fn type_names(types: u8) -> String {
+    let names: Vec<&str> = [
+        (NULL, "null"),
+        (BOOLEAN, "boolean"),
+        (OBJECT, "object"),
+        (ARRAY, "array"),
+        (NUMBER, "number"),
+        (STRING, "string"),
+        (INTEGER, "integer"),
+    ]
+    .iter()
+    .filter(|(bit, _)| types & bit != 0)
+    .map(|(_, name)| *name)
+    .collect();
+    names.join(" or ")
+}
+
+fn plain_text(p: &Plain) -> String {
+    match p {
+        Plain::Null => "null".into(),
+        Plain::Bool(b) => b.to_string(),
+        Plain::Str(s) => Value::String(s.clone()).to_string(),
+        Plain::Int(i) => i.to_string(),
+    }
+}
+
+fn bound_text(b: Bound) -> String {
+    match b {
+        Bound::Int(i) => i.to_string(),
+        Bound::Float(f) => f.to_string(),
+    }
+}
+
+impl Shape {
+    /// Why `v` does not match, `; `-separated (see [`Explain`]); empty when it matches.
+    #[cfg_attr(feature = "full-json-schema", allow(dead_code))]
+    fn explain(&self, v: &Value) -> String {
+        let mut e = Explain {
+            path: String::new(),
+            problems: Vec::new(),
+        };
+        self.explain_into(v, &mut e);
+        if !e.problems.is_empty() || self.accepts(v) {
+            return e.problems.join("; ");
+        }
+        // Not reached: every refusal of `accepts` is worded below (the tests hold it to that).
+        "the value does not match the schema".into()
+    }
+
+    fn explain_into(&self, v: &Value, e: &mut Explain) {
+        match self {
+            Shape::Any => {}
+            Shape::Nothing => e.push(format!("{} is not allowed here (schema `false`)", quote(v))),
+            Shape::Checks(c) => c.explain_into(v, e),
+        }
+    }
+}
+
+impl Checks {
+    /// Words every check of [`Checks::accepts`] that `v` fails.
+    fn explain_into(&self, v: &Value, e: &mut Explain) {
+        use std::cmp::Ordering::{Equal, Greater, Less};
+        if let Some(types) = self.types {
+            let fits = match v {
+                Value::Null => types & NULL != 0,
+                Value::Bool(_) => types & BOOLEAN != 0,
+                Value::Object(_) => types & OBJECT != 0,
+                Value::Array(_) => types & ARRAY != 0,
+                Value::String(_) => types & STRING != 0,
+                Value::Number(n) => types & NUMBER != 0 || (types & INTEGER != 0 && is_integer(n)),
+            };
+            if !fits {
+                e.push(format!("{} is not of type {}", quote(v), type_names(types)));
+            }
+        }
+        if let Some(values) = &self.one_of_values {
+            if !values.iter().any(|p| p.equals(v)) {
+                let list: Vec<String> = values.iter().map(plain_text).collect();
+                e.push(format!("{} is not one of [{}]", quote(v), list.join(", ")));
+            }
+        }
+        if let Some(p) = &self.constant {
+            if !p.equals(v) {
+                e.push(format!(
+                    "{} is not the constant {}",
+                    quote(v),
+                    plain_text(p)
+                ));
+            }
+        }
+        match v {
+            Value::Number(n) => {
+                let checks = [
+                    (self.minimum, &[Greater, Equal][..], "less than the minimum"),
+                    (self.maximum, &[Less, Equal][..], "greater than the maximum"),
+                    (
+                        self.exclusive_minimum,
+                        &[Greater][..],
+                        "not greater than the exclusive minimum",
+                    ),
+                    (
+                        self.exclusive_maximum,
+                        &[Less][..],
+                        "not less than the exclusive maximum",
+                    ),
+                ];
+                for (bound, allowed, what) in checks {
+                    if let Some(b) = bound {
+                        if !b.compare(n).is_some_and(|o| allowed.contains(&o)) {
+                            e.push(format!("{n} is {what} {}", bound_text(b)));
+                        }
+                    }
+                }
+            }
+            Value::String(s) => {
+                if self.min_length.is_some() || self.max_length.is_some() {
+                    let len = s.chars().count() as u64;
+                    if let Some(m) = self.min_length.filter(|m| len < *m) {
+                        e.push(format!("{} is shorter than {m} characters", quote(v)));
+                    }
+                    if let Some(m) = self.max_length.filter(|m| len > *m) {
+                        e.push(format!("{} is longer than {m} characters", quote(v)));
+                    }
+                }
+            }
+            Value::Array(items) => {
+                let len = items.len() as u64;
+                if let Some(m) = self.min_items.filter(|m| len < *m) {
+                    e.push(format!("the array has {len} items, fewer than {m}"));
+                }
+                if let Some(m) = self.max_items.filter(|m| len > *m) {
+                    e.push(format!("the array has {len} items, more than {m}"));
+                }
+                if let Some(each) = &self.items {
+                    for (i, item) in items.iter().enumerate() {
+                        if !each.accepts(item) {
+                            e.at(&i.to_string(), |e| each.explain_into(item, e));
+                        }
+                    }
+                }
+            }
+            Value::Object(map) => {
+                let len = map.len() as u64;
+                if let Some(m) = self.min_properties.filter(|m| len < *m) {
+                    e.push(format!("the object has {len} properties, fewer than {m}"));
+                }
+                if let Some(m) = self.max_properties.filter(|m| len > *m) {
+                    e.push(format!("the object has {len} properties, more than {m}"));
+                }
+                for (key, value) in map {
+                    let declared = self
+                        .properties
+                        .binary_search_by(|(name, _)| name.as_str().cmp(key))
+                        .ok();
+                    match (declared, &self.additional) {
+                        (Some(i), _) => {
+                            let shape = &self.properties[i].1;
+                            if !shape.accepts(value) {
+                                e.at(key, |e| shape.explain_into(value, e));
+                            }
+                        }
+                        (None, Some(Shape::Nothing)) => {
+                            let name = Value::String(key.clone());
+                            e.push(format!("property {name} is not allowed"));
+                        }
+                        (None, Some(shape)) => {
+                            if !shape.accepts(value) {
+                                e.at(key, |e| shape.explain_into(value, e));
+                            }
+                        }
+                        (None, None) => {}
+                    }
+                }
+                let required = self
+                    .properties
+                    .iter()
+                    .zip(&self.property_required)
+                    .filter(|(_, required)| **required)
+                    .map(|((name, _), _)| name)
+                    .chain(&self.required_elsewhere);
+                for name in required {
+                    if !map.contains_key(name) {
+                        let name = Value::String(name.clone());
+                        e.push(format!("property {name} is required"));
+                    }
+                }
+            }
+            Value::Null | Value::Bool(_) => {}
+        }
+        for s in &self.all_of {
+            s.explain_into(v, e);
+        }
+        if !self.any_of.is_empty() && !self.any_of.iter().any(|s| s.accepts(v)) {
+            e.push(format!("{} matches none of the `anyOf` schemas", quote(v)));
+        }
+        if !self.one_of.is_empty() {
+            let matched = self.one_of.iter().filter(|s| s.accepts(v)).count();
+            if matched != 1 {
+                e.push(format!(
+                    "{} matches {matched} of the `oneOf` schemas, not exactly one",
+                    quote(v)
+                ));
+            }
+        }
+        if self.not.as_ref().is_some_and(|s| s.accepts(v)) {
+            e.push(format!("{} matches the `not` schema", quote(v)));
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
@@ -839,6 +1219,77 @@ mod tests {
             "{problems}"
         );
         assert!(problems.contains("; "), "{problems}");
+    }
+
+    /// The wording used without `jsonschema`: every refusal is explained, nothing else is.
+    #[test]
+    fn the_direct_wording_explains_every_refusal_and_only_those() {
+        let mut refused = 0;
+        for schema in direct_schemas() {
+            let shape = Shape::read_root(&schema).unwrap();
+            for instance in instances() {
+                let why = shape.explain(&instance);
+                assert_eq!(
+                    why.is_empty(),
+                    shape.accepts(&instance),
+                    "schema {schema} instance {instance}: {why:?}"
+                );
+                assert_ne!(
+                    why, "the value does not match the schema",
+                    "{schema} {instance}"
+                );
+                refused += usize::from(!why.is_empty());
+            }
+        }
+        assert!(refused > 1_000, "{refused}");
+    }
+
+    #[test]
+    fn the_direct_wording_names_paths_and_values() {
+        let schema = json!({
+            "type": "object",
+            "properties": {
+                "text": {"type": "string", "maxLength": 3},
+                "n": {"type": "integer", "minimum": 0},
+                "tags": {"items": {"enum": ["a", "b"]}},
+                "a/b~": {"type": "null"}
+            },
+            "required": ["text", "n", "id"],
+            "additionalProperties": false
+        });
+        let shape = Shape::read_root(&schema).unwrap();
+        let why =
+            shape.explain(&json!({"text": 1, "n": -1.5, "tags": ["a", "c"], "a/b~": 0, "x": 1}));
+        for part in [
+            "/text: 1 is not of type string",
+            "/n: -1.5 is not of type integer",
+            "/n: -1.5 is less than the minimum 0",
+            "/tags/1: \"c\" is not one of [\"a\", \"b\"]",
+            "/a~1b~0: 0 is not of type null",
+            "property \"x\" is not allowed",
+            "property \"id\" is required",
+        ] {
+            assert!(why.contains(part), "{part} in {why}");
+        }
+        assert_eq!(why.matches("; ").count(), 6, "{why}");
+        let long = "é".repeat(200);
+        let why = shape.explain(&json!({"text": long, "n": 0, "id": 1}));
+        assert!(why.starts_with("/text: \""), "{why}");
+        assert!(why.contains("…"), "{why}");
+        assert!(why.len() < 300, "{why}");
+    }
+
+    #[test]
+    fn a_schema_beyond_the_direct_part_is_named_by_its_keywords() {
+        let why = beyond_direct(&json!({
+            "properties": {"mode": {"$ref": "#/$defs/Mode"}, "s": {"pattern": "^a"}},
+            "$defs": {"Mode": {"enum": ["a"]}}
+        }));
+        for part in ["`$ref`", "`pattern`", "`$defs`", "full-json-schema"] {
+            assert!(why.contains(part), "{part} in {why}");
+        }
+        let why = beyond_direct(&json!({"type": "strin"}));
+        assert!(why.contains("a keyword value"), "{why}");
     }
 
     #[test]

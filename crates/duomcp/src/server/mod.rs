@@ -179,6 +179,9 @@ pub(crate) struct Shared {
     pub info: Implementation,
     /// `info` as JSON, built once: every 2026-07-28 result carries it in `_meta`.
     pub info_json: serde_json::Value,
+    /// `"io.modelcontextprotocol/serverInfo":` and `info` as JSON text, encoded once for the
+    /// `_meta` spliced into every complete 2026-07-28 result.
+    pub meta_server_info: Box<[u8]>,
     pub instructions: Option<String>,
     pub config: ServerConfig,
     pub registry: RwLock<Registry>,
@@ -997,13 +1000,15 @@ impl ServerBuilder {
 
     fn finish(self) -> Server {
         let (events, _) = broadcast::channel(256);
+        let info_json = serde_json::to_value(&self.info).unwrap_or_default();
         let bus = BusSlot::default();
         Server {
             shared: Arc::new(Shared {
                 tasks: tasks::TaskRuntime::new(self.tasks, events.clone(), bus.clone())
                     .with_telemetry(self.telemetry.clone()),
                 skills: skills::SkillRegistry::new(self.skills),
-                info_json: serde_json::to_value(&self.info).unwrap_or_default(),
+                meta_server_info: dispatch::meta_server_info(&info_json),
+                info_json,
                 info: self.info,
                 instructions: self.instructions,
                 config: self.config,

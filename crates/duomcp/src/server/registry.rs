@@ -32,6 +32,10 @@ pub(crate) struct ToolEntry {
     pub scopes: Vec<String>,
     /// The task starts when the handler calls `Context::detach`, not before it runs.
     pub deferred_task: bool,
+    /// The input schema's `x-mcp-header` annotations, read once: (header name part, property
+    /// path). The 2026-07-28 HTTP transport compares each with its `Mcp-Param-*` header.
+    #[cfg_attr(not(feature = "http-server"), allow(dead_code))]
+    pub param_headers: Vec<(String, Vec<String>)>,
 }
 
 pub(crate) struct PromptEntry {
@@ -283,6 +287,7 @@ where
         })
     });
     ToolEntry {
+        param_headers: annotated_params(&tool.input_schema),
         tool,
         call,
         input,
@@ -290,6 +295,31 @@ where
         scopes,
         deferred_task,
     }
+}
+
+/// `x-mcp-header` annotations of an input schema: (header name part, property path).
+pub(crate) fn annotated_params(schema: &Map<String, Value>) -> Vec<(String, Vec<String>)> {
+    fn walk(
+        schema: &Map<String, Value>,
+        path: &mut Vec<String>,
+        out: &mut Vec<(String, Vec<String>)>,
+    ) {
+        let Some(Value::Object(props)) = schema.get("properties") else {
+            return;
+        };
+        for (key, prop) in props {
+            let Value::Object(prop) = prop else { continue };
+            path.push(key.clone());
+            if let Some(Value::String(header)) = prop.get("x-mcp-header") {
+                out.push((header.clone(), path.clone()));
+            }
+            walk(prop, path, out);
+            path.pop();
+        }
+    }
+    let mut out = Vec::new();
+    walk(schema, &mut Vec::new(), &mut out);
+    out
 }
 
 /// A prompt's definition. Arguments come from the handler's `Args<T>` unless given here.
@@ -542,5 +572,39 @@ where
         matcher,
         read: read_fn(handler),
         scopes,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn finds_annotations_through_properties_only() {
+        let schema = json!({
+            "type": "object",
+            "properties": {
+                "region": { "type": "string", "x-mcp-header": "Region" },
+                "query": { "type": "string" },
+                "opts": { "type": "object", "properties": { "tenant": { "type": "integer", "x-mcp-header": "Tenant" } } },
+                "list": { "type": "array", "items": { "type": "string", "x-mcp-header": "Nope" } }
+            }
+        });
+        let Value::Object(schema) = schema else {
+            unreachable!()
+        };
+        let mut found = annotated_params(&schema);
+        found.sort();
+        assert_eq!(
+            found,
+            vec![
+                ("Region".to_owned(), vec!["region".to_owned()]),
+                (
+                    "Tenant".to_owned(),
+                    vec!["opts".to_owned(), "tenant".to_owned()]
+                )
+            ]
+        );
     }
 }

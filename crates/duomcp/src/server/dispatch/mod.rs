@@ -34,6 +34,7 @@ use crate::util::catch_unwind;
 use duomcp_schema::methods::{self, NotificationMethod};
 use duomcp_schema::{ClientCapabilities, Implementation, LoggingLevel, ProgressToken, RequestId};
 pub(crate) use legacy::follow_events;
+pub(crate) use modern::meta_server_info;
 use serde::Deserialize;
 use serde_json::value::RawValue;
 use std::sync::Arc;
@@ -90,7 +91,9 @@ pub(crate) async fn answer_request(
 ) -> Reply {
     let id = req.id.clone();
     let hint = env.era_hint;
-    let work = async move {
+    // The request's future is built in the argument of `catch_unwind`, not in a local moved
+    // into it: a local would keep its own slot, of the whole future's size, in this future.
+    let outcome = catch_unwind(async move {
         // Cloned out of the lock: a layered stack may be polled by many requests at once.
         let layered = shared
             .middleware
@@ -139,8 +142,9 @@ pub(crate) async fn answer_request(
         record_outcome(&span, era, &reply, started);
         call.finish(era, &reply);
         reply
-    };
-    match catch_unwind(work).await {
+    })
+    .await;
+    match outcome {
         Ok(reply) => reply,
         Err(panic) => {
             tracing::error!(request = %id, "handler panicked: {panic}");

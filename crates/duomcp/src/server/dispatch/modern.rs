@@ -160,7 +160,7 @@ impl Adapter for Modern {
     ) -> Result<Reply, ProtocolError> {
         match result {
             // `resultType: "complete"` is added when the result is encoded.
-            Ok(r) => complete_reply(id, &r, &ctx.shared().info_json, cache),
+            Ok(r) => complete_reply(id, &r, ctx.shared(), cache),
             Err(HandlerError::InputRequired(_)) => {
                 input_required(ctx, id, method, target, &ctx.shared().info_json)
             }
@@ -175,7 +175,7 @@ impl Adapter for Modern {
         result: &T,
         cache: Option<CachePolicy>,
     ) -> Result<Reply, ProtocolError> {
-        complete_reply(id, result, &shared.info_json, cache)
+        complete_reply(id, result, shared, cache)
     }
 
     fn failure(&self, e: HandlerError) -> ProtocolError {
@@ -262,7 +262,7 @@ fn complete_value(mut v: Value, server_info: &Value, cache: Option<CachePolicy>)
 fn complete_reply<T: Serialize>(
     id: &RequestId,
     result: &T,
-    server_info: &Value,
+    shared: &Shared,
     cache: Option<CachePolicy>,
 ) -> Result<Reply, ProtocolError> {
     // Built once: building a searcher costs more than searching a small result.
@@ -289,7 +289,7 @@ fn complete_reply<T: Serialize>(
         return Ok(result_reply(
             Era::Modern,
             id,
-            &complete_value(v, server_info, cache),
+            &complete_value(v, &shared.info_json, cache),
         ));
     }
     let empty = body.len() == 2;
@@ -305,15 +305,23 @@ fn complete_reply<T: Serialize>(
         serde_json::to_writer(&mut out, &c.scope).map_err(internal)?;
     }
     out.extend_from_slice(br#","_meta":{"#);
-    serde_json::to_writer(&mut out, meta::SERVER_INFO).map_err(internal)?;
-    out.push(b':');
-    serde_json::to_writer(&mut out, server_info).map_err(internal)?;
+    out.extend_from_slice(&shared.meta_server_info);
     out.extend_from_slice(b"}}}");
     Ok(Reply {
         frame: out,
         error: None,
         is_error: false,
     })
+}
+
+/// `"io.modelcontextprotocol/serverInfo":` and `info` as JSON, the member [`complete_reply`]
+/// splices into a result's `_meta` (encoded once per server).
+pub(crate) fn meta_server_info(info_json: &Value) -> Box<[u8]> {
+    // Neither can fail: a `&str` and a `Value` written into a `Vec`.
+    let mut out = serde_json::to_vec(meta::SERVER_INFO).unwrap_or_default();
+    out.push(b':');
+    let _ = serde_json::to_writer(&mut out, info_json);
+    out.into_boxed_slice()
 }
 
 /// The text sealed state names its target by: a `tools/call` or `prompts/get` is bound to its

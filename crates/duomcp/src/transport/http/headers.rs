@@ -15,7 +15,7 @@ use duomcp_schema::methods::{self, RequestMethod};
 use http::{HeaderMap, HeaderName};
 use serde::Deserialize;
 use serde_json::value::RawValue;
-use serde_json::{Map, Value};
+use serde_json::Value;
 use std::borrow::Cow;
 
 pub(crate) const PROTOCOL_VERSION: HeaderName = HeaderName::from_static("mcp-protocol-version");
@@ -101,8 +101,13 @@ pub(crate) fn decode_value<'v>(name: &str, value: &'v str) -> Result<Cow<'v, str
         .map_err(|_| mismatch(format!("{name} header's Base64 value is not UTF-8")))
 }
 
-fn string_of(raw: &RawValue) -> Option<String> {
-    serde_json::from_str(raw.get()).ok()
+/// The JSON string `raw`, borrowed when it has no escapes; `None` for any other value.
+fn string_of(raw: &RawValue) -> Option<Cow<'_, str>> {
+    #[derive(Deserialize)]
+    struct Text<'a>(#[serde(borrow)] Cow<'a, str>);
+    serde_json::from_str::<Text<'_>>(raw.get())
+        .ok()
+        .map(|t| t.0)
 }
 
 /// Checks a modern request's `_meta` and mirrored headers, in the order the error codes demand:
@@ -174,12 +179,13 @@ pub(crate) fn validate(
         None
     };
     // A body without the field (or with a non-string) is malformed; the dispatcher says so.
-    if let Some(body_name) = name_source.and_then(string_of) {
+    let body_name = name_source.and_then(string_of);
+    if let Some(body_name) = &body_name {
         let Some(h) = single(headers, &MCP_NAME)? else {
             return Err(mismatch("the Mcp-Name header is required for this method"));
         };
         let decoded = decode_value("Mcp-Name", h)?;
-        if decoded != body_name {
+        if decoded != *body_name {
             return Err(mismatch(format!(
                 "Mcp-Name header value '{decoded}' does not match body value '{body_name}'"
             )));
@@ -187,36 +193,12 @@ pub(crate) fn validate(
     }
 
     if method == <methods::CallTool as RequestMethod>::NAME {
-        if let Some(tool) = params.name.and_then(string_of) {
-            check_param_headers(headers, shared, &tool, params.arguments)?;
+        // `name_source` is `params.name` for this method: the tool's name, read above.
+        if let Some(tool) = &body_name {
+            check_param_headers(headers, shared, tool, params.arguments)?;
         }
     }
     Ok(valid)
-}
-
-/// `x-mcp-header` annotations of an input schema: (header name part, property path).
-pub(crate) fn annotated_params(schema: &Map<String, Value>) -> Vec<(String, Vec<String>)> {
-    fn walk(
-        schema: &Map<String, Value>,
-        path: &mut Vec<String>,
-        out: &mut Vec<(String, Vec<String>)>,
-    ) {
-        let Some(Value::Object(props)) = schema.get("properties") else {
-            return;
-        };
-        for (key, prop) in props {
-            let Value::Object(prop) = prop else { continue };
-            path.push(key.clone());
-            if let Some(Value::String(header)) = prop.get("x-mcp-header") {
-                out.push((header.clone(), path.clone()));
-            }
-            walk(prop, path, out);
-            path.pop();
-        }
-    }
-    let mut out = Vec::new();
-    walk(schema, &mut Vec::new(), &mut out);
-    out
 }
 
 fn check_param_headers(
@@ -225,21 +207,17 @@ fn check_param_headers(
     tool: &str,
     arguments: Option<&RawValue>,
 ) -> Result<(), ProtocolError> {
-    let annotated = {
-        let registry = shared.registry();
-        let Some(entry) = registry.tools.get(tool) else {
-            return Ok(());
-        };
-        annotated_params(&entry.tool.input_schema)
+    // Read at registration (`ToolEntry::param_headers`); most tools have none.
+    let entry = match shared.registry().tools.get(tool) {
+        Some(entry) if !entry.param_headers.is_empty() => entry.clone(),
+        _ => return Ok(()),
     };
-    if annotated.is_empty() {
-        return Ok(());
-    }
+    let annotated = &entry.param_headers;
     let args: Value = match arguments {
         Some(raw) => serde_json::from_str(raw.get()).unwrap_or(Value::Null),
         None => Value::Null,
     };
-    for (header, path) in annotated {
+    for (header, path) in annotated.iter() {
         let value = path.iter().try_fold(&args, |v, key| v.get(key));
         let Some(value) = value.filter(|v| !v.is_null()) else {
             continue;
@@ -308,34 +286,6 @@ mod tests {
         assert_eq!(
             decode_value("h", "=?base64?SGVsbG8sIOS4lueVjA==?=").unwrap(),
             "Hello, 世界"
-        );
-    }
-
-    #[test]
-    fn finds_annotations_through_properties_only() {
-        let schema = json!({
-            "type": "object",
-            "properties": {
-                "region": { "type": "string", "x-mcp-header": "Region" },
-                "query": { "type": "string" },
-                "opts": { "type": "object", "properties": { "tenant": { "type": "integer", "x-mcp-header": "Tenant" } } },
-                "list": { "type": "array", "items": { "type": "string", "x-mcp-header": "Nope" } }
-            }
-        });
-        let Value::Object(schema) = schema else {
-            unreachable!()
-        };
-        let mut found = annotated_params(&schema);
-        found.sort();
-        assert_eq!(
-            found,
-            vec![
-                ("Region".to_owned(), vec!["region".to_owned()]),
-                (
-                    "Tenant".to_owned(),
-                    vec!["opts".to_owned(), "tenant".to_owned()]
-                )
-            ]
         );
     }
 

@@ -238,8 +238,9 @@ async fn request(
         principal: principal(parts),
         trace: TransportTrace::from_headers(&t.shared, &parts.headers),
     };
+    let shared = t.shared.clone();
     let mut work = with_timeout(
-        handle_request(t.shared.clone(), req, env),
+        move || handle_request(shared, req, env),
         t.config.request_timeout,
         token,
         id.clone(),

@@ -14,12 +14,14 @@ use crate::jsonrpc::{error_code, Incoming};
 use crate::server::session::Frame;
 use crate::server::telemetry::TransportTrace;
 use crate::server::{handle_request, Reply, RequestEnv};
+use crate::util::poll_now;
 use axum::response::Response;
 use bytes::Bytes;
 use duomcp_schema::methods::{self, RequestMethod};
 use http::request::Parts;
 use http::StatusCode;
 use std::sync::Arc;
+use std::task::Poll;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
@@ -91,8 +93,9 @@ pub(super) async fn post(t: &Arc<Inner>, parts: &Parts, message: Incoming) -> Re
         principal: principal(parts),
         trace: TransportTrace::from_headers(&t.shared, &parts.headers),
     };
+    let shared = t.shared.clone();
     let mut handler = with_timeout(
-        handle_request(t.shared.clone(), req, env),
+        move || handle_request(shared, req, env),
         limit,
         cancel.clone(),
         id,
@@ -100,6 +103,30 @@ pub(super) async fn post(t: &Arc<Inner>, parts: &Parts, message: Incoming) -> Re
     );
     // Dropping it (client gone, body dropped) cancels the request.
     let on_drop = cancel.drop_guard();
+
+    // Most handlers finish at the first poll: answered at once, without waiting on the sink
+    // (the same answer the `select!` below gives such a handler).
+    if t.config.response_mode == ResponseMode::JsonWhenPossible {
+        if let Poll::Ready(reply) = poll_now(handler.as_mut()) {
+            return match sink_rx.try_recv() {
+                Err(_) => {
+                    on_drop.disarm();
+                    json_reply(reply)
+                }
+                Ok(frame) => {
+                    let conn = ModernConn {
+                        handler: None,
+                        first: Some(frame),
+                        sink: sink_rx,
+                        reply: reply.map(|r| Bytes::from(r.frame)),
+                        keep_alive: t.config.keep_alive,
+                        _guards: Box::new((on_drop, permit)),
+                    };
+                    sse::response(sse::modern_body(conn))
+                }
+            };
+        }
+    }
 
     let first = match t.config.response_mode {
         ResponseMode::AlwaysSse => None,
