@@ -22,8 +22,9 @@ use http::request::Parts;
 use http::StatusCode;
 use std::sync::Arc;
 use std::task::Poll;
-use tokio::sync::mpsc;
-use tokio_util::sync::CancellationToken;
+use std::time::Duration;
+use tokio::sync::{mpsc, OwnedSemaphorePermit};
+use tokio_util::sync::{CancellationToken, DropGuard};
 
 fn status_of(reply: &Reply) -> StatusCode {
     reply
@@ -37,6 +38,31 @@ fn json_reply(reply: Option<Reply>) -> Response {
     match reply {
         Some(reply) => reply_json(status_of(&reply), reply),
         None => sse::empty_response(),
+    }
+}
+
+/// The answer to a request whose handler has finished: its reply as JSON when it sent nothing
+/// on the sink, else an SSE stream of what it sent, then the reply.
+fn finished(
+    reply: Option<Reply>,
+    mut sink: mpsc::Receiver<Frame>,
+    on_drop: DropGuard,
+    permit: OwnedSemaphorePermit,
+    keep_alive: Option<Duration>,
+) -> Response {
+    match sink.try_recv() {
+        Err(_) => {
+            on_drop.disarm();
+            json_reply(reply)
+        }
+        Ok(frame) => sse::response(sse::modern_body(ModernConn {
+            handler: None,
+            first: Some(frame),
+            sink,
+            reply: reply.map(|r| Bytes::from(r.frame)),
+            keep_alive,
+            _guards: Box::new((on_drop, permit)),
+        })),
     }
 }
 
@@ -108,23 +134,7 @@ pub(super) async fn post(t: &Arc<Inner>, parts: &Parts, message: Incoming) -> Re
     // (the same answer the `select!` below gives such a handler).
     if t.config.response_mode == ResponseMode::JsonWhenPossible {
         if let Poll::Ready(reply) = poll_now(handler.as_mut()) {
-            return match sink_rx.try_recv() {
-                Err(_) => {
-                    on_drop.disarm();
-                    json_reply(reply)
-                }
-                Ok(frame) => {
-                    let conn = ModernConn {
-                        handler: None,
-                        first: Some(frame),
-                        sink: sink_rx,
-                        reply: reply.map(|r| Bytes::from(r.frame)),
-                        keep_alive: t.config.keep_alive,
-                        _guards: Box::new((on_drop, permit)),
-                    };
-                    sse::response(sse::modern_body(conn))
-                }
-            };
+            return finished(reply, sink_rx, on_drop, permit, t.config.keep_alive);
         }
     }
 
@@ -140,23 +150,9 @@ pub(super) async fn post(t: &Arc<Inner>, parts: &Parts, message: Incoming) -> Re
                     return json_reply(reply);
                 }
             },
-            reply = &mut handler => match sink_rx.try_recv() {
-                Err(_) => {
-                    on_drop.disarm();
-                    return json_reply(reply);
-                }
-                Ok(frame) => {
-                    let conn = ModernConn {
-                        handler: None,
-                        first: Some(frame),
-                        sink: sink_rx,
-                        reply: reply.map(|r| Bytes::from(r.frame)),
-                        keep_alive: t.config.keep_alive,
-                        _guards: Box::new((on_drop, permit)),
-                    };
-                    return sse::response(sse::modern_body(conn));
-                }
-            },
+            reply = &mut handler => {
+                return finished(reply, sink_rx, on_drop, permit, t.config.keep_alive);
+            }
         },
     };
     let conn = ModernConn {
