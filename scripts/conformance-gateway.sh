@@ -10,13 +10,14 @@
 #   scripts/conformance-gateway.sh        # called by scripts/conformance.sh after its own legs
 #
 # Env: DUOMCP_BIN (default: the release build, built if missing), MCP_CONFORMANCE_KIT,
-# CONFORMANCE_GATEWAY_OUT (default target/conformance-gateway), CONFORMANCE_GATEWAY_PORT.
+# CONFORMANCE_GATEWAY_OUT (default target/conformance-gateway), CONFORMANCE_GATEWAY_PORT
+# (default: a free port from scripts/free_ports.py).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
 KIT_DIR=${MCP_CONFORMANCE_KIT:-$ROOT/target/conformance-kit}
 OUT=${CONFORMANCE_GATEWAY_OUT:-$ROOT/target/conformance-gateway}
-PORT=${CONFORMANCE_GATEWAY_PORT:-39227}
+PORT=${CONFORMANCE_GATEWAY_PORT:-$(python3 scripts/free_ports.py 1)}
 
 export MCP_CONFORMANCE_KIT=$KIT_DIR
 bash scripts/conformance-kit.sh install

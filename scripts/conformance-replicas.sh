@@ -12,14 +12,23 @@
 # Needs redis-server and haproxy (Debian packages, installed by .ci/run). Env: DUOMCP_BIN
 # (default: the release build, built if missing), MCP_CONFORMANCE_KIT,
 # CONFORMANCE_REPLICAS_OUT (default target/conformance-replicas), CONFORMANCE_REPLICAS_PORT
-# (the balancer's; Redis and the replicas use the next four ports).
+# (the balancer's; Redis and the replicas use the next four ports; default: five free
+# ports from scripts/free_ports.py).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
 KIT_DIR=${MCP_CONFORMANCE_KIT:-$ROOT/target/conformance-kit}
 OUT=${CONFORMANCE_REPLICAS_OUT:-$ROOT/target/conformance-replicas}
-PORT=${CONFORMANCE_REPLICAS_PORT:-39237}
-REDIS_PORT=$((PORT + 1))
+# Five free ports (the balancer, Redis, three replicas), asked of the kernel unless
+# CONFORMANCE_REPLICAS_PORT names the balancer's (then the next four are used).
+if [ -n "${CONFORMANCE_REPLICAS_PORT:-}" ]; then
+  PORTS=()
+  for i in 0 1 2 3 4; do PORTS+=($((CONFORMANCE_REPLICAS_PORT + i))); done
+else
+  mapfile -t PORTS < <(python3 scripts/free_ports.py 5)
+fi
+PORT=${PORTS[0]}
+REDIS_PORT=${PORTS[1]}
 
 export MCP_CONFORMANCE_KIT=$KIT_DIR
 bash scripts/conformance-kit.sh install
@@ -53,13 +62,13 @@ PIDS+=($!)
 wait_port "$REDIS_PORT" redis-server "$OUT/redis.log"
 SERVERS=""
 for i in 1 2 3; do
-  p=$((REDIS_PORT + i))
+  p=${PORTS[$((i + 1))]}
   "$BIN" serve --http "127.0.0.1:$p" --redis "redis://127.0.0.1:$REDIS_PORT/" 2>"$OUT/replica$i.log" &
   PIDS+=($!)
   SERVERS="$SERVERS  server r$i 127.0.0.1:$p
 "
 done
-for i in 1 2 3; do wait_port $((REDIS_PORT + i)) "replica $i" "$OUT/replica$i.log"; done
+for i in 1 2 3; do wait_port "${PORTS[$((i + 1))]}" "replica $i" "$OUT/replica$i.log"; done
 # deploy/haproxy.cfg with this script's ports.
 sed -e "s/bind 127.0.0.1:3100/bind 127.0.0.1:$PORT/" -e '/^  server r[0-9] /d' deploy/haproxy.cfg >"$OUT/haproxy.cfg"
 printf '%s' "$SERVERS" >>"$OUT/haproxy.cfg"

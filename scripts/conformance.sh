@@ -14,7 +14,7 @@ cd "$(dirname "$0")/.."
 ROOT=$PWD
 KIT_DIR=${MCP_CONFORMANCE_KIT:-$ROOT/target/conformance-kit}
 OUT=${CONFORMANCE_OUT:-$ROOT/target/conformance}
-PORT=${CONFORMANCE_PORT:-39217}
+PORT=${CONFORMANCE_PORT:-$(python3 scripts/free_ports.py 1)}
 
 export MCP_CONFORMANCE_KIT=$KIT_DIR
 bash scripts/conformance-kit.sh install
