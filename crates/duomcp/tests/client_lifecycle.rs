@@ -233,9 +233,9 @@ async fn closing_a_polite_process_only_closes_stdin() {
     assert!(transport.send(msg).await.is_err());
 }
 
-#[tokio::test]
-async fn a_crashed_server_is_restarted_when_asked() {
-    // Each instance answers initialize and ping, and exits on `tools/list`.
+/// A 2025-11-25 stdio server (a shell loop) whose every instance answers `initialize` and
+/// `ping`, and exits with status 9 on `tools/list`.
+fn crash_on_tools_list() -> Command {
     let script = r#"while read line; do
 id=$(printf '%s' "$line" | sed -n 's/.*"id":\([0-9]*\).*/\1/p');
 case "$line" in
@@ -245,6 +245,12 @@ case "$line" in
 esac; done"#;
     let mut cmd = Command::new("sh");
     cmd.args(["-c", script]);
+    cmd
+}
+
+#[tokio::test]
+async fn a_crashed_server_is_restarted_when_asked() {
+    let cmd = crash_on_tools_list();
     let opts = ProcessOptions {
         max_restarts: 1,
         ..ProcessOptions::default()
@@ -275,16 +281,7 @@ esac; done"#;
 
 #[tokio::test]
 async fn a_crashing_server_is_restarted_after_a_back_off_that_doubles() {
-    // Each instance answers initialize and ping, and exits on `tools/list`.
-    let script = r#"while read line; do
-id=$(printf '%s' "$line" | sed -n 's/.*"id":\([0-9]*\).*/\1/p');
-case "$line" in
-*'"initialize"'*) printf '{"jsonrpc":"2.0","id":%s,"result":{"protocolVersion":"2025-11-25","capabilities":{},"serverInfo":{"name":"sh","version":"0"}}}\n' "$id";;
-*'"ping"'*) printf '{"jsonrpc":"2.0","id":%s,"result":{}}\n' "$id";;
-*'"tools/list"'*) exit 9;;
-esac; done"#;
-    let mut cmd = Command::new("sh");
-    cmd.args(["-c", script]);
+    let cmd = crash_on_tools_list();
     let backoff = Duration::from_millis(300);
     let opts = ProcessOptions {
         max_restarts: 2,
