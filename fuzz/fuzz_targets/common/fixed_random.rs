@@ -15,6 +15,14 @@
 //! `cfg(fuzzing)`) are mixed, per hasher, with the address of its random source, which ASLR
 //! moves from run to run. `init` gives it a source that counts instead.
 //!
+//! foldhash (the hasher of `hashbrown`'s maps in `jsonschema` and `referencing`) seeds itself
+//! once per process from addresses (a stack slot, a function, a static, a fresh box) and the
+//! time of day, with no hook. The addresses stop moving when ASLR is off for the run
+//! (`scripts/fuzz.sh` starts the CI form under `setarch -R`), and this file defines
+//! `clock_gettime(2)` too: `CLOCK_REALTIME` reads a fixed clock (2026-01-01T00:00:00Z, one
+//! microsecond later at every call); every other clock goes to the kernel. Monotonic time is
+//! left alone (tokio's paused clock already makes the timers repeat).
+//!
 //! `init` (each target's libFuzzer `init`) also fails loudly when the interposition does not
 //! take (a std or glibc that reads the kernel another way): without it, the runs would vary
 //! again silently.
@@ -47,6 +55,38 @@ pub unsafe extern "C" fn getrandom(buf: *mut u8, len: usize, _flags: u32) -> isi
     isize::try_from(len).unwrap_or(isize::MAX)
 }
 
+/// Reads of `CLOCK_REALTIME` so far.
+static REALTIME_READS: AtomicU64 = AtomicU64::new(0);
+
+/// Where the fixed `CLOCK_REALTIME` starts: 2026-01-01T00:00:00Z, in seconds since the epoch.
+const FIXED_EPOCH_SECS: u64 = 1_767_225_600;
+
+/// `int clock_gettime(clockid_t clock, struct timespec *tp)`: `CLOCK_REALTIME` from the fixed
+/// clock, every other clock from the kernel (the system call; the vDSO is glibc's and is not
+/// reached from here).
+///
+/// # Safety
+/// As clock_gettime(2): `tp` is valid for writes of one `timespec`.
+#[no_mangle]
+pub unsafe extern "C" fn clock_gettime(
+    clock: libc::clockid_t,
+    tp: *mut libc::timespec,
+) -> libc::c_int {
+    if clock == libc::CLOCK_REALTIME {
+        let micros = REALTIME_READS.fetch_add(1, Ordering::SeqCst);
+        let secs = FIXED_EPOCH_SECS + micros / 1_000_000;
+        let nanos = (micros % 1_000_000) * 1_000;
+        // SAFETY: the caller gives one writable `timespec` at `tp` (clock_gettime(2)'s contract).
+        unsafe {
+            (*tp).tv_sec = secs as libc::time_t;
+            (*tp).tv_nsec = nanos as libc::c_long;
+        }
+        return 0;
+    }
+    // SAFETY: the same arguments, passed on to the system call of the same contract.
+    unsafe { libc::syscall(libc::SYS_clock_gettime, clock, tp) as libc::c_int }
+}
+
 /// ahash's per-hasher seeds: a counter, not an address.
 struct Counting(AtomicU64);
 
@@ -56,7 +96,8 @@ impl ahash::random_state::RandomSource for Counting {
     }
 }
 
-/// Installs ahash's source; panics unless std's hash keys came from the fixed stream.
+/// Installs ahash's source; panics unless std's hash keys came from the fixed stream and the
+/// time of day from the fixed clock.
 pub fn init() {
     ahash::random_state::set_random_source(Counting(AtomicU64::new(1)))
         .expect("ahash's random source is set before any ahash map is made");
@@ -65,5 +106,14 @@ pub fn init() {
         DRAWN.load(Ordering::SeqCst) > 0,
         "std's RandomState did not read its keys through getrandom(3): the fuzz runs would not \
          repeat (fuzz/fuzz_targets/common/fixed_random.rs)"
+    );
+    let now = std::time::UNIX_EPOCH
+        .elapsed()
+        .map(|d| d.as_secs())
+        .unwrap_or(0);
+    assert!(
+        (FIXED_EPOCH_SECS..FIXED_EPOCH_SECS + 86_400).contains(&now),
+        "std's SystemTime did not read clock_gettime(2) through this file: the fuzz runs would \
+         not repeat (fuzz/fuzz_targets/common/fixed_random.rs)"
     );
 }
