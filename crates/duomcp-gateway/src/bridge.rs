@@ -58,6 +58,8 @@ struct Call {
     upstream: String,
     /// The upstream's `InputRequiredResult`s come back as results, to relay.
     relay: bool,
+    /// `sse_poll_after_ms` of the upstream.
+    poll_after: Option<Duration>,
     /// The capabilities the upstream asked for and the client lacks: when the call then
     /// fails, this is why (the client gets `MissingRequiredClientCapability`).
     missing: Option<Value>,
@@ -274,7 +276,7 @@ async fn forward(
             }
             if relay {
                 if let Some(GatewayState::Relay { state, requests }) = relayed {
-                    let responses = answers(ctx, &requests).await?;
+                    let responses = Box::pin(answers(ctx, &requests)).await?;
                     let Some(responses) = responses else {
                         ctx.set_request_state(GatewayState::Relay { state, requests });
                         return Err(InputRequired.into());
@@ -289,12 +291,14 @@ async fn forward(
         }
     };
     if detach {
-        ctx.detach().await;
+        Box::pin(ctx.detach()).await;
     }
     let (value, relay) = drive(ctx, call, holds).await?;
+    // The rare continuations are boxed: inline, their state would make every call's future
+    // (which the server boxes, copying it) several times larger.
     match value.get("resultType").and_then(Value::as_str) {
-        Some("input_required") if relay => relay_round(upstream, ctx, value).await,
-        Some("task") if relay => follow_task(upstream, ctx, holds, value).await,
+        Some("input_required") if relay => Box::pin(relay_round(upstream, ctx, value)).await,
+        Some("task") if relay => Box::pin(follow_task(upstream, ctx, holds, value)).await,
         _ => Ok(value),
     }
 }
@@ -348,6 +352,7 @@ async fn follow_task(
         next_key: 0,
         upstream: upstream.name().to_owned(),
         relay: false,
+        poll_after: upstream.config.sse_poll_after(),
         missing: None,
     };
     Ok(drive(ctx, call, holds).await?.0)
@@ -448,16 +453,15 @@ async fn start(
     let task = tokio::spawn(async move {
         let _route = route;
         let _permit = permit;
+        let mut params = params;
         let result = if method == "tools/call" && !relay {
             // The typed call follows a task to its result (results inline).
-            let name = params
-                .get("name")
-                .and_then(Value::as_str)
-                .unwrap_or_default()
-                .to_owned();
+            let name = match params.remove("name") {
+                Some(Value::String(name)) => name,
+                _ => String::new(),
+            };
             let arguments = params
-                .get("arguments")
-                .cloned()
+                .remove("arguments")
                 .unwrap_or(Value::Object(Map::new()));
             client
                 .call_tool_with(&name, arguments, options)
@@ -466,7 +470,7 @@ async fn start(
                     serde_json::to_value(r).map_err(|e| ClientError::Protocol(e.to_string()))
                 })
         } else {
-            client.request(method, params, options).await
+            client.request_object(method, params, options).await
         };
         // The log messages the upstream sent before its result are this call's events
         // before the result is (its progress is already).
@@ -484,6 +488,7 @@ async fn start(
         next_key: 0,
         upstream: upstream.name().to_owned(),
         relay,
+        poll_after: upstream.config.sse_poll_after(),
         missing: None,
     })
 }
@@ -494,16 +499,26 @@ async fn drive(
     mut call: Call,
     holds: &Arc<Holds>,
 ) -> Result<(Value, bool), HandlerError> {
+    // SSE polling: a 2025-11-25 client's stream closes once the call has run this long (a
+    // no-op for other clients and transports).
+    let poll_after = call.poll_after;
+    let poll = async move {
+        match poll_after {
+            Some(after) => tokio::time::sleep(after).await,
+            None => std::future::pending().await,
+        }
+    };
+    tokio::pin!(poll);
+    let mut polled = false;
     loop {
         let mut unanswered = Vec::new();
         // Asked together: a task's client (`tasks/update`) may answer them in any order.
         let pending = std::mem::take(&mut call.pending);
-        let answers = futures_util::future::join_all(
-            pending
-                .iter()
-                .map(|(key, request, _)| ask_client(ctx, key, request)),
-        )
-        .await;
+        let answers = if pending.is_empty() {
+            Vec::new()
+        } else {
+            Box::pin(ask_all(ctx, &pending)).await
+        };
         for ((key, request, reply), answer) in pending.into_iter().zip(answers) {
             match answer {
                 Ok(v) => {
@@ -541,7 +556,7 @@ async fn drive(
                             Ok(Some(Event::Input { request, reply })) => {
                                 call.push_input(request, reply)
                             }
-                            Ok(Some(other)) => relay(ctx, other).await,
+                            Ok(Some(other)) => Box::pin(relay(ctx, other)).await,
                             Ok(None) => {
                                 call.events_open = false;
                                 break;
@@ -550,14 +565,14 @@ async fn drive(
                         }
                     }
                 }
-                Some(other) => relay(ctx, other).await,
+                Some(other) => Box::pin(relay(ctx, other)).await,
                 None => call.events_open = false,
             },
             result = &mut call.done => {
                 // Progress and logs sent before the result reach the client first: they are
                 // queued already (see `start`), so nothing is waited for.
                 while let Ok(event) = call.events.try_recv() {
-                    relay(ctx, event).await;
+                    Box::pin(relay(ctx, event)).await;
                 }
                 // The upstream failed after asking for what the client cannot give: that is
                 // the client's error to see.
@@ -577,8 +592,25 @@ async fn drive(
                 };
             }
             _ = ctx.cancelled() => return Err(HandlerError::Cancelled),
+            _ = &mut poll, if !polled => {
+                polled = true;
+                ctx.close_sse_stream().await;
+            }
         }
     }
+}
+
+/// Asks the client every pending input request at once.
+async fn ask_all(
+    ctx: &Context,
+    pending: &[(String, Box<InputRequest>, Reply)],
+) -> Vec<Result<Value, HandlerError>> {
+    futures_util::future::join_all(
+        pending
+            .iter()
+            .map(|(key, request, _)| ask_client(ctx, key, request)),
+    )
+    .await
 }
 
 async fn relay(ctx: &Context, event: Event) {

@@ -1,6 +1,7 @@
 //! The gateway's configuration: the TOML file (or the one-upstream command-line flags) read
 //! into [`GatewayConfig`], checked once before anything starts.
 
+pub use crate::auth::{AuthConfig, UpstreamOAuth};
 use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -54,6 +55,8 @@ pub struct GatewayConfig {
     /// Gateway-wide settings.
     #[serde(default)]
     pub gateway: GatewaySettings,
+    /// The OAuth resource server in front of the gateway's HTTP endpoint (none: open).
+    pub auth: Option<AuthConfig>,
     /// The servers behind the gateway.
     #[serde(default, rename = "upstream")]
     pub upstreams: Vec<UpstreamConfig>,
@@ -144,6 +147,8 @@ pub struct UpstreamConfig {
     /// forwarded).
     #[serde(default)]
     pub headers: BTreeMap<String, String>,
+    /// HTTP: the gateway's own OAuth client for this upstream (client-credentials grant).
+    pub oauth: Option<UpstreamOAuth>,
     /// Which revision to speak.
     #[serde(default)]
     pub era: UpstreamEra,
@@ -157,6 +162,11 @@ pub struct UpstreamConfig {
     pub timeout_secs: Option<u64>,
     /// Requests in flight to this upstream at once (default 64); more wait.
     pub max_concurrency: Option<usize>,
+    /// 2025-11-25 clients over HTTP: a call to this upstream still running after this many
+    /// milliseconds has its SSE stream closed (after an event telling the client when to
+    /// reconnect); the client resumes it with `GET` and `Last-Event-ID` and gets the rest
+    /// (SSE polling, SEP-1699), so long calls do not hold connections. Default: never.
+    pub sse_poll_after_ms: Option<u64>,
     /// stdio: restarts in a row after the process dies on its own (default 5; a process that
     /// ran a minute starts the count again).
     pub max_restarts: Option<u32>,
@@ -190,6 +200,11 @@ impl UpstreamConfig {
         Duration::from_secs(self.timeout_secs.unwrap_or(60).max(1))
     }
 
+    /// When a 2025-11-25 client's stream is closed for polling, if ever.
+    pub fn sse_poll_after(&self) -> Option<Duration> {
+        self.sse_poll_after_ms.map(Duration::from_millis)
+    }
+
     /// The concurrency limit.
     pub fn concurrency(&self) -> usize {
         self.max_concurrency.unwrap_or(64).max(1)
@@ -218,6 +233,7 @@ impl GatewayConfig {
     pub fn single(upstream: UpstreamConfig) -> Self {
         GatewayConfig {
             gateway: GatewaySettings::default(),
+            auth: None,
             upstreams: vec![upstream],
         }
     }
@@ -246,6 +262,9 @@ impl GatewayConfig {
         if self.upstreams.is_empty() {
             problems.push("no [[upstream]]: the gateway needs at least one".into());
         }
+        if let Some(auth) = &self.auth {
+            problems.extend(auth.problems());
+        }
         let mut seen = std::collections::BTreeSet::new();
         for u in &self.upstreams {
             let n = &u.name;
@@ -265,6 +284,9 @@ impl GatewayConfig {
                 (Some(_), None) if !u.headers.is_empty() => {
                     problems.push(format!("upstream `{n}`: `headers` is for URL upstreams"))
                 }
+                (Some(_), None) if u.oauth.is_some() => {
+                    problems.push(format!("upstream `{n}`: `[oauth]` is for URL upstreams"))
+                }
                 (None, Some(url))
                     if !(url.starts_with("http://") || url.starts_with("https://")) =>
                 {
@@ -276,6 +298,18 @@ impl GatewayConfig {
                     ))
                 }
                 _ => {}
+            }
+            if let (Some(oauth), Some(_)) = (&u.oauth, &u.url) {
+                problems.extend(oauth.problems(n));
+            }
+            if u.oauth.is_some()
+                && u.headers
+                    .keys()
+                    .any(|k| k.eq_ignore_ascii_case("authorization"))
+            {
+                problems.push(format!(
+                    "upstream `{n}`: an `Authorization` header and `[oauth]` exclude each other"
+                ));
             }
         }
         if problems.is_empty() {

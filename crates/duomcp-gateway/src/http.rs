@@ -15,6 +15,12 @@ pub const HEALTH_TIMEOUT: Duration = Duration::from_secs(5);
 /// `GET /healthz`, which pings every upstream and answers `200` when all answer, `503` when
 /// one does not, with a JSON body listing each.
 ///
+/// With `[auth]` ([`Gateway::resource_server`]) the MCP endpoint is behind the OAuth
+/// resource server (a bearer token meant for the gateway on every request; `401`/`403`
+/// challenges; Protected Resource Metadata at the well-known URLs). `/healthz` stays open for
+/// load balancers' probes. The client's token stops here: upstreams see only the gateway's
+/// own credentials.
+///
 /// ```no_run
 /// # async fn run(gateway: duomcp_gateway::Gateway) -> std::io::Result<()> {
 /// use duomcp::transport::http::{serve, HttpConfig};
@@ -23,7 +29,10 @@ pub const HEALTH_TIMEOUT: Duration = Duration::from_secs(5);
 /// # }
 /// ```
 pub fn app(gateway: Arc<Gateway>, config: HttpConfig) -> Router {
-    let mcp = StreamableHttp::with_config(gateway.server().clone(), config).router();
+    let mut mcp = StreamableHttp::with_config(gateway.server().clone(), config).router();
+    if let Some(rs) = gateway.resource_server() {
+        mcp = rs.protect(mcp);
+    }
     let health = Router::new().route(
         "/healthz",
         get(move || {

@@ -23,6 +23,7 @@
 
 #![warn(missing_docs)]
 
+pub mod auth;
 pub mod bridge;
 pub mod config;
 pub mod http;
@@ -31,7 +32,10 @@ mod sync;
 pub mod upstream;
 
 pub use bridge::Holds;
-pub use config::{ConfigError, GatewayConfig, GatewaySettings, UpstreamConfig, UpstreamEra};
+pub use config::{
+    AuthConfig, ConfigError, GatewayConfig, GatewaySettings, UpstreamConfig, UpstreamEra,
+    UpstreamOAuth,
+};
 pub use upstream::Upstream;
 
 use duomcp::client::Notification;
@@ -65,6 +69,7 @@ pub(crate) struct Shared {
 /// server) and its upstreams.
 pub struct Gateway {
     shared: Arc<Shared>,
+    auth: Option<duomcp::auth::ResourceServer>,
 }
 
 /// The state of one upstream, as [`Gateway::health`] reports it.
@@ -89,6 +94,10 @@ impl Gateway {
     /// upstream that cannot be reached is left out (and logged), unless none can be.
     pub async fn start(config: GatewayConfig) -> Result<Gateway, GatewayError> {
         config.validate()?;
+        let auth = match &config.auth {
+            Some(a) => Some(a.resource_server().map_err(ConfigError::Invalid)?),
+            None => None,
+        };
         let settings = &config.gateway;
         let shared = Arc::new(Shared {
             server: OnceLock::new(),
@@ -170,7 +179,13 @@ impl Gateway {
                 sync::resync(&shared, i).await;
             }
         }
-        Ok(Gateway { shared })
+        Ok(Gateway { shared, auth })
+    }
+
+    /// The OAuth resource server of `[auth]`, which [`http::app`] puts in front of the MCP
+    /// endpoint; `None`: the endpoint is open.
+    pub fn resource_server(&self) -> Option<&duomcp::auth::ResourceServer> {
+        self.auth.as_ref()
     }
 
     /// The server to serve: `gateway.server().clone().serve_stdio()`, or

@@ -523,12 +523,15 @@ impl Service<McpRequest> for SubscribeRelay {
                 let index = shared.sync.read_miss(&shared, &uri)?;
                 Some((shared, index))
             });
+        let Some((shared, index)) = miss else {
+            // The common case: the inner stack's own (boxed, 'static) future, no clone of the
+            // stack and no second box.
+            return self.inner.call(req);
+        };
         let mut inner = self.inner.clone();
         std::mem::swap(&mut self.inner, &mut inner);
         Box::pin(async move {
-            if let Some((shared, index)) = miss {
-                resync(&shared, index).await;
-            }
+            resync(&shared, index).await;
             inner.call(req).await
         })
     }

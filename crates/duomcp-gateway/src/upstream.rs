@@ -5,6 +5,7 @@
 
 use crate::config::{UpstreamConfig, UpstreamEra};
 use crate::names::{Naming, ToolFilter};
+use duomcp::auth::OAuthClient;
 use duomcp::client::transport::ProcessOptions;
 use duomcp::client::{Client, ClientError, EraChoice, InputError, Notification};
 use duomcp_schema::{
@@ -199,6 +200,9 @@ pub struct Upstream {
     pool: Mutex<HashMap<String, Arc<OnceCell<Arc<Session>>>>>,
     limit: Arc<Semaphore>,
     notice: Notice,
+    /// `[upstream.oauth]`: the gateway's own OAuth client, shared by every pooled session
+    /// (one token for all); the error says why it could not be built.
+    oauth: Result<Option<OAuthClient>, String>,
 }
 
 /// What the gateway does with an upstream's connection-wide notifications (list changes,
@@ -209,6 +213,11 @@ impl Upstream {
     pub(crate) fn new(config: UpstreamConfig, naming: Naming, notice: Notice) -> Self {
         let filter = ToolFilter::new(config.allow_tools.clone(), config.deny_tools.clone());
         let limit = Arc::new(Semaphore::new(config.concurrency()));
+        let oauth = config
+            .oauth
+            .as_ref()
+            .map(|o| o.client(&config.name))
+            .transpose();
         Upstream {
             config,
             naming,
@@ -217,6 +226,7 @@ impl Upstream {
             pool: Mutex::new(HashMap::new()),
             limit,
             notice,
+            oauth,
         }
     }
 
@@ -229,7 +239,7 @@ impl Upstream {
     /// connected at first use.
     pub(crate) async fn main_session(&self) -> Result<Arc<Session>, ClientError> {
         self.default
-            .get_or_try_init(|| connect(&self.config, CapSet::all(), self.notice.clone()))
+            .get_or_try_init(|| self.connect(CapSet::all()))
             .await
             .cloned()
     }
@@ -271,9 +281,14 @@ impl Upstream {
             tracing::debug!(upstream = %self.name(), "session pool full; using the main session");
             return self.main_session().await;
         };
-        cell.get_or_try_init(|| connect(&self.config, set, self.notice.clone()))
-            .await
-            .cloned()
+        cell.get_or_try_init(|| self.connect(set)).await.cloned()
+    }
+
+    async fn connect(&self, caps: CapSet) -> Result<Arc<Session>, ClientError> {
+        let oauth = self.oauth.clone().map_err(ClientError::Protocol)?;
+        // Boxed: a connection's future (handshake, process start) is large and rare; inline,
+        // it would be part of every call's future, copied on every call.
+        Box::pin(connect(&self.config, caps, self.notice.clone(), oauth)).await
     }
 
     /// Waits for a free slot under the upstream's concurrency limit.
@@ -287,6 +302,7 @@ async fn connect(
     config: &UpstreamConfig,
     caps: CapSet,
     notice: Notice,
+    oauth: Option<OAuthClient>,
 ) -> Result<Arc<Session>, ClientError> {
     let routes = Arc::new(Routes::default());
     let mut b = Client::builder()
@@ -344,6 +360,9 @@ async fn connect(
         (None, Some(url)) => {
             for (k, v) in &config.headers {
                 b = b.header(k.clone(), v.clone());
+            }
+            if let Some(oauth) = oauth {
+                b = b.auth(oauth);
             }
             b.connect_http(url).await?
         }

@@ -6,10 +6,11 @@
 //! duomcp gateway --http 127.0.0.1:3000 --upstream http://127.0.0.1:4000/mcp
 //! duomcp gateway --http 127.0.0.1:3000 --config gateway.toml
 //! duomcp gateway --check gateway.toml                  # connect to each upstream, print a table
+//! duomcp gateway --http 127.0.0.1:3000 --auth-issuer https://auth.example.com -- duomcp serve
 //! ```
 
 use clap::Args;
-use duomcp_gateway::{Gateway, GatewayConfig, UpstreamConfig, UpstreamEra};
+use duomcp_gateway::{AuthConfig, Gateway, GatewayConfig, UpstreamConfig, UpstreamEra};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -19,7 +20,7 @@ use std::time::Duration;
 #[derive(Debug, Args)]
 pub struct GatewayArgs {
     /// The TOML configuration (upstreams and settings; see the README's "Gateway" section).
-    #[arg(long, value_name = "PATH", conflicts_with_all = ["upstream", "command"])]
+    #[arg(long, value_name = "PATH", conflicts_with_all = ["upstream", "command", "sse_poll_after_ms"])]
     pub config: Option<PathBuf>,
     /// One Streamable HTTP (or 2024-11-05 HTTP+SSE) upstream at this URL.
     #[arg(long, value_name = "URL", conflicts_with = "command")]
@@ -35,6 +36,24 @@ pub struct GatewayArgs {
     /// Takes the configuration file, or uses `--config` / `--upstream` / `-- CMD`.
     #[arg(long, value_name = "CONFIG", num_args = 0..=1, default_missing_value = "")]
     pub check: Option<String>,
+    /// With `--upstream` or `-- CMD`: close a 2025-11-25 client's SSE stream once a call has
+    /// run this many milliseconds (the client resumes it: SSE polling); default never.
+    #[arg(long, value_name = "MS")]
+    pub sse_poll_after_ms: Option<u64>,
+    /// With `--http`: require OAuth bearer tokens (JWTs) from this issuer, meant for the
+    /// gateway (`--auth-resource`); the config file's `[auth]` says more.
+    #[arg(long, value_name = "URL", requires = "http")]
+    pub auth_issuer: Option<String>,
+    /// With `--auth-issuer`: the issuer's JWKS (default: the `jwks_uri` of its metadata).
+    #[arg(long, value_name = "URL", requires = "auth_issuer")]
+    pub auth_jwks_url: Option<String>,
+    /// With `--auth-issuer`: the gateway's canonical URI, the audience tokens must name
+    /// (default: `http://HOST:PORT/mcp` of `--http`).
+    #[arg(long, value_name = "URL", requires = "auth_issuer")]
+    pub auth_resource: Option<String>,
+    /// With `--auth-issuer`: a scope every token must have (repeatable).
+    #[arg(long, value_name = "SCOPE", requires = "auth_issuer")]
+    pub auth_scope: Vec<String>,
     /// One stdio upstream: the command and its arguments, after `--`.
     #[arg(last = true, value_name = "CMD")]
     pub command: Vec<String>,
@@ -53,7 +72,18 @@ impl GatewayArgs {
             _ => self.config.clone(),
         };
         if let Some(path) = file {
-            return GatewayConfig::from_file(&path).map_err(|e| e.to_string());
+            let mut config = GatewayConfig::from_file(&path).map_err(|e| e.to_string())?;
+            if let Some(auth) = self.auth()? {
+                if config.auth.is_some() {
+                    return Err(format!(
+                        "{} has an [auth] section: leave out --auth-issuer",
+                        path.display()
+                    ));
+                }
+                config.auth = Some(auth);
+                config.validate().map_err(|e| e.to_string())?;
+            }
+            return Ok(config);
         }
         let mut upstream = match (&self.upstream, self.command.split_first()) {
             (Some(url), _) => UpstreamConfig::http("upstream", url.clone()),
@@ -67,9 +97,32 @@ impl GatewayArgs {
             }
         };
         upstream.era = era;
-        let config = GatewayConfig::single(upstream);
+        upstream.sse_poll_after_ms = self.sse_poll_after_ms;
+        let mut config = GatewayConfig::single(upstream);
+        config.auth = self.auth()?;
         config.validate().map_err(|e| e.to_string())?;
         Ok(config)
+    }
+}
+
+impl GatewayArgs {
+    /// `[auth]` from the `--auth-*` flags, if `--auth-issuer` is given.
+    fn auth(&self) -> Result<Option<AuthConfig>, String> {
+        let Some(issuer) = &self.auth_issuer else {
+            return Ok(None);
+        };
+        let resource = match (&self.auth_resource, &self.http) {
+            (Some(r), _) => r.clone(),
+            (None, Some(addr)) if !addr.ends_with(":0") => format!("http://{addr}/mcp"),
+            _ => return Err("--auth-issuer: give --auth-resource (the gateway's URL)".into()),
+        };
+        Ok(Some(AuthConfig {
+            resource,
+            authorization_servers: vec![issuer.clone()],
+            jwks_url: self.auth_jwks_url.clone(),
+            required_scopes: self.auth_scope.clone(),
+            ..Default::default()
+        }))
     }
 }
 
@@ -122,6 +175,14 @@ async fn serve_http(gateway: Arc<Gateway>, addr: &str) -> Result<(), String> {
     eprintln!(
         "duomcp gateway: serving at http://{local}/mcp (2025-11-25 and 2026-07-28; health at /healthz; Ctrl-C stops)"
     );
+    if let Some(rs) = gateway.resource_server() {
+        eprintln!(
+            "duomcp gateway: OAuth: bearer tokens for {} from {} (metadata at {})",
+            rs.metadata().resource,
+            rs.metadata().authorization_servers.join(", "),
+            rs.metadata_url()
+        );
+    }
     let server = gateway.server().clone();
     let app = duomcp_gateway::http::app(gateway, HttpConfig::default());
     let stop = async move {

@@ -155,7 +155,7 @@ impl Client {
 
     /// The era the server speaks.
     pub fn era(&self) -> Era {
-        self.negotiated().era
+        self.inner.era().unwrap_or(Era::UNMARKED)
     }
 
     /// The protocol version in use (`2025-11-25`, `2026-07-28`, …).
@@ -191,6 +191,26 @@ impl Client {
         self.inner
             .call(method, object(method, params)?, &options)
             .await
+    }
+
+    /// [`request`](Self::request) with params that are a JSON object already: they are sent
+    /// as they are, not serialized into a copy first (a gateway or proxy relaying requests).
+    ///
+    /// ```no_run
+    /// # async fn run(client: duomcp::client::Client) -> Result<(), duomcp::client::ClientError> {
+    /// use duomcp::client::RequestOptions;
+    /// let mut params = serde_json::Map::new();
+    /// params.insert("name".into(), "echo".into());
+    /// let result = client.request_object("tools/call", params, RequestOptions::new()).await?;
+    /// # let _ = result; Ok(()) }
+    /// ```
+    pub async fn request_object(
+        &self,
+        method: &str,
+        params: Map<String, Value>,
+        options: RequestOptions,
+    ) -> Result<Value, ClientError> {
+        self.inner.call(method, params, &options).await
     }
 
     /// Sends a typed request: params and result types come from the method's marker.

@@ -234,12 +234,18 @@ impl Inner {
         *self.state.write().unwrap_or_else(|p| p.into_inner()) = Some(n);
     }
 
+    /// Reads the negotiated state in place (no copy of the server's capabilities).
+    fn with_negotiated<T>(&self, f: impl FnOnce(Option<&Negotiated>) -> T) -> T {
+        f(self
+            .state
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .as_ref())
+    }
+
     fn speak(&self) -> Result<Speak, ClientError> {
-        match self.negotiated() {
-            Some(n) => Ok(Speak {
-                era: n.era,
-                version: n.protocol_version,
-            }),
+        match self.with_negotiated(|n| n.map(|n| (n.era, n.protocol_version.clone()))) {
+            Some((era, version)) => Ok(Speak { era, version }),
             None => Err(ClientError::Protocol(
                 "the client is not connected yet".into(),
             )),
@@ -247,7 +253,7 @@ impl Inner {
     }
 
     pub(crate) fn era(&self) -> Option<Era> {
-        self.negotiated().map(|n| n.era)
+        self.with_negotiated(|n| n.map(|n| n.era))
     }
 
     /// Whether `x-mcp-header` applies: a 2026-07-28 connection over a transport that mirrors
@@ -374,7 +380,7 @@ impl Inner {
             .map_err(|e| ClientError::Protocol(e.to_string()))?;
         let mut msg = Outgoing::new(body);
         msg.method = Some(method.to_owned());
-        msg.protocol_version = self.negotiated().map(|n| n.protocol_version);
+        msg.protocol_version = self.with_negotiated(|n| n.map(|n| n.protocol_version.clone()));
         Ok(self.transport.send(msg).await?)
     }
 
