@@ -443,13 +443,16 @@ impl Client {
         augmented: bool,
         options: &RequestOptions,
     ) -> Result<CallToolResult, ClientError> {
-        let value = match self.inner.call(method, params.clone(), options).await {
+        // Kept for the one retry a header mismatch asks for (only where headers mirror).
+        let retry_params = self.inner.mirrors_headers().then(|| params.clone());
+        let value = match self.inner.call(method, params, options).await {
             // The tool's x-mcp-header annotations changed (or were never listed): re-list the
             // tools and try once more, as the HTTP transport page advises.
             Err(ClientError::Rpc { error, .. })
                 if error.code == duomcp_schema::error_code::HEADER_MISMATCH
-                    && self.inner.mirrors_headers() =>
+                    && retry_params.is_some() =>
             {
+                let params = retry_params.unwrap_or_default();
                 tracing::debug!(
                     tool = name,
                     "header mismatch; refreshing the tool list and retrying"
@@ -457,8 +460,12 @@ impl Client {
                 self.inner.cache.invalidate(cache::Invalidate::Method(
                     <methods::ListTools as RequestMethod>::NAME,
                 ));
-                self.list_all_tools().await?;
-                self.inner.call(method, params, options).await?
+                // Boxed: rare, and inline it would weigh on every call's future.
+                Box::pin(async {
+                    self.list_all_tools().await?;
+                    self.inner.call(method, params, options).await
+                })
+                .await?
             }
             other => other?,
         };

@@ -697,13 +697,13 @@ impl Client {
         if self.era() != Era::Legacy {
             return false;
         }
-        let offered = self
-            .server_capabilities()
-            .tasks
-            .and_then(|t| t.requests)
-            .and_then(|r| r.tools)
-            .and_then(|t| t.call)
-            .is_some();
+        let offered = self.inner.with_negotiated(|n| {
+            n.and_then(|n| n.capabilities.tasks.as_ref())
+                .and_then(|t| t.requests.as_ref())
+                .and_then(|r| r.tools.as_ref())
+                .and_then(|t| t.call.as_ref())
+                .is_some()
+        });
         if !offered {
             return false;
         }
@@ -711,7 +711,8 @@ impl Client {
             Some(s) => s,
             None => {
                 // The tool's taskSupport is in its listing.
-                if let Err(e) = self.list_all_tools().await {
+                // Boxed: once per tool, and it would weigh on every call's future.
+                if let Err(e) = Box::pin(self.list_all_tools()).await {
                     tracing::debug!("could not list the tools to learn their task support: {e}");
                 }
                 self.inner.tasks.support(name).unwrap_or_default()
@@ -767,7 +768,8 @@ impl Client {
     ) -> Result<Value, ClientError> {
         match self.classify(value, augmented)? {
             Ok(v) => Ok(v),
-            Err((handle, info)) => handle.drive(opts, info).await,
+            // Boxed: following a task is rare next to a result, and large.
+            Err((handle, info)) => Box::pin(handle.drive(opts, info)).await,
         }
     }
 

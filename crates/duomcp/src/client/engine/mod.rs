@@ -235,7 +235,7 @@ impl Inner {
     }
 
     /// Reads the negotiated state in place (no copy of the server's capabilities).
-    fn with_negotiated<T>(&self, f: impl FnOnce(Option<&Negotiated>) -> T) -> T {
+    pub(crate) fn with_negotiated<T>(&self, f: impl FnOnce(Option<&Negotiated>) -> T) -> T {
         f(self
             .state
             .read()
@@ -564,10 +564,12 @@ impl Inner {
             return Ok(hit);
         }
         let generation = self.cache.generation();
+        // Kept only when the result may be cached under them.
+        let cached_params = key.is_some().then(|| params.clone());
         let (value, retried) = if MRTR_METHODS.contains(&method) {
-            self.request_mrtr(method, params.clone(), opts).await?
+            self.request_mrtr(method, params, opts).await?
         } else {
-            let v = self.request(method, params.clone(), opts).await?;
+            let v = self.request(method, params, opts).await?;
             match kind_of(method, &v)? {
                 Kind::Complete => (v, false),
                 Kind::InputRequired => {
@@ -583,7 +585,7 @@ impl Inner {
             }
         };
         // Results of retried requests depend on inputs outside the key: never cached.
-        if let (Some(key), false) = (key, retried) {
+        if let (Some(key), Some(params), false) = (key, cached_params, retried) {
             self.cache.put(key, method, &params, &value, generation);
         }
         Ok(value)
@@ -601,9 +603,16 @@ impl Inner {
         let mut retry: Option<(Map<String, Value>, Option<Value>)> = None;
         let mut rounds = 0;
         let mut traced = super::telemetry::Rounds::default();
+        // A relaying caller gets the first input_required back, never a retry: its params
+        // are sent as they are, not copied for a retry that cannot come.
+        let (mut once, params) = if opts.relay_input_required {
+            (Some(params), Map::new())
+        } else {
+            (None, params)
+        };
         loop {
             let retried = retry.is_some();
-            let mut attempt = params.clone();
+            let mut attempt = once.take().unwrap_or_else(|| params.clone());
             if let Some((responses, state)) = retry.take() {
                 attempt.insert("inputResponses".into(), Value::Object(responses));
                 if let Some(state) = state {
