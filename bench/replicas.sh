@@ -7,8 +7,9 @@
 #   bench/replicas.sh                 # 3 passes of 10 s per cell
 #   PASSES=5 SECS=20 bench/replicas.sh
 #
-# Redis commands per request come from `INFO commandstats` before and after each run on the
-# three replicas (commands inside a Lua script are counted too; `evalsha` is the round trips).
+# Redis commands per request come from `INFO commandstats` on the three replicas at the end of
+# each run's warm-up (the `initialize`s are in it) and after the run (commands inside a Lua
+# script are counted too; `evalsha` is the round trips), divided by the measured requests.
 # Needs redis-server and haproxy, and release builds of duomcp and duomcp-echo (built here
 # unless DUOMCP_BIN_DIR names a directory holding them). Every process started here is stopped
 # on exit. Reports go to $OUT (default target/bench-replicas/).
@@ -18,6 +19,7 @@ ROOT=$PWD
 OUT=${OUT:-$ROOT/target/bench-replicas}
 PASSES=${PASSES:-3}
 SECS=${SECS:-10}
+WARMUP=${WARMUP:-1}
 CONNS=${CONNS:-32}
 BASE=${BENCH_REPLICAS_PORT:-39300}
 if [ -z "${DUOMCP_BIN_DIR:-}" ]; then
@@ -72,10 +74,15 @@ for pass in $(seq 1 "$PASSES"); do
     for setup in single three; do
       port=$BASE; [ "$setup" = three ] && port=$((BASE + 1))
       tag="$era-$setup-$pass"
-      stats >"$OUT/$tag.before"
       load=$(cut -d' ' -f1 /proc/loadavg)
-      "$BIN/duomcp" bench --era "$era" --connections "$CONNS" --duration "$SECS" \
-        --url "http://127.0.0.1:$port/mcp" --label "$setup" --json >"$OUT/$tag.json"
+      "$BIN/duomcp" bench --era "$era" --connections "$CONNS" --duration "$SECS" --warmup "$WARMUP" \
+        --url "http://127.0.0.1:$port/mcp" --label "$setup" --json >"$OUT/$tag.json" &
+      bench=$!
+      # The load generator measures from warm-up + 200 ms after its connections are made: the
+      # snapshot is taken then (a few ms early at most: an upper bound, hardly more).
+      sleep "$(awk -v w="$WARMUP" 'BEGIN { print w + 0.2 }')"
+      stats >"$OUT/$tag.before"
+      wait "$bench"
       stats >"$OUT/$tag.after"
       echo "$load" >"$OUT/$tag.load"
       echo "replicas.sh: $tag done (load $load)" >&2
@@ -112,8 +119,8 @@ for (era, setup), runs in rows.items():
     p99 = statistics.median(r["p99_us"] for r, *_ in runs)
     errors = sum(r["errors"] for r, *_ in runs)
     reqs = sum(r["requests"] for r, *_ in runs)
-    # Commands are counted over the whole run, warm-up included: per request measured, an
-    # upper bound.
+    # Commands are counted from the end of the warm-up (initialize included in it, so left
+    # out) to the end of the run, per measured request.
     cmds = sum(c for _, c, _, _ in runs) / max(reqs, 1)
     scripts = sum(s for _, _, s, _ in runs) / max(reqs, 1)
     print(f"| {era} | {setup} | {each} | {rps:.0f} | {p99:.0f} | {errors} | {cmds:.2f} ({scripts:.2f}) |")

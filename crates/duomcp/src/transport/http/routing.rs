@@ -412,6 +412,42 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn the_generation_holds_while_the_bus_listens_and_moves_when_messages_were_lost() {
+        let slot = BusSlot::default();
+        let idle = Router::new(slot, CancellationToken::new());
+        assert_eq!(idle.generation(), None, "no bus: nothing may be trusted");
+
+        let hub = LocalBus::new(1);
+        let ra = router(&hub);
+        assert_eq!(ra.generation(), None, "not listening yet");
+        let _a = engine(&ra, "sc");
+        assert_eq!(ra.generation(), Some((0, 0)));
+        // Three messages into a queue of one before the router reads: two are lost.
+        let other = hub.member();
+        for _ in 0..3 {
+            other.publish(BusMessage::Invalidate {
+                session: "elsewhere".into(),
+            });
+        }
+        tokio::time::timeout(Duration::from_secs(5), async {
+            while ra.generation() != Some((0, 1)) {
+                tokio::task::yield_now().await;
+            }
+        })
+        .await
+        .unwrap();
+        // Closing the transport: the router hears nothing more.
+        ra.closing.cancel();
+        tokio::time::timeout(Duration::from_secs(5), async {
+            while ra.generation().is_some() {
+                tokio::task::yield_now().await;
+            }
+        })
+        .await
+        .unwrap();
+    }
+
+    #[tokio::test]
     async fn a_closed_copy_leaves_the_routing_map_and_a_routed_miss_is_not_published_again() {
         let hub = LocalBus::new(16);
         let ra = router(&hub);

@@ -285,3 +285,31 @@ pub(super) async fn ended_or_changed(t: &Inner, session: &HttpSession) {
         );
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_noted_answer_holds_for_the_interval_under_the_same_generation_until_forgotten() {
+        let f = Freshness::default();
+        let t0 = Instant::now();
+        let second = Duration::from_secs(1);
+        assert!(!f.holds(t0, second, (1, 0)), "nothing noted yet");
+        f.note(t0, f.ticket(), (1, 0));
+        assert!(f.holds(t0 + Duration::from_millis(999), second, (1, 0)));
+        assert!(!f.holds(t0 + second, second, (1, 0)), "one interval later");
+        assert!(!f.holds(t0, Duration::ZERO, (1, 0)), "interval zero: never");
+        // Another subscription, or a flush: void.
+        assert!(!f.holds(t0, second, (2, 0)));
+        assert!(!f.holds(t0, second, (1, 1)));
+        // An invalidation heard while the store was being asked voids that answer too.
+        let ticket = f.ticket();
+        f.forget();
+        assert!(!f.holds(t0, second, (1, 0)));
+        f.note(t0, ticket, (1, 0));
+        assert!(!f.holds(t0, second, (1, 0)));
+        f.note(t0, f.ticket(), (1, 0));
+        assert!(f.holds(t0, second, (1, 0)));
+    }
+}
