@@ -438,10 +438,13 @@ async fn start(
         .unwrap_or(duomcp_schema::LoggingLevel::Debug);
     let mut options = RequestOptions::new()
         .timeout(upstream.config.timeout())
-        .log_level(level)
-        .on_progress(move |p| {
+        .log_level(level);
+    // Upstream progress is asked for (and routed) only when the client asked for progress.
+    if ctx.wants_progress() {
+        options = options.on_progress(move |p| {
             let _ = progress.try_send(Event::Progress(p.clone()));
         });
+    }
     if relay {
         // Both sides 2026-07-28: the upstream sees what this client declared, per request
         // (what it may ask for, whether it takes tasks).
