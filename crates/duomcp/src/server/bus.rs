@@ -14,10 +14,7 @@
 //!   request) reaches that one ([`BusMessage::Reply`], [`BusMessage::Cancel`]; published only
 //!   when the replica that got it has no such request itself);
 //! - a 2025-11-25 session's own notification (a task's progress or log) made where the session
-//!   has no `GET` stream reaches the replica holding it ([`BusMessage::Notify`]);
-//! - a 2025-11-25 session whose shared record changed or that ended on one replica is no
-//!   longer taken as alive and unchanged by the others without asking the session store
-//!   ([`BusMessage::Invalidate`]; see `HttpConfig::session_touch_interval`).
+//!   has no `GET` stream reaches the replica holding it ([`BusMessage::Notify`]).
 //!
 //! Implementations: [`LocalBus`] (in process: servers in one process, tests) and, with the
 //! feature `redis`, `duomcp::redis::RedisBus` (Redis pub/sub). Every implementation is
@@ -92,15 +89,6 @@ pub enum BusMessage {
         session: String,
         /// The encoded JSON-RPC notification.
         message: String,
-    },
-    /// A 2025-11-25 session's shared record changed (`logging/setLevel`, a subscription…) or
-    /// the session ended (`DELETE`) on the publishing replica: every other replica forgets
-    /// when it last found the session alive and unchanged, so its next request for it asks the
-    /// session store again (and sees the new record, or `404`). Published, and sent, before the
-    /// publishing replica answers its client ([`Bus::publish_sent`]).
-    Invalidate {
-        /// The session's shared scope.
-        session: String,
     },
 }
 
@@ -192,39 +180,15 @@ impl From<BusEvent> for ServerEvent {
     }
 }
 
-/// What [`Bus::publish_sent`] returns: resolves to `true` once the message has left this
-/// replica (`false`: it was dropped).
-pub type BusSent<'a> = std::pin::Pin<Box<dyn std::future::Future<Output = bool> + Send + 'a>>;
-
 /// What carries messages between the replicas of one server.
 ///
 /// `publish` never waits: an implementation that must do I/O queues the message in a bounded
 /// queue and drops it (with a log line) when that queue is full.
-///
-/// Two provided methods serve caches that rely on hearing invalidations from the other
-/// replicas (the 2025-11-25 session liveness of the HTTP transport): their defaults are the
-/// safe ones for an implementation that does not override them (`publish_sent` waits for
-/// nothing, `listening` says "cannot tell", so nothing is cached).
 pub trait Bus: Send + Sync + 'static {
     /// Sends `message` to every other replica (not to this one).
     fn publish(&self, message: BusMessage);
     /// The messages other replicas publish from now on.
     fn subscribe(&self) -> BusReceiver;
-
-    /// As [`publish`](Self::publish), and resolves once the message has left this replica
-    /// (for Redis: `PUBLISH` answered, so the other replicas' subscriptions have it), within
-    /// a bounded time; `false` when it was dropped. The default publishes and resolves at once.
-    fn publish_sent(&self, message: BusMessage) -> BusSent<'_> {
-        self.publish(message);
-        Box::pin(std::future::ready(true))
-    }
-
-    /// Whether this replica hears what the others publish now: `Some(n)` while it does, where
-    /// `n` changes each time it starts hearing again (what was published in between was not
-    /// heard); `None` while it does not, or cannot tell (the default).
-    fn listening(&self) -> Option<u64> {
-        None
-    }
 }
 
 /// Messages from other replicas, oldest first (bounded: see [`BusReceiver::recv`]).
@@ -232,8 +196,6 @@ pub struct BusReceiver {
     rx: broadcast::Receiver<Delivered>,
     /// This replica's origin id: its own messages are skipped.
     own: u64,
-    /// Messages lost by falling behind, so far.
-    missed: u64,
 }
 
 /// A message with the replica it came from.
@@ -248,13 +210,7 @@ pub struct Delivered {
 impl BusReceiver {
     /// A receiver over `rx` skipping the messages of origin `own`.
     pub fn new(rx: broadcast::Receiver<Delivered>, own: u64) -> Self {
-        BusReceiver { rx, own, missed: 0 }
-    }
-
-    /// How many messages this receiver lost so far by falling behind (see
-    /// [`recv`](Self::recv)).
-    pub fn missed(&self) -> u64 {
-        self.missed
+        BusReceiver { rx, own }
     }
 
     /// The next message from another replica; `None` once the bus is gone. A receiver that
@@ -266,7 +222,6 @@ impl BusReceiver {
                 Ok(d) if d.origin == self.own => continue,
                 Ok(d) => return Some(d.message),
                 Err(broadcast::error::RecvError::Lagged(n)) => {
-                    self.missed = self.missed.saturating_add(n);
                     tracing::warn!("a bus receiver fell {n} messages behind; they were dropped");
                 }
                 Err(broadcast::error::RecvError::Closed) => return None,
@@ -281,7 +236,6 @@ impl BusReceiver {
                 Ok(d) if d.origin == self.own => continue,
                 Ok(d) => return Some(d.message),
                 Err(broadcast::error::TryRecvError::Lagged(n)) => {
-                    self.missed = self.missed.saturating_add(n);
                     tracing::warn!("a bus receiver fell {n} messages behind; they were dropped");
                 }
                 Err(_) => return None,
@@ -344,12 +298,6 @@ impl Bus for LocalBusMember {
     fn subscribe(&self) -> BusReceiver {
         BusReceiver::new(self.tx.subscribe(), self.origin)
     }
-
-    /// In process, a published message is in every receiver's queue at once, and a member
-    /// always hears the others (a receiver that falls behind says so: [`BusReceiver::missed`]).
-    fn listening(&self) -> Option<u64> {
-        Some(0)
-    }
 }
 
 #[cfg(test)]
@@ -407,13 +355,6 @@ mod tests {
         };
         let back: BusMessage = serde_json::from_str(&serde_json::to_string(&c).unwrap()).unwrap();
         assert!(matches!(back, BusMessage::Cancel { id, .. } if id == RequestId::from(9)));
-        let i = BusMessage::Invalidate {
-            session: "scope".into(),
-        };
-        let text = serde_json::to_string(&i).unwrap();
-        assert_eq!(text, r#"{"kind":"invalidate","session":"scope"}"#);
-        let back: BusMessage = serde_json::from_str(&text).unwrap();
-        assert!(matches!(back, BusMessage::Invalidate { session } if session == "scope"));
     }
 
     #[tokio::test]
@@ -431,7 +372,5 @@ mod tests {
             }
         }
         assert_eq!(got, vec![serde_json::json!(3), serde_json::json!(4)]);
-        // The loss is counted, for caches that must forget what they may have missed.
-        assert_eq!(rx.missed(), 3);
     }
 }

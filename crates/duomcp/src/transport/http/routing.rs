@@ -18,12 +18,6 @@
 //! Server→client request ids of a shared session carry the replica's own prefix (`s-<8 hex>-`),
 //! so that the ids two replicas hand out for one session never clash.
 //!
-//! The router also hears [`BusMessage::Invalidate`] (a session's record changed or it ended on
-//! another replica) and makes this replica's copy forget that it found the session alive
-//! recently ([`Freshness`](super::shared_session::Freshness)); and it says when such
-//! invalidations may have been missed ([`Router::generation`]: the bus not listening, a new
-//! subscription, or messages lost by this receiver falling behind), so that none is trusted.
-//!
 //! Bounds: the router's map has one entry per live session copy of this transport (at most
 //! `HttpConfig::max_sessions`; an entry goes when its copy closes); messages are bounded by the
 //! bus (`BusBounds::max_message_bytes`: a larger answer is dropped with a warning there, and
@@ -36,7 +30,7 @@ use crate::server::bus::{BusAnswer, BusMessage};
 use crate::server::BusSlot;
 use crate::util::lock;
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex, OnceLock, Weak};
 use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
@@ -55,10 +49,6 @@ pub(crate) struct Router {
     tables: Mutex<HashMap<Arc<str>, Entry>>,
     /// Set once the task receiving from the bus runs.
     listening: OnceLock<()>,
-    /// While that task runs.
-    hearing: AtomicBool,
-    /// Times that task found it lost messages (falling behind): every freshness is forgotten.
-    flushes: AtomicU64,
     closing: CancellationToken,
 }
 
@@ -71,8 +61,6 @@ impl Router {
             prefix: Arc::from(format!("s-{:08x}-", origin as u32)),
             tables: Mutex::default(),
             listening: OnceLock::new(),
-            hearing: AtomicBool::new(false),
-            flushes: AtomicU64::new(0),
             closing,
         })
     }
@@ -177,31 +165,6 @@ impl Router {
         }
     }
 
-    /// Tells the other replicas that session `scope` changed or ended, and waits until the
-    /// message left ([`Bus::publish_sent`](crate::server::bus::Bus::publish_sent)); `true`
-    /// when there is no bus (nobody caches then).
-    pub(crate) async fn invalidate(&self, scope: &str) -> bool {
-        let Some(bus) = self.bus.get() else {
-            return true;
-        };
-        bus.publish_sent(BusMessage::Invalidate {
-            session: scope.to_owned(),
-        })
-        .await
-    }
-
-    /// While every invalidation published by the other replicas is heard here: the bus's
-    /// subscription number and this receiver's flush count, both of which must be unchanged
-    /// for a freshness noted under them to hold. `None` (nothing may be trusted) without a bus,
-    /// while its subscription is down, or before this router listens.
-    pub(crate) fn generation(&self) -> Option<(u64, u64)> {
-        if !self.hearing.load(Ordering::Acquire) {
-            return None;
-        }
-        let bus = self.bus.get()?.listening()?;
-        Some((bus, self.flushes.load(Ordering::Acquire)))
-    }
-
     /// Starts the task that takes what other replicas route here (once a bus is
     /// attached; it ends with the transport, or when the router is gone).
     fn ensure_listening(self: &Arc<Self>) {
@@ -215,25 +178,15 @@ impl Router {
         let mut rx = bus.subscribe();
         let weak = Arc::downgrade(self);
         let closing = self.closing.clone();
-        self.hearing.store(true, Ordering::Release);
         tokio::spawn(async move {
-            let mut missed = 0;
             loop {
                 let message = tokio::select! {
-                    _ = closing.cancelled() => break,
+                    _ = closing.cancelled() => return,
                     m = rx.recv() => m,
                 };
+                let Some(message) = message else { return };
                 let Some(router) = weak.upgrade() else { return };
-                let Some(message) = message else { break };
-                if rx.missed() != missed {
-                    // Invalidations may be among the lost: trust no freshness noted before.
-                    missed = rx.missed();
-                    router.flushes.fetch_add(1, Ordering::AcqRel);
-                }
                 router.deliver(&message);
-            }
-            if let Some(router) = weak.upgrade() {
-                router.hearing.store(false, Ordering::Release);
             }
         });
     }
@@ -267,13 +220,6 @@ impl Router {
                     .try_send(message.clone().into_bytes())
                     .is_ok(),
                 _ => false,
-            },
-            BusMessage::Invalidate { session } => match self.session(session) {
-                Some(s) => {
-                    s.fresh.forget();
-                    true
-                }
-                None => false,
             },
             _ => false,
         }
@@ -409,42 +355,6 @@ mod tests {
         assert!(b.complete(&id, Ok(RawValue::from_string("{}".into()).unwrap())));
         assert!(waiter.wait(Duration::from_secs(1), &never).await.is_ok());
         assert!(heard.try_recv().is_none());
-    }
-
-    #[tokio::test]
-    async fn the_generation_holds_while_the_bus_listens_and_moves_when_messages_were_lost() {
-        let slot = BusSlot::default();
-        let idle = Router::new(slot, CancellationToken::new());
-        assert_eq!(idle.generation(), None, "no bus: nothing may be trusted");
-
-        let hub = LocalBus::new(1);
-        let ra = router(&hub);
-        assert_eq!(ra.generation(), None, "not listening yet");
-        let _a = engine(&ra, "sc");
-        assert_eq!(ra.generation(), Some((0, 0)));
-        // Three messages into a queue of one before the router reads: two are lost.
-        let other = hub.member();
-        for _ in 0..3 {
-            other.publish(BusMessage::Invalidate {
-                session: "elsewhere".into(),
-            });
-        }
-        tokio::time::timeout(Duration::from_secs(5), async {
-            while ra.generation() != Some((0, 1)) {
-                tokio::task::yield_now().await;
-            }
-        })
-        .await
-        .unwrap();
-        // Closing the transport: the router hears nothing more.
-        ra.closing.cancel();
-        tokio::time::timeout(Duration::from_secs(5), async {
-            while ra.generation().is_some() {
-                tokio::task::yield_now().await;
-            }
-        })
-        .await
-        .unwrap();
     }
 
     #[tokio::test]

@@ -1,31 +1,5 @@
 //! The legacy side's use of a [`SessionStore`]: restoring a session minted by another replica,
-//! dropping one ended elsewhere, writing the record when it changes, and not asking the store
-//! again when this replica's copy was found alive and current a moment ago.
-//!
-//! **Liveness cache.** With a bus between the replicas, a copy the store found alive and
-//! unchanged (a touch, or a save) less than [`touch_interval`] ago serves the request without
-//! asking again: 0 Redis commands instead of one round trip. It stays correct because
-//! - every replica that changes a session's record or ends the session publishes
-//!   [`BusMessage::Invalidate`](crate::server::bus::BusMessage::Invalidate) and waits until it
-//!   has left *before* answering its client; every other replica then forgets its copy's
-//!   freshness ([`Freshness::forget`]), so its next request for the session asks the store
-//!   (and sees the new record, or `404`);
-//! - freshness is noted under the router's [`generation`](super::routing::Router::generation)
-//!   and trusted only while it is unchanged: not while the bus subscription is down, not
-//!   across a resubscription (what was published in between was missed), not after this
-//!   receiver lost messages by falling behind (every copy's freshness is dropped at once);
-//! - the idle expiry in the store is refreshed at least once per interval by each replica
-//!   serving the session, and the interval is at most a quarter of the idle timeout.
-//!
-//! What it trades: a replica learns of a `DELETE` or a record change made elsewhere when the
-//! invalidation arrives (Redis pub/sub: well under a millisecond on loopback, and before the
-//! other replica's client has its answer), not by asking; an invalidation that is lost
-//! without the bus noticing leaves a copy stale for at most the interval. The `DELETE` or the
-//! change itself waits for its `PUBLISH` (one more round trip, on those requests only).
-//! Without a bus (or with one that cannot say it listens) every request asks, as before.
-//!
-//! Bounds: the freshness is a field of each session copy, so the cache holds at most one
-//! entry per copy (`HttpConfig::max_sessions`), and goes with the copy.
+//! dropping one ended elsewhere, writing the record when it changes.
 
 use super::session::HttpSession;
 use super::session_store::{SessionRecord, SessionStore, Touched};
@@ -33,75 +7,8 @@ use super::store::StoreError;
 use super::Inner;
 use crate::correlation::Limits;
 use crate::server::session::Negotiated;
-use crate::util::lock;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
-
-/// When the session store last found a copy alive and current, and the invalidations heard
-/// for it (see the [module documentation](self)).
-#[derive(Default)]
-pub(crate) struct Freshness {
-    /// Invalidations heard for this session from other replicas.
-    heard: AtomicU64,
-    noted: Mutex<Option<Noted>>,
-}
-
-#[derive(Clone, Copy)]
-struct Noted {
-    /// When the store was asked (before it answered: the earlier, the safer).
-    at: Instant,
-    /// `heard` when it was asked.
-    heard: u64,
-    /// The router's generation when it was asked.
-    generation: (u64, u64),
-}
-
-impl Freshness {
-    /// Another replica changed or ended the session: the next request asks the store.
-    pub(crate) fn forget(&self) {
-        self.heard.fetch_add(1, Ordering::AcqRel);
-    }
-
-    /// Read before asking the store; given back to [`note`](Self::note) with its answer.
-    fn ticket(&self) -> u64 {
-        self.heard.load(Ordering::Acquire)
-    }
-
-    /// The store, asked at `at` (with `heard` from [`ticket`](Self::ticket)), found the copy
-    /// alive and current.
-    fn note(&self, at: Instant, heard: u64, generation: (u64, u64)) {
-        *lock(&self.noted) = Some(Noted {
-            at,
-            heard,
-            generation,
-        });
-    }
-
-    /// Whether that answer still holds at `now`: younger than `interval`, nothing heard
-    /// since, the same generation.
-    fn holds(&self, now: Instant, interval: Duration, generation: (u64, u64)) -> bool {
-        let Some(n) = *lock(&self.noted) else {
-            return false;
-        };
-        n.heard == self.heard.load(Ordering::Acquire)
-            && n.generation == generation
-            && now.saturating_duration_since(n.at) < interval
-    }
-}
-
-/// How long a copy found alive and current is taken as such without asking the store:
-/// `HttpConfig::session_touch_interval`, at most a quarter of the idle timeout.
-pub(super) fn touch_interval(t: &Inner) -> Duration {
-    t.config
-        .session_touch_interval
-        .min(t.config.session_idle_timeout / 4)
-}
-
-/// The router's generation, when freshness may be trusted at all.
-fn generation(t: &Inner) -> Option<(u64, u64)> {
-    t.sessions.router()?.generation()
-}
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
 
 /// Methods after which the session's record changed (log level, subscriptions).
 pub(super) fn changes_record(method: &str) -> bool {
@@ -113,33 +20,16 @@ pub(super) fn changes_record(method: &str) -> bool {
 
 /// Session `sid` as the store knows it: this replica's copy, refreshed when the record is
 /// newer; restored when this replica has none; `None` when it is gone (and this copy with it).
-/// One round trip, or none when `cached` and this copy was found alive and current less than
-/// [`touch_interval`] ago (see the [module documentation](self)).
+/// One round trip.
 pub(super) async fn lookup(
     t: &Arc<Inner>,
     store: &dyn SessionStore,
     sid: &str,
-    cached: bool,
 ) -> Result<Option<Arc<HttpSession>>, StoreError> {
     let local = t.sessions.get(sid);
-    let asked_at = Instant::now();
-    let generation = generation(t);
-    if let (true, Some(s), Some(g)) = (cached, &local, generation) {
-        if s.fresh.holds(asked_at, touch_interval(t), g) {
-            return Ok(local);
-        }
-    }
-    // Only a copy that was here before asking may be noted fresh: one adopted now may have
-    // missed an invalidation before its router knew it.
-    let ticket = local.as_ref().map(|s| s.fresh.ticket());
     let known = local
         .as_ref()
         .map_or(0, |s| s.version.load(Ordering::Acquire));
-    let note = |s: &HttpSession| {
-        if let (Some(heard), Some(g)) = (ticket, generation) {
-            s.fresh.note(asked_at, heard, g);
-        }
-    };
     match store
         .touch(sid, known, t.config.session_idle_timeout)
         .await?
@@ -150,14 +40,8 @@ pub(super) async fn lookup(
             }
             Ok(None)
         }
-        Touched::Unchanged => {
-            if let Some(s) = &local {
-                note(s);
-            }
-            Ok(local)
-        }
+        Touched::Unchanged => Ok(local),
         Touched::Changed(version, record) => {
-            let had_copy = local.is_some();
             let session = match local {
                 Some(s) => s,
                 None => match t.sessions.adopt(
@@ -191,9 +75,6 @@ pub(super) async fn lookup(
             };
             restore(&session, *record);
             session.version.store(version, Ordering::Release);
-            if had_copy {
-                note(&session);
-            }
             Ok(Some(session))
         }
     }
@@ -236,8 +117,7 @@ fn record_of(session: &HttpSession) -> Option<SessionRecord> {
 }
 
 /// Writes the session's record when there is a store (`create`: after `initialize`); `false`
-/// when the store failed (the error is logged). A changed record is announced to the other
-/// replicas ([`ended_or_changed`]) before this returns.
+/// when the store failed (the error is logged).
 pub(super) async fn save(t: &Arc<Inner>, session: &HttpSession, create: bool) -> bool {
     let Some(store) = &t.config.session_store else {
         return true;
@@ -245,22 +125,12 @@ pub(super) async fn save(t: &Arc<Inner>, session: &HttpSession, create: bool) ->
     let Some(record) = record_of(session) else {
         return true;
     };
-    let asked_at = Instant::now();
-    let generation = generation(t);
-    let ticket = session.fresh.ticket();
     match store
         .save(&session.id, &record, create, t.config.session_idle_timeout)
         .await
     {
         Ok(Some(version)) => {
             session.version.store(version, Ordering::Release);
-            // A save extends the idle expiry as a touch does.
-            if let Some(g) = generation {
-                session.fresh.note(asked_at, ticket, g);
-            }
-            if !create {
-                ended_or_changed(t, session).await;
-            }
             true
         }
         Ok(None) => true,
@@ -268,48 +138,5 @@ pub(super) async fn save(t: &Arc<Inner>, session: &HttpSession, create: bool) ->
             tracing::warn!(session = %session.id, "session store: {e}");
             false
         }
-    }
-}
-
-/// Tells the other replicas that `session`'s record changed or that it ended, and waits until
-/// the message has left (their copies then ask the store on their next request).
-pub(super) async fn ended_or_changed(t: &Inner, session: &HttpSession) {
-    let (Some(router), Some(scope)) = (t.sessions.router(), session.core.scope()) else {
-        return;
-    };
-    if !router.invalidate(scope).await {
-        tracing::warn!(
-            session = %session.id,
-            "the other replicas were not told that this session changed or ended (bus \
-             unavailable); their copies trust it for at most the session touch interval"
-        );
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_noted_answer_holds_for_the_interval_under_the_same_generation_until_forgotten() {
-        let f = Freshness::default();
-        let t0 = Instant::now();
-        let second = Duration::from_secs(1);
-        assert!(!f.holds(t0, second, (1, 0)), "nothing noted yet");
-        f.note(t0, f.ticket(), (1, 0));
-        assert!(f.holds(t0 + Duration::from_millis(999), second, (1, 0)));
-        assert!(!f.holds(t0 + second, second, (1, 0)), "one interval later");
-        assert!(!f.holds(t0, Duration::ZERO, (1, 0)), "interval zero: never");
-        // Another subscription, or a flush: void.
-        assert!(!f.holds(t0, second, (2, 0)));
-        assert!(!f.holds(t0, second, (1, 1)));
-        // An invalidation heard while the store was being asked voids that answer too.
-        let ticket = f.ticket();
-        f.forget();
-        assert!(!f.holds(t0, second, (1, 0)));
-        f.note(t0, ticket, (1, 0));
-        assert!(!f.holds(t0, second, (1, 0)));
-        f.note(t0, f.ticket(), (1, 0));
-        assert!(f.holds(t0, second, (1, 0)));
     }
 }
