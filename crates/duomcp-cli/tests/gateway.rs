@@ -11,7 +11,7 @@ use duomcp_cli::reference::era::ServeEra;
 use duomcp_gateway::{Gateway, GatewayConfig, UpstreamConfig};
 use serde_json::{json, Value};
 use std::time::Duration;
-use support::{modern, Wire, LEGACY, MODERN};
+use support::{modern, RecordAuth, Wire, LEGACY, MODERN};
 
 /// Every test is bounded: a hang fails it.
 const BOUND: Duration = Duration::from_secs(90);
@@ -503,40 +503,6 @@ async fn a_dead_stdio_upstream_fails_its_calls_clearly_and_is_restarted() {
     })
     .await
     .expect("bounded");
-}
-
-/// Records the `Authorization` header of every HTTP request an upstream receives.
-#[derive(Clone)]
-struct RecordAuth<S> {
-    inner: S,
-    seen: std::sync::Arc<std::sync::Mutex<Vec<String>>>,
-}
-
-impl<S, B> duomcp::server::middleware::Service<hyper::Request<B>> for RecordAuth<S>
-where
-    S: duomcp::server::middleware::Service<hyper::Request<B>>,
-{
-    type Response = S::Response;
-    type Error = S::Error;
-    type Future = S::Future;
-
-    fn poll_ready(
-        &mut self,
-        cx: &mut std::task::Context<'_>,
-    ) -> std::task::Poll<Result<(), S::Error>> {
-        self.inner.poll_ready(cx)
-    }
-
-    fn call(&mut self, req: hyper::Request<B>) -> S::Future {
-        let auth = req
-            .headers()
-            .get("authorization")
-            .and_then(|v| v.to_str().ok())
-            .unwrap_or("<none>")
-            .to_owned();
-        self.seen.lock().unwrap().push(auth);
-        self.inner.call(req)
-    }
 }
 
 #[tokio::test]

@@ -7,6 +7,8 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+mod support;
+
 use duomcp::auth::{Principal, ResourceServer, StaticTokens};
 use duomcp::client::{Client, EraChoice};
 use duomcp_gateway::{Gateway, GatewayConfig};
@@ -15,6 +17,7 @@ use serde_json::{json, Value};
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
+use support::RecordAuth;
 
 const BOUND: Duration = Duration::from_secs(90);
 const WITHIN: Duration = Duration::from_secs(20);
@@ -128,40 +131,6 @@ async fn authorization_server(gateway_resource: String) -> (String, Arc<Mutex<As
         );
     tokio::spawn(duomcp::transport::http::serve(listener, app));
     (issuer, seen)
-}
-
-/// Records the `Authorization` header of every HTTP request an upstream receives.
-#[derive(Clone)]
-struct RecordAuth<S> {
-    inner: S,
-    seen: Arc<Mutex<Vec<String>>>,
-}
-
-impl<S, B> duomcp::server::middleware::Service<hyper::Request<B>> for RecordAuth<S>
-where
-    S: duomcp::server::middleware::Service<hyper::Request<B>>,
-{
-    type Response = S::Response;
-    type Error = S::Error;
-    type Future = S::Future;
-
-    fn poll_ready(
-        &mut self,
-        cx: &mut std::task::Context<'_>,
-    ) -> std::task::Poll<Result<(), S::Error>> {
-        self.inner.poll_ready(cx)
-    }
-
-    fn call(&mut self, req: hyper::Request<B>) -> S::Future {
-        let auth = req
-            .headers()
-            .get("authorization")
-            .and_then(|v| v.to_str().ok())
-            .unwrap_or("<none>")
-            .to_owned();
-        self.seen.lock().unwrap().push(auth);
-        self.inner.call(req)
-    }
 }
 
 /// The reference server over HTTP, behind a resource server of its own that accepts only the

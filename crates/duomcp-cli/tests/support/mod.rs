@@ -247,3 +247,39 @@ impl Drop for TempDir {
         let _ = std::fs::remove_dir_all(&self.0);
     }
 }
+
+/// Records the `Authorization` header of every HTTP request a server receives (`<none>` when
+/// a request has none): middleware for an upstream behind the gateway, to assert on what it
+/// was sent.
+#[derive(Clone)]
+pub struct RecordAuth<S> {
+    pub inner: S,
+    pub seen: std::sync::Arc<std::sync::Mutex<Vec<String>>>,
+}
+
+impl<S, B> duomcp::server::middleware::Service<hyper::Request<B>> for RecordAuth<S>
+where
+    S: duomcp::server::middleware::Service<hyper::Request<B>>,
+{
+    type Response = S::Response;
+    type Error = S::Error;
+    type Future = S::Future;
+
+    fn poll_ready(
+        &mut self,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Result<(), S::Error>> {
+        self.inner.poll_ready(cx)
+    }
+
+    fn call(&mut self, req: hyper::Request<B>) -> S::Future {
+        let auth = req
+            .headers()
+            .get("authorization")
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or("<none>")
+            .to_owned();
+        self.seen.lock().unwrap().push(auth);
+        self.inner.call(req)
+    }
+}
