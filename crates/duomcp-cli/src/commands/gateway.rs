@@ -103,9 +103,7 @@ impl GatewayArgs {
         config.validate().map_err(|e| e.to_string())?;
         Ok(config)
     }
-}
 
-impl GatewayArgs {
     /// `[auth]` from the `--auth-*` flags, if `--auth-issuer` is given.
     fn auth(&self) -> Result<Option<AuthConfig>, String> {
         let Some(issuer) = &self.auth_issuer else {

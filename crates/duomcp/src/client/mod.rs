@@ -188,8 +188,7 @@ impl Client {
     ) -> Result<Value, ClientError> {
         let params = serde_json::to_value(params)
             .map_err(|e| ClientError::InvalidArguments(e.to_string()))?;
-        self.inner
-            .call(method, object(method, params)?, &options)
+        self.request_object(method, object(method, params)?, options)
             .await
     }
 
@@ -445,14 +444,12 @@ impl Client {
     ) -> Result<CallToolResult, ClientError> {
         // Kept for the one retry a header mismatch asks for (only where headers mirror).
         let retry_params = self.inner.mirrors_headers().then(|| params.clone());
-        let value = match self.inner.call(method, params, options).await {
+        let value = match (self.inner.call(method, params, options).await, retry_params) {
             // The tool's x-mcp-header annotations changed (or were never listed): re-list the
             // tools and try once more, as the HTTP transport page advises.
-            Err(ClientError::Rpc { error, .. })
-                if error.code == duomcp_schema::error_code::HEADER_MISMATCH
-                    && retry_params.is_some() =>
+            (Err(ClientError::Rpc { error, .. }), Some(params))
+                if error.code == duomcp_schema::error_code::HEADER_MISMATCH =>
             {
-                let params = retry_params.unwrap_or_default();
                 tracing::debug!(
                     tool = name,
                     "header mismatch; refreshing the tool list and retrying"
@@ -467,7 +464,7 @@ impl Client {
                 })
                 .await?
             }
-            other => other?,
+            (other, _) => other?,
         };
         // A task instead of a result: poll it for the result (both eras).
         let value = self.settle_task(value, augmented, options).await?;
