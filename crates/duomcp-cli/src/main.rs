@@ -220,9 +220,11 @@ fn main() -> std::process::ExitCode {
                         )
                         .await
                         .map_err(Some)?;
+                        // Before anything is read: a signal at any point stops, never kills.
+                        let stop = duomcp::server::shutdown_signal();
                         say_what_stdio_waits_for();
                         server
-                            .serve_stdio_with_shutdown(duomcp::server::shutdown_signal())
+                            .serve_stdio_with_shutdown(stop)
                             .await
                             .map_err(|e| Some(e.to_string()))
                     }
@@ -302,29 +304,14 @@ async fn serve_http(
     let listener = duomcp_cli::serve_addr::bind(addr).await.map_err(Some)?;
     let local = listener.local_addr().map_err(|e| Some(e.to_string()))?;
     let scheme = if tls.is_some() { "https" } else { "http" };
+    // Installed before the line below announces the server: a signal sent as soon as it is
+    // seen stops the server instead of killing it.
+    let stop = duomcp::server::shutdown_signal();
     eprintln!("duomcp: serving the reference server at {scheme}://{local}/mcp (2025-11-25 and 2026-07-28, HTTP/1.1 and HTTP/2; Ctrl-C stops)");
     let http = StreamableHttp::with_config(server, config);
     match tls {
-        Some(tls) => {
-            http.serve_tls_with_shutdown(listener, tls, stop_signal())
-                .await
-        }
-        None => http.serve_with_shutdown(listener, stop_signal()).await,
+        Some(tls) => http.serve_tls_with_shutdown(listener, tls, stop).await,
+        None => http.serve_with_shutdown(listener, stop).await,
     }
     .map_err(|e| Some(e.to_string()))
-}
-
-async fn stop_signal() {
-    #[cfg(unix)]
-    {
-        use tokio::signal::unix::{signal, SignalKind};
-        if let Ok(mut term) = signal(SignalKind::terminate()) {
-            tokio::select! {
-                _ = tokio::signal::ctrl_c() => {}
-                _ = term.recv() => {}
-            }
-            return;
-        }
-    }
-    let _ = tokio::signal::ctrl_c().await;
 }

@@ -136,6 +136,9 @@ pub async fn run(args: GatewayArgs) -> ExitCode {
     if args.check.is_some() {
         return check(&config).await;
     }
+    // Installed before the upstreams are started and anything is served: from here on a
+    // SIGINT or SIGTERM stops the gateway in order instead of killing it.
+    let stop = duomcp::server::shutdown_signal();
     let gateway = match Gateway::start(config).await {
         Ok(g) => Arc::new(g),
         Err(e) => {
@@ -147,10 +150,10 @@ pub async fn run(args: GatewayArgs) -> ExitCode {
         None => gateway
             .server()
             .clone()
-            .serve_stdio_with_shutdown(duomcp::server::shutdown_signal())
+            .serve_stdio_with_shutdown(stop)
             .await
             .map_err(|e| e.to_string()),
-        Some(addr) => serve_http(gateway.clone(), addr).await,
+        Some(addr) => serve_http(gateway.clone(), addr, stop).await,
     };
     for u in gateway.upstreams() {
         if let Ok(c) = u.client().await {
@@ -166,7 +169,11 @@ pub async fn run(args: GatewayArgs) -> ExitCode {
     }
 }
 
-async fn serve_http(gateway: Arc<Gateway>, addr: &str) -> Result<(), String> {
+async fn serve_http(
+    gateway: Arc<Gateway>,
+    addr: &str,
+    signal: impl std::future::Future<Output = ()> + Send + 'static,
+) -> Result<(), String> {
     use duomcp::transport::http::{serve_with, HttpConfig, ServeOptions};
     let listener = crate::serve_addr::bind(addr).await?;
     let local = listener.local_addr().map_err(|e| e.to_string())?;
@@ -184,7 +191,7 @@ async fn serve_http(gateway: Arc<Gateway>, addr: &str) -> Result<(), String> {
     let server = gateway.server().clone();
     let app = duomcp_gateway::http::app(gateway, HttpConfig::default());
     let stop = async move {
-        duomcp::server::shutdown_signal().await;
+        signal.await;
         server.shutdown();
     };
     serve_with(listener, app, ServeOptions::default(), stop)
