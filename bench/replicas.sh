@@ -7,8 +7,12 @@
 #   bench/replicas.sh                 # 3 passes of 10 s per cell
 #   PASSES=5 SECS=20 bench/replicas.sh
 #
-# Redis commands per request come from `INFO commandstats` before and after each run on the
-# three replicas (commands inside a Lua script are counted too; `evalsha` is the round trips).
+# Redis commands per request come from `INFO commandstats` on the three replicas at the end of
+# each run's warm-up (the `initialize`s are in it) and after the run (commands inside a Lua
+# script are counted too; `evalsha` is the round trips), divided by the measured requests.
+# Server CPU per request: the user + system time of each set-up's processes (its HAProxy and
+# replicas, and Redis for the three) over the same window, divided likewise: it varies less
+# than the throughput when the machine is shared.
 # Needs redis-server and haproxy, and release builds of duomcp and duomcp-echo (built here
 # unless DUOMCP_BIN_DIR names a directory holding them). Every process started here is stopped
 # on exit. Reports go to $OUT (default target/bench-replicas/).
@@ -18,6 +22,7 @@ ROOT=$PWD
 OUT=${OUT:-$ROOT/target/bench-replicas}
 PASSES=${PASSES:-3}
 SECS=${SECS:-10}
+WARMUP=${WARMUP:-1}
 CONNS=${CONNS:-32}
 BASE=${BENCH_REPLICAS_PORT:-39300}
 if [ -z "${DUOMCP_BIN_DIR:-}" ]; then
@@ -45,10 +50,14 @@ wait_port() {
 REDIS=$((BASE + 9))
 redis-server --port "$REDIS" --bind 127.0.0.1 --save "" --appendonly no --dir "$OUT" >"$OUT/redis.log" 2>&1 &
 PIDS+=($!); wait_port "$REDIS"
+REDIS_PID=$!
 # The single replica (in memory) and the three (on Redis).
 "$BIN/duomcp-echo" http $((BASE + 10)) 2>"$OUT/single.log" & PIDS+=($!)
+SINGLE_PIDS=($!)
+THREE_PIDS=("$REDIS_PID")
 for i in 1 2 3; do
   "$BIN/duomcp-echo" http $((BASE + 10 + i)) "redis://127.0.0.1:$REDIS/" 2>"$OUT/replica$i.log" & PIDS+=($!)
+  THREE_PIDS+=($!)
 done
 for i in 0 1 2 3; do wait_port $((BASE + 10 + i)); done
 
@@ -64,27 +73,37 @@ lb() { # port, backend ports...
   wait_port "$port"
 }
 lb "$BASE" $((BASE + 10))
+SINGLE_PIDS+=("${PIDS[-1]}")
 lb $((BASE + 1)) $((BASE + 11)) $((BASE + 12)) $((BASE + 13))
+THREE_PIDS+=("${PIDS[-1]}")
+# CPU time (clock ticks, user + system) of the processes named.
+cpu() { local t=0 f; for p in "$@"; do read -r -a f <"/proc/$p/stat"; t=$((t + f[13] + f[14])); done; echo "$t"; }
 
 stats() { redis-cli -p "$REDIS" INFO commandstats | tr -d '\r' | { grep '^cmdstat_' || true; }; }
 for pass in $(seq 1 "$PASSES"); do
   for era in modern legacy; do
     for setup in single three; do
-      port=$BASE; [ "$setup" = three ] && port=$((BASE + 1))
+      port=$BASE; procs=("${SINGLE_PIDS[@]}")
+      [ "$setup" = three ] && { port=$((BASE + 1)); procs=("${THREE_PIDS[@]}"); }
       tag="$era-$setup-$pass"
-      stats >"$OUT/$tag.before"
       load=$(cut -d' ' -f1 /proc/loadavg)
-      "$BIN/duomcp" bench --era "$era" --connections "$CONNS" --duration "$SECS" \
-        --url "http://127.0.0.1:$port/mcp" --label "$setup" --json >"$OUT/$tag.json"
-      stats >"$OUT/$tag.after"
+      "$BIN/duomcp" bench --era "$era" --connections "$CONNS" --duration "$SECS" --warmup "$WARMUP" \
+        --url "http://127.0.0.1:$port/mcp" --label "$setup" --json >"$OUT/$tag.json" &
+      bench=$!
+      # The load generator measures from warm-up + 200 ms after its connections are made: the
+      # snapshot is taken then (a few ms early at most: an upper bound, hardly more).
+      sleep "$(awk -v w="$WARMUP" 'BEGIN { print w + 0.2 }')"
+      stats >"$OUT/$tag.before"; cpu "${procs[@]}" >"$OUT/$tag.cpu-before"
+      wait "$bench"
+      stats >"$OUT/$tag.after"; cpu "${procs[@]}" >"$OUT/$tag.cpu-after"
       echo "$load" >"$OUT/$tag.load"
       echo "replicas.sh: $tag done (load $load)" >&2
     done
   done
 done
-python3 - "$OUT" "$PASSES" <<'PY'
+python3 - "$OUT" "$PASSES" "$(getconf CLK_TCK)" <<'PY'
 import json, pathlib, statistics, sys
-out, passes = pathlib.Path(sys.argv[1]), int(sys.argv[2])
+out, passes, hz = pathlib.Path(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
 def stats(path):
     d = {}
     for line in path.read_text().splitlines():
@@ -102,25 +121,31 @@ for era in ("modern", "legacy"):
             cmds = sum(a.values()) - sum(b.values())
             scripts = a.get("evalsha", 0) - b.get("evalsha", 0) + a.get("eval", 0) - b.get("eval", 0)
             load = (out / f"{tag}.load").read_text().strip()
-            runs.append((r, cmds, scripts, load))
+            ticks = int((out / f"{tag}.cpu-after").read_text()) - int((out / f"{tag}.cpu-before").read_text())
+            runs.append((r, cmds, scripts, load, ticks))
         rows[(era, setup)] = runs
-print("| era | set-up | pass: rps (load) | median rps | p99 median µs | errors | Redis commands / request (round trips) |")
-print("|---|---|---|--:|--:|--:|--:|")
+print("| era | set-up | pass: rps (load) | median rps | p99 median µs | errors | Redis commands / request (round trips) | server CPU µs / request |")
+print("|---|---|---|--:|--:|--:|--:|--:|")
 for (era, setup), runs in rows.items():
-    each = ", ".join(f"{r['rps']:.0f} ({load})" for r, _, _, load in runs)
+    each = ", ".join(f"{r['rps']:.0f} ({load})" for r, _, _, load, _ in runs)
     rps = statistics.median(r["rps"] for r, *_ in runs)
     p99 = statistics.median(r["p99_us"] for r, *_ in runs)
     errors = sum(r["errors"] for r, *_ in runs)
     reqs = sum(r["requests"] for r, *_ in runs)
-    # Commands are counted over the whole run, warm-up included: per request measured, an
-    # upper bound.
-    cmds = sum(c for _, c, _, _ in runs) / max(reqs, 1)
-    scripts = sum(s for _, _, s, _ in runs) / max(reqs, 1)
-    print(f"| {era} | {setup} | {each} | {rps:.0f} | {p99:.0f} | {errors} | {cmds:.2f} ({scripts:.2f}) |")
+    # Commands and CPU are counted from the end of the warm-up (initialize included in it,
+    # so left out) to the end of the run, per measured request.
+    cmds = sum(c for _, c, _, _, _ in runs) / max(reqs, 1)
+    scripts = sum(s for _, _, s, _, _ in runs) / max(reqs, 1)
+    cpu_us = sum(t for *_, t in runs) * 1e6 / hz / max(reqs, 1)
+    print(f"| {era} | {setup} | {each} | {rps:.0f} | {p99:.0f} | {errors} | {cmds:.2f} ({scripts:.2f}) | {cpu_us:.0f} |")
 for era in ("modern", "legacy"):
     one = statistics.median(r["rps"] for r, *_ in rows[(era, "single")])
     three = statistics.median(r["rps"] for r, *_ in rows[(era, "three")])
     p1 = statistics.median(r["p99_us"] for r, *_ in rows[(era, "single")])
     p3 = statistics.median(r["p99_us"] for r, *_ in rows[(era, "three")])
-    print(f"\n{era}: three replicas on Redis = {100 * three / one:.1f} % of one in memory; p99 added {p3 - p1:+.0f} µs")
+    def cpu(setup):
+        runs = rows[(era, setup)]
+        return sum(t for *_, t in runs) * 1e6 / hz / max(sum(r["requests"] for r, *_ in runs), 1)
+    print(f"\n{era}: three replicas on Redis = {100 * three / one:.1f} % of one in memory; p99 added {p3 - p1:+.0f} µs; "
+          f"server CPU per request {cpu('three'):.0f} µs vs {cpu('single'):.0f} µs ({100 * cpu('single') / max(cpu('three'), 1e-9):.1f} % as efficient)")
 PY

@@ -27,6 +27,10 @@ pub const KEYS: &[(&str, &str)] = &[
     ("max-sessions", "HttpConfig::max_sessions"),
     ("session-idle-timeout", "HttpConfig::session_idle_timeout"),
     (
+        "session-touch-interval",
+        "HttpConfig::session_touch_interval (0: every request asks)",
+    ),
+    (
         "session-handshake-timeout",
         "HttpConfig::session_handshake_timeout",
     ),
@@ -98,6 +102,9 @@ pub fn apply(config: &mut HttpConfig, settings: &[String]) -> Result<(), String>
             "body-bytes-in-flight" => config.max_body_bytes_in_flight = size(value).map_err(bad)?,
             "max-sessions" => config.max_sessions = size(value).map_err(bad)?,
             "session-idle-timeout" => config.session_idle_timeout = duration(value).map_err(bad)?,
+            "session-touch-interval" => {
+                config.session_touch_interval = duration(value).map_err(bad)?
+            }
             "session-handshake-timeout" => {
                 config.session_handshake_timeout = duration(value).map_err(bad)?
             }

@@ -5,7 +5,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use base64::Engine as _;
-use duomcp_testkit::cluster::{replicas, Balancer, RedisServer, Replica};
+use duomcp_testkit::cluster::{replicas, replicas_with, Balancer, RedisServer, Replica};
 use duomcp_testkit::raw_http::{
     exchange_blocking, last_message, legacy_session, post_request_with,
 };
@@ -18,6 +18,10 @@ use std::time::Duration;
 
 const BIN: &str = env!("CARGO_BIN_EXE_duomcp");
 const MODERN: &str = "2026-07-28";
+/// A session copy found alive and current is trusted for 30 s without asking Redis (1 s by
+/// default): long enough that only an invalidation through the bus can make a replica ask
+/// again within a test.
+const TRUST_30S: &[&str] = &["--limit", "session-touch-interval=30s"];
 
 /// One HTTP/1.1 exchange (`Connection: close`): status and body.
 fn post(addr: SocketAddr, headers: &[(&str, &str)], body: &Value) -> (u16, String) {
@@ -241,10 +245,242 @@ fn script_calls(c: &BTreeMap<String, u64>) -> u64 {
     c.get("evalsha").copied().unwrap_or(0) + c.get("eval").copied().unwrap_or(0)
 }
 
+/// The commands called between two [`calls`] snapshots, with their counts.
+fn grown<'a>(
+    before: &BTreeMap<String, u64>,
+    after: &'a BTreeMap<String, u64>,
+) -> BTreeMap<&'a str, u64> {
+    after
+        .iter()
+        .map(|(k, v)| (k.as_str(), v - before.get(k).copied().unwrap_or(0)))
+        .filter(|(_, d)| *d > 0)
+        .collect()
+}
+
+/// A `tools/call` of `test_simple_text` in session `sid` on `addr`: its status.
+fn simple(addr: SocketAddr, sid: &str, id: u64) -> u16 {
+    legacy(
+        addr,
+        sid,
+        id,
+        "tools/call",
+        json!({"name": "test_simple_text"}),
+    )
+    .0
+}
+
+#[test]
+fn a_copy_found_alive_within_the_interval_costs_redis_nothing_and_the_idle_expiry_still_holds() {
+    let redis = RedisServer::start().expect("redis-server (Debian package redis-server)");
+    // Idle timeout 2 s, touch interval 300 ms.
+    let extra = [
+        "--limit",
+        "session-idle-timeout=2s",
+        "--limit",
+        "session-touch-interval=300ms",
+    ];
+    let rs = replicas_with(BIN, &redis, 2, &extra).unwrap();
+    let (a, b) = (&rs[0], &rs[1]);
+    let sid = initialize(b.addr());
+    let key = format!("duomcp:session:{{{sid}}}");
+
+    // Requests on A for 3 s, longer than the idle timeout: A asks Redis about once per
+    // interval (each time extending the idle expiry), and not for the requests in between.
+    let before = calls(&redis);
+    let started = std::time::Instant::now();
+    let mut requests = 0;
+    while started.elapsed() < Duration::from_secs(3) {
+        requests += 1;
+        assert_eq!(simple(a.addr(), &sid, requests), 200);
+        // The expiry was extended at most one interval ago (slack: the time since).
+        let ttl: i64 = redis.command(&["PTTL", &key]).unwrap().parse().unwrap();
+        assert!(
+            ttl > 2000 - 300 - 250,
+            "PTTL {ttl} ms after {requests} requests"
+        );
+        std::thread::sleep(Duration::from_millis(30));
+    }
+    let after = calls(&redis);
+    let asked = script_calls(&after) - script_calls(&before);
+    assert!(
+        (5..=16).contains(&asked),
+        "{asked} lookups in Redis for {requests} requests over 3 s with a 300 ms interval"
+    );
+    assert!(
+        requests >= 3 * asked,
+        "{requests} requests, {asked} lookups"
+    );
+    // B served nothing meanwhile: the session lived on A's touches alone, past its idle time.
+    assert_eq!(simple(b.addr(), &sid, 1000), 200);
+}
+
+#[test]
+fn delete_on_c_is_404_on_the_very_next_request_on_a_whose_copy_was_fresh() {
+    let redis = RedisServer::start().expect("redis-server (Debian package redis-server)");
+    let rs = replicas_with(BIN, &redis, 3, TRUST_30S).unwrap();
+    let (a, b, c) = (&rs[0], &rs[1], &rs[2]);
+    // Many times over: the invalidation must win the race with the client every time.
+    for round in 0..20 {
+        let sid = initialize(b.addr());
+        // A adopts the session (asking Redis), asks once more as its copy is new, then trusts
+        // it: the third request costs Redis nothing.
+        assert_eq!(simple(a.addr(), &sid, 1), 200);
+        assert_eq!(simple(a.addr(), &sid, 2), 200);
+        let before = calls(&redis);
+        assert_eq!(simple(a.addr(), &sid, 3), 200);
+        assert_eq!(
+            calls(&redis),
+            before,
+            "round {round}: A's copy was not fresh"
+        );
+
+        // Confirmed by A and B, not the 30 s interval waited out.
+        let deleting = std::time::Instant::now();
+        assert_eq!(delete(c.addr(), &sid), 204, "round {round}");
+        assert!(
+            deleting.elapsed() < Duration::from_secs(10),
+            "round {round}: DELETE took {:?}",
+            deleting.elapsed()
+        );
+        let (status, reply) = legacy(a.addr(), &sid, 4, "ping", json!({}));
+        assert_eq!(status, 404, "round {round}: {reply}");
+        assert_eq!(simple(b.addr(), &sid, 5), 404, "round {round}");
+    }
+}
+
+/// Log notifications in the answer of `test_tool_with_logging` (three `info` messages) in
+/// session `sid` on `addr`.
+fn logs(addr: SocketAddr, sid: &str, id: u64) -> usize {
+    let (status, body) = post(
+        addr,
+        &legacy_headers(sid),
+        &json!({"jsonrpc":"2.0","id":id,"method":"tools/call",
+                "params":{"name":"test_tool_with_logging"}}),
+    );
+    assert_eq!(status, 200, "{body}");
+    assert!(
+        body.contains("Tool with logging executed successfully"),
+        "{body}"
+    );
+    body.matches("notifications/message").count()
+}
+
+#[test]
+fn set_level_through_b_is_seen_by_a_on_its_next_request_though_its_copy_was_fresh() {
+    let redis = RedisServer::start().expect("redis-server (Debian package redis-server)");
+    let rs = replicas_with(BIN, &redis, 2, TRUST_30S).unwrap();
+    let (a, b) = (&rs[0], &rs[1]);
+    let sid = initialize(a.addr());
+    // A session lookup is the touch script, the only user of HGET (a streamed answer's events
+    // go to the shared event log: other commands).
+    let lookups = || calls(&redis).get("hget").copied().unwrap_or(0);
+    // No level set: no log messages. A's copy is current (it wrote the record): no lookup.
+    let before = lookups();
+    assert_eq!(logs(a.addr(), &sid, 1), 0);
+    assert_eq!(lookups(), before, "A's copy was not fresh");
+
+    for (id, level, expected) in [(10, "debug", 3), (20, "error", 0), (30, "info", 3)] {
+        let (status, reply) = legacy(
+            b.addr(),
+            &sid,
+            id,
+            "logging/setLevel",
+            json!({"level": level}),
+        );
+        assert_eq!(status, 200, "{reply}");
+        // A's next request sees the new level (it asks Redis, told by B's invalidation, and
+        // reads the record: two HGETs)...
+        let before = lookups();
+        assert_eq!(logs(a.addr(), &sid, id + 1), expected, "level {level}");
+        assert_eq!(lookups() - before, 2, "level {level}");
+        // ...and the one after trusts its copy again.
+        let before = lookups();
+        assert_eq!(logs(a.addr(), &sid, id + 2), expected, "level {level}");
+        assert_eq!(lookups(), before, "level {level}: A asked Redis again");
+    }
+}
+
+#[test]
+fn with_the_bus_down_no_copy_is_trusted_and_once_it_is_back_delete_elsewhere_is_still_404() {
+    let redis = RedisServer::start().expect("redis-server (Debian package redis-server)");
+    // 4 s: long enough for the trusted steps below, short enough for the DELETE made while
+    // the bus is down, which cannot be confirmed and waits the interval out.
+    let rs = replicas_with(BIN, &redis, 3, &["--limit", "session-touch-interval=4s"]).unwrap();
+    let (a, b, c) = (&rs[0], &rs[1], &rs[2]);
+    let sid = initialize(b.addr());
+    for id in 1..=3 {
+        assert_eq!(simple(a.addr(), &sid, id), 200);
+    }
+
+    // The bus goes down, Redis staying up: the default user may no longer use any channel
+    // (its subscriptions are closed, SUBSCRIBE and PUBLISH are refused).
+    assert_eq!(
+        redis
+            .command(&["ACL", "SETUSER", "default", "resetchannels"])
+            .unwrap(),
+        "OK"
+    );
+    redis.wait_bus_subscribers(0).unwrap();
+    // A notices (its subscription ended): from then on every request asks Redis.
+    let deadline = std::time::Instant::now() + Duration::from_secs(5);
+    let mut id = 10;
+    loop {
+        let before = calls(&redis);
+        id += 1;
+        assert_eq!(simple(a.addr(), &sid, id), 200);
+        if script_calls(&calls(&redis)) > script_calls(&before) {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "A trusted its copy with the bus down"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let before = calls(&redis);
+    for i in 0..5 {
+        assert_eq!(simple(a.addr(), &sid, 100 + i), 200);
+    }
+    assert_eq!(script_calls(&calls(&redis)) - script_calls(&before), 5);
+    // DELETE on C: its invalidation cannot be published, so it waits out the interval (no
+    // copy anywhere can still trust its freshness then); A asks Redis, so 404 all the same.
+    let deleting = std::time::Instant::now();
+    assert_eq!(delete(c.addr(), &sid), 204);
+    assert!(deleting.elapsed() >= Duration::from_secs(4));
+    assert_eq!(simple(a.addr(), &sid, 200), 404);
+
+    // The bus comes back: every replica subscribes again by itself, and A's freshness from
+    // before is void (a new subscription); copies are trusted again and invalidations reach
+    // them: DELETE on C is 404 on A at once.
+    assert_eq!(
+        redis
+            .command(&["ACL", "SETUSER", "default", "allchannels"])
+            .unwrap(),
+        "OK"
+    );
+    redis.wait_bus_subscribers(3).unwrap();
+    let sid = initialize(b.addr());
+    for id in 1..=2 {
+        assert_eq!(simple(a.addr(), &sid, id), 200);
+    }
+    let before = calls(&redis);
+    assert_eq!(simple(a.addr(), &sid, 3), 200);
+    assert_eq!(
+        calls(&redis),
+        before,
+        "A's copy was not trusted after the bus came back"
+    );
+    // Confirmed by A and B: no waiting out the interval.
+    let deleting = std::time::Instant::now();
+    assert_eq!(delete(c.addr(), &sid), 204);
+    assert!(deleting.elapsed() < Duration::from_secs(4));
+    assert_eq!(simple(a.addr(), &sid, 4), 404);
+}
+
 #[test]
 fn a_session_minted_on_a_serves_on_b_and_c_and_delete_on_c_ends_it_everywhere() {
     let redis = RedisServer::start().expect("redis-server (Debian package redis-server)");
-    let rs = replicas(BIN, &redis, 3).unwrap();
+    let rs = replicas_with(BIN, &redis, 3, TRUST_30S).unwrap();
     let (a, b, c) = (&rs[0], &rs[1], &rs[2]);
 
     let sid = initialize(a.addr());
@@ -290,12 +526,22 @@ fn a_session_minted_on_a_serves_on_b_and_c_and_delete_on_c_ends_it_everywhere() 
     let ttl: i64 = redis.command(&["PTTL", &key]).unwrap().parse().unwrap();
     assert!(ttl > 29 * 60 * 1000, "{ttl}");
 
-    // A 2025-11-25 request costs one Redis round trip on a replica holding the session. (B's
-    // copy is behind C's setLevel: its next request refreshes it, in the same round trip,
-    // reading the record too.)
+    // A 2025-11-25 request costs at most one Redis round trip, and none on a replica whose
+    // copy Redis found alive and current within the touch interval. B's copy is behind C's
+    // setLevel (C's invalidation, through the bus, made B forget its copy was current): its
+    // next request asks, in one round trip, reading the record too.
+    let before = calls(&redis);
     let (status, _) = legacy(b.addr(), &sid, 29, "ping", json!({}));
     assert_eq!(status, 200);
-    let before = calls(&redis);
+    let asked = calls(&redis);
+    // commandstats also counts the commands a script runs inside Redis: the one script is
+    // PEXPIRE (the idle expiry) and HGET (the record's version, then the record).
+    assert_eq!(
+        grown(&before, &asked),
+        BTreeMap::from([("evalsha", 1), ("hget", 2), ("pexpire", 1)]),
+        "{before:?} {asked:?}"
+    );
+    // Then B's copy is current: the next requests cost Redis nothing.
     for i in 0..10 {
         let (status, _) = legacy(
             b.addr(),
@@ -308,21 +554,9 @@ fn a_session_minted_on_a_serves_on_b_and_c_and_delete_on_c_ends_it_everywhere() 
     }
     let after = calls(&redis);
     assert_eq!(
-        script_calls(&after) - script_calls(&before),
-        10,
-        "{before:?} {after:?}"
-    );
-    // commandstats also counts the commands a script runs inside Redis: the one script per
-    // request is PEXPIRE (the idle expiry) and HGET (the record's version), nothing else.
-    let grew: BTreeMap<&str, u64> = after
-        .iter()
-        .map(|(k, v)| (k.as_str(), v - before.get(k).copied().unwrap_or(0)))
-        .filter(|(_, d)| *d > 0)
-        .collect();
-    assert_eq!(
-        grew,
-        BTreeMap::from([("evalsha", 10), ("hget", 10), ("pexpire", 10)]),
-        "{before:?} {after:?}"
+        grown(&asked, &after),
+        BTreeMap::new(),
+        "{asked:?} {after:?}"
     );
 
     // DELETE on C: 404 on A, B and C after.
@@ -401,6 +635,13 @@ fn redis_stopped_and_restarted_mid_run() {
         json!({"name": "test_simple_text"}),
     );
     assert_eq!(status, 200, "{reply}");
+    // B may trust its copy now (once its bus is subscribed again, or it asks Redis each
+    // time): either way a DELETE on A is 404 on B right after.
+    assert_eq!(simple(b.addr(), &sid, 7), 200);
+    redis.wait_bus_subscribers(2).unwrap();
+    assert_eq!(simple(b.addr(), &sid, 8), 200);
+    assert_eq!(delete(a.addr(), &sid), 204);
+    assert_eq!(simple(b.addr(), &sid, 9), 404);
 }
 
 /// `(id, data)` of every SSE event with data in `body`.

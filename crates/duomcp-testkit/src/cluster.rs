@@ -246,8 +246,18 @@ pub fn replicas(
     redis: &RedisServer,
     n: usize,
 ) -> std::io::Result<Vec<Replica>> {
+    replicas_with(bin, redis, n, &[])
+}
+
+/// As [`replicas`], each started with `extra` arguments too (e.g. `--limit KEY=VALUE`).
+pub fn replicas_with(
+    bin: impl AsRef<Path>,
+    redis: &RedisServer,
+    n: usize,
+    extra: &[&str],
+) -> std::io::Result<Vec<Replica>> {
     let started = (0..n)
-        .map(|_| Replica::start(bin.as_ref(), &redis.url(), &[]))
+        .map(|_| Replica::start(bin.as_ref(), &redis.url(), extra))
         .collect::<std::io::Result<Vec<_>>>()?;
     redis.wait_bus_subscribers(n)?;
     Ok(started)

@@ -1,12 +1,13 @@
 //! [`RedisBus`]: the replicas' message bus ([`Bus`]) on Redis pub/sub.
 
 use super::Redis;
-use crate::server::bus::{Bus, BusMessage, BusReceiver, Delivered};
+use crate::server::bus::{Bus, BusMessage, BusReceiver, BusSent, Delivered};
 use futures_util::StreamExt;
 use serde::{Deserialize, Serialize};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
-use tokio::sync::{broadcast, mpsc};
+use tokio::sync::{broadcast, mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 
 /// The bounds of a [`RedisBus`].
@@ -53,6 +54,13 @@ impl Default for BusBounds {
 ///   doubling from 100 ms up to [`RedisConfig::max_reconnect_delay`](super::RedisConfig), and
 ///   subscribes again. Pub/sub keeps no history: what was published meanwhile is not received
 ///   (the state itself — sessions, events, tasks — is in Redis and is read there).
+///   [`Bus::listening`] says `None` while the subscription is down and a new number each time
+///   it is made again, so that a cache relying on invalidations stops trusting itself.
+/// - **Waiting for a message to leave** ([`Bus::publish_sent`]): the caller waits until its
+///   `PUBLISH` is answered (Redis has then queued it to every subscription), at most the
+///   operation deadline ([`RedisConfig::timeout`](super::RedisConfig)), and learns how many
+///   other subscriptions got it (`PUBLISH`'s answer, less this bus's own); the message goes
+///   through the same queue as the others.
 ///
 /// ```no_run
 /// use duomcp::redis::{Redis, RedisBus};
@@ -67,9 +75,19 @@ impl Default for BusBounds {
 pub struct RedisBus {
     origin: u64,
     bounds: BusBounds,
-    out: mpsc::Sender<Vec<u8>>,
+    out: mpsc::Sender<Outbound>,
     incoming: broadcast::Sender<Delivered>,
+    /// 0 while the subscription is down; else the number of the subscription (1, 2, …).
+    subscribed: Arc<AtomicU64>,
+    /// How long [`Bus::publish_sent`] waits.
+    deadline: Duration,
     stop: CancellationToken,
+}
+
+/// An encoded message waiting to be published, and who waits for it to leave.
+struct Outbound {
+    bytes: Vec<u8>,
+    sent: Option<oneshot::Sender<Option<usize>>>,
 }
 
 #[derive(Serialize)]
@@ -102,12 +120,14 @@ impl RedisBus {
         let (out, rx) = mpsc::channel(bounds.queue);
         let incoming = broadcast::channel(bounds.queue).0;
         let stop = CancellationToken::new();
+        let subscribed = Arc::new(AtomicU64::new(0));
         tokio::spawn(publisher(redis.clone(), channel.clone(), rx));
         tokio::spawn(subscriber(
             redis.clone(),
             channel,
             incoming.clone(),
             bounds.max_message_bytes,
+            subscribed.clone(),
             stop.clone(),
         ));
         RedisBus {
@@ -115,8 +135,40 @@ impl RedisBus {
             bounds,
             out,
             incoming,
+            subscribed,
+            deadline: redis.timeout,
             stop,
         }
+    }
+
+    /// Encodes and queues `message`; `false` (with a warning) when it is dropped.
+    fn queue(&self, message: &BusMessage, sent: Option<oneshot::Sender<Option<usize>>>) -> bool {
+        let bytes = match serde_json::to_vec(&Outgoing {
+            o: self.origin,
+            m: message,
+        }) {
+            Ok(b) => b,
+            Err(e) => {
+                tracing::warn!("bus message dropped: it does not encode ({e})");
+                return false;
+            }
+        };
+        if bytes.len() > self.bounds.max_message_bytes {
+            tracing::warn!(
+                "bus message dropped: {} bytes, more than the {} a message may have",
+                bytes.len(),
+                self.bounds.max_message_bytes
+            );
+            return false;
+        }
+        if self.out.try_send(Outbound { bytes, sent }).is_err() {
+            tracing::warn!(
+                "bus message dropped: {} messages wait to be published already (Redis slow or away)",
+                self.bounds.queue
+            );
+            return false;
+        }
+        true
     }
 }
 
@@ -128,44 +180,47 @@ impl Drop for RedisBus {
 
 impl Bus for RedisBus {
     fn publish(&self, message: BusMessage) {
-        let bytes = match serde_json::to_vec(&Outgoing {
-            o: self.origin,
-            m: &message,
-        }) {
-            Ok(b) => b,
-            Err(e) => {
-                tracing::warn!("bus message dropped: it does not encode ({e})");
-                return;
-            }
-        };
-        if bytes.len() > self.bounds.max_message_bytes {
-            tracing::warn!(
-                "bus message dropped: {} bytes, more than the {} a message may have",
-                bytes.len(),
-                self.bounds.max_message_bytes
-            );
-            return;
-        }
-        if self.out.try_send(bytes).is_err() {
-            tracing::warn!(
-                "bus message dropped: {} messages wait to be published already (Redis slow or away)",
-                self.bounds.queue
-            );
-        }
+        self.queue(&message, None);
     }
 
     fn subscribe(&self) -> BusReceiver {
         BusReceiver::new(self.incoming.subscribe(), self.origin)
+    }
+
+    fn publish_sent(&self, message: BusMessage) -> BusSent<'_> {
+        let (tx, rx) = oneshot::channel();
+        let queued = self.queue(&message, Some(tx));
+        Box::pin(async move {
+            if !queued {
+                return None;
+            }
+            match tokio::time::timeout(self.deadline, rx).await {
+                Ok(Ok(reached)) => reached,
+                // The publisher is gone (the bus is dropped), or Redis is too slow.
+                Ok(Err(_)) | Err(_) => None,
+            }
+        })
+    }
+
+    fn listening(&self) -> Option<u64> {
+        match self.subscribed.load(Ordering::Acquire) {
+            0 => None,
+            n => Some(n),
+        }
     }
 }
 
 /// Publishes queued messages, one `PUBLISH` each, until the bus is dropped. A failed
 /// `PUBLISH` is tried again twice, 100 ms apart (the first command after Redis came back
 /// fails while the connection is remade); then the message is dropped.
-async fn publisher(redis: Redis, channel: String, mut rx: mpsc::Receiver<Vec<u8>>) {
-    while let Some(bytes) = rx.recv().await {
+async fn publisher(redis: Redis, channel: String, mut rx: mpsc::Receiver<Outbound>) {
+    while let Some(Outbound {
+        bytes,
+        sent: waiter,
+    }) = rx.recv().await
+    {
         let mut tries = 0;
-        loop {
+        let sent = loop {
             let (channel, payload) = (channel.as_str(), bytes.as_slice());
             let sent = redis
                 .run("bus", |mut c| async move {
@@ -177,29 +232,37 @@ async fn publisher(redis: Redis, channel: String, mut rx: mpsc::Receiver<Vec<u8>
                 })
                 .await;
             match sent {
-                Ok(_) => break,
+                // Every subscription to the channel got it, this bus's own among them.
+                Ok(n) => break Some(usize::try_from(n).unwrap_or(0).saturating_sub(1)),
                 Err(e) if tries >= 2 => {
                     tracing::warn!("bus message dropped: {e}");
-                    break;
+                    break None;
                 }
                 Err(_) => {
                     tries += 1;
                     tokio::time::sleep(Duration::from_millis(100)).await;
                 }
             }
+        };
+        if let Some(waiter) = waiter {
+            // The waiter may have given up already.
+            let _ = waiter.send(sent);
         }
     }
 }
 
-/// Holds the subscription, reconnecting with a backoff whenever it breaks, until `stop`.
+/// Holds the subscription, reconnecting with a backoff whenever it breaks, until `stop`;
+/// `listening` is the number of the subscription while it holds (from 1), 0 while not.
 async fn subscriber(
     redis: Redis,
     channel: String,
     incoming: broadcast::Sender<Delivered>,
     max_bytes: usize,
+    listening: Arc<AtomicU64>,
     stop: CancellationToken,
 ) {
     let mut backoff = Duration::from_millis(100);
+    let mut made = 0u64;
     loop {
         let subscribed = tokio::select! {
             _ = stop.cancelled() => return,
@@ -208,6 +271,8 @@ async fn subscriber(
         match subscribed {
             Ok(pubsub) => {
                 backoff = Duration::from_millis(100);
+                made += 1;
+                listening.store(made, Ordering::Release);
                 let mut messages = pubsub.into_on_message();
                 loop {
                     let msg = tokio::select! {
@@ -217,6 +282,7 @@ async fn subscriber(
                     let Some(msg) = msg else { break };
                     deliver(msg.get_payload_bytes(), &incoming, max_bytes);
                 }
+                listening.store(0, Ordering::Release);
                 tracing::warn!("the bus lost its Redis subscription; reconnecting");
             }
             Err(e) => tracing::warn!("the bus cannot subscribe ({e}); retrying in {backoff:?}"),

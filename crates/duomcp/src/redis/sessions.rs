@@ -2,8 +2,10 @@
 //!
 //! A session is a hash `PREFIX session:{ID}` with a version `v` and the record `r` (JSON),
 //! expiring after the idle timeout unless touched. Touch and save are Lua scripts: one round
-//! trip each, atomic. A replica's copy is refreshed only when `v` moved, so most requests
-//! read one small integer back.
+//! trip each, atomic. A replica's copy is refreshed only when `v` moved, so a touch reads one
+//! small integer back; and with the replicas' bus a replica touches a session it serves about
+//! once per `HttpConfig::session_touch_interval`, not per request (see `transport::http`'s
+//! `SessionStore`).
 
 use super::{Redis, RedisError};
 use crate::transport::http::{SessionRecord, SessionStore, StoreError, StoreFuture, Touched};

@@ -14,7 +14,10 @@
 //!   request) reaches that one ([`BusMessage::Reply`], [`BusMessage::Cancel`]; published only
 //!   when the replica that got it has no such request itself);
 //! - a 2025-11-25 session's own notification (a task's progress or log) made where the session
-//!   has no `GET` stream reaches the replica holding it ([`BusMessage::Notify`]).
+//!   has no `GET` stream reaches the replica holding it ([`BusMessage::Notify`]);
+//! - a 2025-11-25 session whose shared record changed or that ended on one replica is no
+//!   longer taken as alive and unchanged by the others without asking the session store
+//!   ([`BusMessage::Invalidate`]; see `HttpConfig::session_touch_interval`).
 //!
 //! Implementations: [`LocalBus`] (in process: servers in one process, tests) and, with the
 //! feature `redis`, `duomcp::redis::RedisBus` (Redis pub/sub). Every implementation is
@@ -43,7 +46,7 @@ use crate::jsonrpc::{ErrorObject, RequestId};
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use serde_json::Value;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 use tokio::sync::broadcast;
 
@@ -89,6 +92,26 @@ pub enum BusMessage {
         session: String,
         /// The encoded JSON-RPC notification.
         message: String,
+    },
+    /// A 2025-11-25 session's shared record changed (`logging/setLevel`, a subscription…) or
+    /// the session ended (`DELETE`) on the publishing replica: every other replica forgets
+    /// when it last found the session alive and unchanged, so its next request for it asks the
+    /// session store again (and sees the new record, or `404`). Published, and sent, before the
+    /// publishing replica answers its client ([`Bus::publish_sent`]).
+    Invalidate {
+        /// The session's shared scope.
+        session: String,
+        /// When set, each replica that heard this answers [`BusMessage::InvalidateAck`] with
+        /// it once its copy has forgotten, and the publisher waits for every answer.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        ack: Option<u64>,
+    },
+    /// A replica heard [`BusMessage::Invalidate`] `ack` and acted on it.
+    InvalidateAck {
+        /// The invalidation's `ack`.
+        ack: u64,
+        /// The answering replica's router (each counts once).
+        from: u64,
     },
 }
 
@@ -180,15 +203,42 @@ impl From<BusEvent> for ServerEvent {
     }
 }
 
+/// What [`Bus::publish_sent`] returns: resolves once the message has left this replica, to
+/// the number of other replicas it reached (`None`: it was dropped, or the bus cannot tell).
+pub type BusSent<'a> =
+    std::pin::Pin<Box<dyn std::future::Future<Output = Option<usize>> + Send + 'a>>;
+
 /// What carries messages between the replicas of one server.
 ///
 /// `publish` never waits: an implementation that must do I/O queues the message in a bounded
 /// queue and drops it (with a log line) when that queue is full.
+///
+/// Two provided methods serve caches that rely on hearing invalidations from the other
+/// replicas (the 2025-11-25 session liveness of the HTTP transport): their defaults are the
+/// safe ones for an implementation that does not override them (`listening` says "cannot
+/// tell", so no replica caches, and `publish_sent` waits for nothing and says that no other
+/// replica has anything to confirm).
 pub trait Bus: Send + Sync + 'static {
     /// Sends `message` to every other replica (not to this one).
     fn publish(&self, message: BusMessage);
     /// The messages other replicas publish from now on.
     fn subscribe(&self) -> BusReceiver;
+
+    /// As [`publish`](Self::publish), and resolves once the message has left this replica
+    /// (for Redis: `PUBLISH` answered, so the other replicas' subscriptions have it), within
+    /// a bounded time, to how many other replicas it reached; `None` when it was dropped or
+    /// the bus cannot tell. The default publishes and resolves at once to `Some(0)`.
+    fn publish_sent(&self, message: BusMessage) -> BusSent<'_> {
+        self.publish(message);
+        Box::pin(std::future::ready(Some(0)))
+    }
+
+    /// Whether this replica hears what the others publish now: `Some(n)` while it does, where
+    /// `n` changes each time it starts hearing again (what was published in between was not
+    /// heard); `None` while it does not, or cannot tell (the default).
+    fn listening(&self) -> Option<u64> {
+        None
+    }
 }
 
 /// Messages from other replicas, oldest first (bounded: see [`BusReceiver::recv`]).
@@ -196,6 +246,8 @@ pub struct BusReceiver {
     rx: broadcast::Receiver<Delivered>,
     /// This replica's origin id: its own messages are skipped.
     own: u64,
+    /// Messages lost by falling behind, so far.
+    missed: u64,
 }
 
 /// A message with the replica it came from.
@@ -210,7 +262,13 @@ pub struct Delivered {
 impl BusReceiver {
     /// A receiver over `rx` skipping the messages of origin `own`.
     pub fn new(rx: broadcast::Receiver<Delivered>, own: u64) -> Self {
-        BusReceiver { rx, own }
+        BusReceiver { rx, own, missed: 0 }
+    }
+
+    /// How many messages this receiver lost so far by falling behind (see
+    /// [`recv`](Self::recv)).
+    pub fn missed(&self) -> u64 {
+        self.missed
     }
 
     /// The next message from another replica; `None` once the bus is gone. A receiver that
@@ -222,6 +280,7 @@ impl BusReceiver {
                 Ok(d) if d.origin == self.own => continue,
                 Ok(d) => return Some(d.message),
                 Err(broadcast::error::RecvError::Lagged(n)) => {
+                    self.missed = self.missed.saturating_add(n);
                     tracing::warn!("a bus receiver fell {n} messages behind; they were dropped");
                 }
                 Err(broadcast::error::RecvError::Closed) => return None,
@@ -236,6 +295,7 @@ impl BusReceiver {
                 Ok(d) if d.origin == self.own => continue,
                 Ok(d) => return Some(d.message),
                 Err(broadcast::error::TryRecvError::Lagged(n)) => {
+                    self.missed = self.missed.saturating_add(n);
                     tracing::warn!("a bus receiver fell {n} messages behind; they were dropped");
                 }
                 Err(_) => return None,
@@ -261,6 +321,8 @@ pub fn origin_id() -> u64 {
 #[derive(Clone)]
 pub struct LocalBus {
     tx: broadcast::Sender<Delivered>,
+    /// Members alive.
+    members: Arc<AtomicUsize>,
 }
 
 impl LocalBus {
@@ -268,14 +330,17 @@ impl LocalBus {
     pub fn new(capacity: usize) -> Self {
         LocalBus {
             tx: broadcast::channel(capacity.max(1)).0,
+            members: Arc::default(),
         }
     }
 
     /// A member of the hub, for one server.
     pub fn member(&self) -> LocalBusMember {
+        self.members.fetch_add(1, Ordering::AcqRel);
         LocalBusMember {
             tx: self.tx.clone(),
             origin: origin_id(),
+            members: self.members.clone(),
         }
     }
 }
@@ -284,6 +349,13 @@ impl LocalBus {
 pub struct LocalBusMember {
     tx: broadcast::Sender<Delivered>,
     origin: u64,
+    members: Arc<AtomicUsize>,
+}
+
+impl Drop for LocalBusMember {
+    fn drop(&mut self) {
+        self.members.fetch_sub(1, Ordering::AcqRel);
+    }
 }
 
 impl Bus for LocalBusMember {
@@ -297,6 +369,19 @@ impl Bus for LocalBusMember {
 
     fn subscribe(&self) -> BusReceiver {
         BusReceiver::new(self.tx.subscribe(), self.origin)
+    }
+
+    /// Every other member has it in its queues at once.
+    fn publish_sent(&self, message: BusMessage) -> BusSent<'_> {
+        self.publish(message);
+        let others = self.members.load(Ordering::Acquire).saturating_sub(1);
+        Box::pin(std::future::ready(Some(others)))
+    }
+
+    /// In process, a published message is in every receiver's queue at once, and a member
+    /// always hears the others (a receiver that falls behind says so: [`BusReceiver::missed`]).
+    fn listening(&self) -> Option<u64> {
+        Some(0)
     }
 }
 
@@ -355,6 +440,39 @@ mod tests {
         };
         let back: BusMessage = serde_json::from_str(&serde_json::to_string(&c).unwrap()).unwrap();
         assert!(matches!(back, BusMessage::Cancel { id, .. } if id == RequestId::from(9)));
+        let i = BusMessage::Invalidate {
+            session: "scope".into(),
+            ack: None,
+        };
+        let text = serde_json::to_string(&i).unwrap();
+        assert_eq!(text, r#"{"kind":"invalidate","session":"scope"}"#);
+        let back: BusMessage = serde_json::from_str(&text).unwrap();
+        assert!(
+            matches!(back, BusMessage::Invalidate { session, ack: None } if session == "scope")
+        );
+        let asked = BusMessage::Invalidate {
+            session: "scope".into(),
+            ack: Some(7),
+        };
+        let back: BusMessage =
+            serde_json::from_str(&serde_json::to_string(&asked).unwrap()).unwrap();
+        assert!(matches!(back, BusMessage::Invalidate { ack: Some(7), .. }));
+        let ack = BusMessage::InvalidateAck { ack: 7, from: 3 };
+        let text = serde_json::to_string(&ack).unwrap();
+        assert_eq!(text, r#"{"kind":"invalidate_ack","ack":7,"from":3}"#);
+    }
+
+    #[tokio::test]
+    async fn a_local_member_counts_the_other_members_a_sent_message_reached() {
+        let hub = LocalBus::new(4);
+        let a = hub.member();
+        let b = hub.member();
+        let message = || BusMessage::change("n", serde_json::json!(1));
+        assert_eq!(a.publish_sent(message()).await, Some(1));
+        let c = hub.member();
+        assert_eq!(a.publish_sent(message()).await, Some(2));
+        drop((b, c));
+        assert_eq!(a.publish_sent(message()).await, Some(0));
     }
 
     #[tokio::test]
@@ -372,5 +490,7 @@ mod tests {
             }
         }
         assert_eq!(got, vec![serde_json::json!(3), serde_json::json!(4)]);
+        // The loss is counted, for caches that must forget what they may have missed.
+        assert_eq!(rx.missed(), 3);
     }
 }

@@ -531,10 +531,13 @@ impl Server {
                             );
                         }
                     }
-                    // A session's answers, cancellations and notifications: the transport routes them.
+                    // A session's answers, cancellations, notifications and invalidations:
+                    // the transport routes them.
                     bus::BusMessage::Reply { .. }
                     | bus::BusMessage::Cancel { .. }
-                    | bus::BusMessage::Notify { .. } => {}
+                    | bus::BusMessage::Notify { .. }
+                    | bus::BusMessage::Invalidate { .. }
+                    | bus::BusMessage::InvalidateAck { .. } => {}
                 }
             }
         });

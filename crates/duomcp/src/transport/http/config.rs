@@ -80,6 +80,13 @@ pub struct HttpConfig {
     /// Where legacy sessions are shared with other replicas (default `None`: each session
     /// lives in this transport's table only). See [`SessionStore`](super::SessionStore).
     pub session_store: Option<Arc<dyn super::SessionStore>>,
+    /// With a `session_store` and a `bus`: a request for a session whose copy here the store
+    /// found alive and current less than this long ago does not ask the store again (default
+    /// 1 s; at most a quarter of `session_idle_timeout`; zero: every request asks). Other
+    /// replicas' changes and `DELETE`s reach the copy through the bus at once; an
+    /// invalidation lost without the bus noticing leaves it stale for at most this long.
+    /// See [`SessionStore`](super::SessionStore).
+    pub session_touch_interval: Duration,
     /// The bus to the other replicas (default `None`: one process). When set, building the
     /// transport attaches it to the server ([`Server::attach_bus`](crate::server::Server::attach_bus)).
     pub bus: Option<Arc<dyn crate::server::bus::Bus>>,
@@ -126,6 +133,7 @@ impl Default for HttpConfig {
             sse_retry: Duration::from_secs(1),
             event_store: Arc::new(MemoryEventStore::default()),
             session_store: None,
+            session_touch_interval: Duration::from_secs(1),
             bus: None,
             task_store: None,
             header_read_timeout: Duration::from_secs(30),
@@ -160,6 +168,7 @@ impl fmt::Debug for HttpConfig {
             .field("max_body_bytes_in_flight", &self.max_body_bytes_in_flight)
             .field("max_listen_streams", &self.max_listen_streams)
             .field("session_handshake_timeout", &self.session_handshake_timeout)
+            .field("session_touch_interval", &self.session_touch_interval)
             .field("max_client_data", &self.max_client_data)
             .finish_non_exhaustive()
     }

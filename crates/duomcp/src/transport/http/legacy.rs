@@ -80,7 +80,7 @@ pub(super) async fn post(t: &Arc<Inner>, parts: &Parts, message: Incoming) -> Re
             "Bad Request: the Mcp-Session-Id header is required (send `initialize` first)",
         );
     };
-    let session = match owned_session(t, parts, sid).await {
+    let session = match owned_session(t, parts, sid, true).await {
         Ok(Some(session)) => session,
         Ok(None) => return unknown_session(request_id(&message)),
         Err(e) => return store_unavailable(request_id(&message), &e),
@@ -111,16 +111,18 @@ pub(super) async fn post(t: &Arc<Inner>, parts: &Parts, message: Incoming) -> Re
 
 /// The session `sid`, if it exists and belongs to the caller: a session is bound to the
 /// principal that created it, and another principal is told it does not exist. With a session
-/// store, asked there (one round trip): a session minted elsewhere is restored here, one
-/// deleted elsewhere is gone here too.
+/// store, asked there (one round trip; none when `cached` and this replica's copy was found
+/// alive a moment ago, see `shared_session`): a session minted elsewhere is restored here,
+/// one deleted elsewhere is gone here too.
 async fn owned_session(
     t: &Arc<Inner>,
     parts: &Parts,
     sid: &str,
+    cached: bool,
 ) -> Result<Option<Arc<HttpSession>>, StoreError> {
     let session = match &t.config.session_store {
         None => t.sessions.get(sid),
-        Some(store) => shared::lookup(t, &**store, sid).await?,
+        Some(store) => shared::lookup(t, &**store, sid, cached).await?,
     };
     Ok(session.filter(|s| s.owned_by(owner_key(parts).as_deref())))
 }
@@ -379,7 +381,7 @@ pub(super) async fn get(t: &Arc<Inner>, parts: &Parts) -> Response {
     let Some(sid) = session_header(parts) else {
         return method_not_allowed("POST");
     };
-    let session = match owned_session(t, parts, sid).await {
+    let session = match owned_session(t, parts, sid, true).await {
         Ok(Some(session)) => session,
         Ok(None) => return unknown_session(None),
         Err(e) => return store_unavailable(None, &e),
@@ -493,15 +495,19 @@ pub(super) async fn delete(t: &Arc<Inner>, parts: &Parts) -> Response {
             "Bad Request: the Mcp-Session-Id header is required",
         );
     };
-    match owned_session(t, parts, sid).await {
-        Ok(Some(_)) => {}
+    // Asked in the store whatever this copy's freshness: a session already ended elsewhere
+    // is `404` here too.
+    let session = match owned_session(t, parts, sid, false).await {
+        Ok(Some(s)) => s,
         Ok(None) => return unknown_session(None),
         Err(e) => return store_unavailable(None, &e),
-    }
+    };
     if let Some(store) = &t.config.session_store {
         if let Err(e) = store.remove(sid).await {
             return store_unavailable(None, &e);
         }
+        // Before answering: the other replicas' copies stop trusting their freshness.
+        shared::ended_or_changed(t, &session).await;
     }
     match t.sessions.end(sid) {
         Some(_) => {

@@ -18,8 +18,18 @@
 //! Server→client request ids of a shared session carry the replica's own prefix (`s-<8 hex>-`),
 //! so that the ids two replicas hand out for one session never clash.
 //!
+//! The router also hears [`BusMessage::Invalidate`] (a session's record changed or it ended on
+//! another replica), makes this replica's copy forget that it found the session alive
+//! recently ([`Freshness`](super::shared_session::Freshness)), then confirms it
+//! ([`BusMessage::InvalidateAck`]); the publishing router ([`Router::invalidate`]) waits for
+//! a confirmation from every other replica its message reached, or else for the freshness
+//! lease to run out. It also says when invalidations may have been missed
+//! ([`Router::generation`]: the bus not listening, a new subscription, or messages lost by
+//! this receiver falling behind), so that none is trusted.
+//!
 //! Bounds: the router's map has one entry per live session copy of this transport (at most
-//! `HttpConfig::max_sessions`; an entry goes when its copy closes); messages are bounded by the
+//! `HttpConfig::max_sessions`; an entry goes when its copy closes); invalidations awaiting
+//! confirmation at most [`MAX_AWAITED`] (more wait out the lease); messages are bounded by the
 //! bus (`BusBounds::max_message_bytes`: a larger answer is dropped with a warning there, and
 //! the waiting handler times out as if the client had not answered).
 
@@ -30,9 +40,10 @@ use crate::server::bus::{BusAnswer, BusMessage};
 use crate::server::BusSlot;
 use crate::util::lock;
 use std::collections::HashMap;
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, Weak};
-use tokio::sync::oneshot;
+use std::time::Duration;
+use tokio::sync::{oneshot, Notify};
 use tokio_util::sync::CancellationToken;
 
 /// This replica's copy of one shared session, as the router knows it.
@@ -41,14 +52,34 @@ struct Entry {
     session: Weak<HttpSession>,
 }
 
+/// At most this many invalidations of one transport wait for confirmations at a time; more
+/// wait out the freshness lease instead.
+pub(crate) const MAX_AWAITED: usize = 1024;
+
+/// An invalidation waiting for the other replicas to confirm it.
+#[derive(Default)]
+struct Awaited {
+    /// The routers that confirmed (each once).
+    from: Vec<u64>,
+    confirmed: Arc<Notify>,
+}
+
 /// One transport's end of reply routing: its shared sessions' tables by scope.
 pub(crate) struct Router {
     bus: BusSlot,
+    /// This router's id in confirmations.
+    origin: u64,
+    /// This replica's invalidations awaiting confirmation, by their `ack`.
+    awaited: Mutex<HashMap<u64, Awaited>>,
     /// This replica's prefix for server→client request ids (`s-<8 hex>-`).
     prefix: Arc<str>,
     tables: Mutex<HashMap<Arc<str>, Entry>>,
     /// Set once the task receiving from the bus runs.
     listening: OnceLock<()>,
+    /// While that task runs.
+    hearing: AtomicBool,
+    /// Times that task found it lost messages (falling behind): every freshness is forgotten.
+    flushes: AtomicU64,
     closing: CancellationToken,
 }
 
@@ -56,13 +87,21 @@ impl Router {
     /// A router publishing on (and, once a session needs it, listening to) the server's bus.
     pub(crate) fn new(bus: BusSlot, closing: CancellationToken) -> Arc<Self> {
         let origin = crate::server::bus::origin_id();
-        Arc::new(Router {
+        let router = Arc::new(Router {
             bus,
+            origin,
+            awaited: Mutex::default(),
             prefix: Arc::from(format!("s-{:08x}-", origin as u32)),
             tables: Mutex::default(),
             listening: OnceLock::new(),
+            hearing: AtomicBool::new(false),
+            flushes: AtomicU64::new(0),
             closing,
-        })
+        });
+        // A router that listens from the start confirms the others' invalidations even
+        // before this replica serves a session.
+        router.ensure_listening();
+        router
     }
 
     /// The table of a copy of the session scoped `scope`, and its local half (for
@@ -165,28 +204,116 @@ impl Router {
         }
     }
 
+    /// Tells the other replicas that session `scope` changed or ended (call it once the
+    /// session store has the change), and returns once none of them can still trust its
+    /// copy: when every other replica the message reached confirmed that its copy forgot
+    /// ([`BusMessage::InvalidateAck`]), or else once `lease` (the longest a copy trusts a
+    /// freshness, counted from before the store answered it) has passed since the call.
+    /// `true` when confirmed (or there is no bus: nobody caches then), `false` when the lease
+    /// was waited out.
+    pub(crate) async fn invalidate(self: &Arc<Self>, scope: &str, lease: Duration) -> bool {
+        let until = tokio::time::Instant::now() + lease;
+        let Some(bus) = self.bus.get() else {
+            return true;
+        };
+        self.ensure_listening();
+        // Confirmations arrive only through this replica's own subscription: it must hold
+        // from before the message is published until the last confirmation is in.
+        let heard = self.generation();
+        let ack = crate::server::bus::origin_id();
+        let confirmed = self.await_confirmations(ack);
+        let reached = bus
+            .publish_sent(BusMessage::Invalidate {
+                session: scope.to_owned(),
+                ack: confirmed.is_some().then_some(ack),
+            })
+            .await;
+        let done = match (heard, reached, confirmed) {
+            (Some(g), Some(others), Some(notify)) => {
+                tokio::time::timeout_at(until, self.confirmations(ack, others, &notify))
+                    .await
+                    .is_ok()
+                    && self.generation() == Some(g)
+            }
+            _ => false,
+        };
+        lock(&self.awaited).remove(&ack);
+        if !done {
+            tokio::time::sleep_until(until).await;
+        }
+        done
+    }
+
+    /// Registers invalidation `ack` as awaiting confirmations; `None` when too many do.
+    fn await_confirmations(&self, ack: u64) -> Option<Arc<Notify>> {
+        let mut awaited = lock(&self.awaited);
+        if awaited.len() >= MAX_AWAITED {
+            return None;
+        }
+        Some(awaited.entry(ack).or_default().confirmed.clone())
+    }
+
+    /// Resolves once `needed` routers confirmed invalidation `ack`.
+    async fn confirmations(&self, ack: u64, needed: usize, notify: &Notify) {
+        loop {
+            let woken = notify.notified();
+            let mut woken = std::pin::pin!(woken);
+            woken.as_mut().enable();
+            let have = lock(&self.awaited).get(&ack).map_or(0, |a| a.from.len());
+            if have >= needed {
+                return;
+            }
+            woken.await;
+        }
+    }
+
+    /// While every invalidation published by the other replicas is heard here: the bus's
+    /// subscription number and this receiver's flush count, both of which must be unchanged
+    /// for a freshness noted under them to hold. `None` (nothing may be trusted) without a bus,
+    /// while its subscription is down, or before this router listens.
+    pub(crate) fn generation(&self) -> Option<(u64, u64)> {
+        if !self.hearing.load(Ordering::Acquire) {
+            return None;
+        }
+        let bus = self.bus.get()?.listening()?;
+        Some((bus, self.flushes.load(Ordering::Acquire)))
+    }
+
     /// Starts the task that takes what other replicas route here (once a bus is
     /// attached; it ends with the transport, or when the router is gone).
-    fn ensure_listening(self: &Arc<Self>) {
+    pub(crate) fn ensure_listening(self: &Arc<Self>) {
         if self.listening.get().is_some() {
             return;
         }
         let Some(bus) = self.bus.get() else { return };
+        if tokio::runtime::Handle::try_current().is_err() {
+            return;
+        }
         if self.listening.set(()).is_err() {
             return;
         }
         let mut rx = bus.subscribe();
         let weak = Arc::downgrade(self);
         let closing = self.closing.clone();
+        self.hearing.store(true, Ordering::Release);
         tokio::spawn(async move {
+            let mut missed = 0;
             loop {
                 let message = tokio::select! {
-                    _ = closing.cancelled() => return,
+                    _ = closing.cancelled() => break,
                     m = rx.recv() => m,
                 };
-                let Some(message) = message else { return };
                 let Some(router) = weak.upgrade() else { return };
+                let Some(message) = message else { break };
+                if rx.missed() != missed {
+                    // Invalidations may be among the lost: trust no freshness noted before.
+                    missed = rx.missed();
+                    router.flushes.fetch_add(1, Ordering::AcqRel);
+                }
                 router.deliver(&message);
+            }
+            if let Some(router) = weak.upgrade() {
+                router.hearing.store(false, Ordering::Release);
             }
         });
     }
@@ -221,6 +348,33 @@ impl Router {
                     .is_ok(),
                 _ => false,
             },
+            BusMessage::Invalidate { session, ack } => {
+                let copy = self.session(session);
+                if let Some(s) = &copy {
+                    s.fresh.forget();
+                }
+                // Confirmed whether or not this replica has a copy: the publisher counts
+                // every replica its message reached.
+                if let Some(ack) = *ack {
+                    self.publish(BusMessage::InvalidateAck {
+                        ack,
+                        from: self.origin,
+                    });
+                }
+                copy.is_some()
+            }
+            BusMessage::InvalidateAck { ack, from } => {
+                let mut awaited = lock(&self.awaited);
+                let Some(a) = awaited.get_mut(ack) else {
+                    return false;
+                };
+                // Bounded: no more routers confirm one invalidation than could be awaited.
+                if !a.from.contains(from) && a.from.len() < MAX_AWAITED {
+                    a.from.push(*from);
+                    a.confirmed.notify_waiters();
+                }
+                true
+            }
             _ => false,
         }
     }
@@ -355,6 +509,73 @@ mod tests {
         assert!(b.complete(&id, Ok(RawValue::from_string("{}".into()).unwrap())));
         assert!(waiter.wait(Duration::from_secs(1), &never).await.is_ok());
         assert!(heard.try_recv().is_none());
+    }
+
+    #[tokio::test]
+    async fn an_invalidation_returns_once_every_other_replica_confirmed_else_after_the_lease() {
+        let hub = LocalBus::new(16);
+        let (ra, _rb, _rc) = (router(&hub), router(&hub), router(&hub));
+        // Both other routers confirm: well before a long lease.
+        let started = std::time::Instant::now();
+        let confirmed = tokio::time::timeout(
+            Duration::from_secs(20),
+            ra.invalidate("sc", Duration::from_secs(60)),
+        )
+        .await
+        .expect("confirmed before the lease");
+        assert!(confirmed);
+        assert!(started.elapsed() < Duration::from_secs(20));
+        assert!(lock(&ra.awaited).is_empty(), "nothing left awaiting");
+
+        // A member that hears but never confirms (a replica without confirmations, or one
+        // whose router is gone): the lease is waited out, in full.
+        let _silent = hub.member();
+        let lease = Duration::from_millis(300);
+        let started = std::time::Instant::now();
+        assert!(!ra.invalidate("sc", lease).await);
+        assert!(started.elapsed() >= lease);
+        assert!(lock(&ra.awaited).is_empty());
+
+        // No bus: nobody caches, nothing to wait for.
+        let alone = Router::new(BusSlot::default(), CancellationToken::new());
+        let started = std::time::Instant::now();
+        assert!(alone.invalidate("sc", Duration::from_secs(60)).await);
+        assert!(started.elapsed() < Duration::from_secs(20));
+    }
+
+    #[tokio::test]
+    async fn the_generation_holds_while_the_bus_listens_and_moves_when_messages_were_lost() {
+        let slot = BusSlot::default();
+        let idle = Router::new(slot, CancellationToken::new());
+        assert_eq!(idle.generation(), None, "no bus: nothing may be trusted");
+
+        let hub = LocalBus::new(1);
+        let ra = router(&hub);
+        assert_eq!(ra.generation(), Some((0, 0)), "listening from the start");
+        // Three messages into a queue of one before the router reads: two are lost.
+        let other = hub.member();
+        for _ in 0..3 {
+            other.publish(BusMessage::Invalidate {
+                session: "elsewhere".into(),
+                ack: None,
+            });
+        }
+        tokio::time::timeout(Duration::from_secs(5), async {
+            while ra.generation() != Some((0, 1)) {
+                tokio::task::yield_now().await;
+            }
+        })
+        .await
+        .unwrap();
+        // Closing the transport: the router hears nothing more.
+        ra.closing.cancel();
+        tokio::time::timeout(Duration::from_secs(5), async {
+            while ra.generation().is_some() {
+                tokio::task::yield_now().await;
+            }
+        })
+        .await
+        .unwrap();
     }
 
     #[tokio::test]

@@ -203,6 +203,9 @@ pub(crate) struct HttpSession {
     pub telemetry: std::sync::OnceLock<crate::server::telemetry::SessionGuard>,
     /// The version of the shared record this copy reflects (a session store; 0: none).
     pub(crate) version: AtomicU64,
+    /// When the session store last said this copy is alive and current (a session store
+    /// with a bus: requests within `HttpConfig::session_touch_interval` skip asking again).
+    pub(crate) fresh: super::shared_session::Freshness,
 }
 
 /// Keeps a session from expiring while it lives.
@@ -407,6 +410,11 @@ impl Sessions {
         lock(&self.map).len()
     }
 
+    /// The router of shared sessions' answers and invalidations (a session store only).
+    pub(crate) fn router(&self) -> Option<&Arc<super::routing::Router>> {
+        self.router.as_ref()
+    }
+
     pub(crate) fn get(&self, id: &str) -> Option<Arc<HttpSession>> {
         lock(&self.map).get(id).cloned()
     }
@@ -506,6 +514,7 @@ impl Sessions {
             owner: Mutex::new(None),
             telemetry: Default::default(),
             version: AtomicU64::new(0),
+            fresh: Default::default(),
         });
         if let Some(scope) = &scope {
             session.core.set_scope(scope.clone());

@@ -4,10 +4,25 @@
 //! as it always has. With one, `initialize` writes the session's record there, and a replica
 //! that gets a request for a session it does not hold restores it from the record: the
 //! negotiated version, the client's info and capabilities, the log level, the resource
-//! subscriptions and the principal it is bound to. Each replica keeps a copy and, per request,
-//! asks the store one question ([`SessionStore::touch`]): is the session alive (which also
-//! extends its idle expiry), and has its record changed since the version this copy has?
-//! `DELETE` on any replica removes the record, so every replica answers `404` after.
+//! subscriptions and the principal it is bound to. Each replica keeps a copy and asks the store
+//! one question ([`SessionStore::touch`]): is the session alive (which also extends its idle
+//! expiry), and has its record changed since the version this copy has? `DELETE` on any
+//! replica removes the record, so every replica answers `404` after.
+//!
+//! How often it asks: on every request without a bus between the replicas. With one
+//! ([`HttpConfig::bus`](super::HttpConfig::bus), whose [`Bus::listening`] says it hears the
+//! others), a copy the store found alive and current (a touch or a save) less than
+//! [`HttpConfig::session_touch_interval`](super::HttpConfig::session_touch_interval) ago is
+//! not asked about again: the replica that changes a record or removes a session publishes
+//! [`BusMessage::Invalidate`] and waits until it is sent ([`Bus::publish_sent`]) before
+//! answering, and the others then ask on their next request. The trait itself is unchanged by
+//! this: the cache lives in the transport, beside each copy; a store only answers `touch`,
+//! `save` and `remove`, and may assume each replica serving a session touches it at least
+//! once per interval (the interval is at most a quarter of the idle timeout).
+//!
+//! [`Bus::listening`]: crate::server::bus::Bus::listening
+//! [`Bus::publish_sent`]: crate::server::bus::Bus::publish_sent
+//! [`BusMessage::Invalidate`]: crate::server::bus::BusMessage::Invalidate
 
 use super::store::{StoreError, StoreFuture};
 use duomcp_schema::LoggingLevel;
@@ -64,8 +79,9 @@ pub trait SessionStore: Send + Sync + 'static {
         idle: Duration,
     ) -> StoreFuture<'a, Result<Option<u64>, StoreError>>;
 
-    /// One question per request: is session `id` alive (its idle expiry then starts again),
-    /// and is its record newer than `known` (0: the caller has none)?
+    /// One question: is session `id` alive (its idle expiry then starts again), and is its
+    /// record newer than `known` (0: the caller has none)? Asked per request, or, with a bus,
+    /// at least once per `HttpConfig::session_touch_interval` by each replica serving it.
     fn touch<'a>(
         &'a self,
         id: &'a str,

@@ -1,5 +1,34 @@
 //! The legacy side's use of a [`SessionStore`]: restoring a session minted by another replica,
-//! dropping one ended elsewhere, writing the record when it changes.
+//! dropping one ended elsewhere, writing the record when it changes, and not asking the store
+//! again when this replica's copy was found alive and current a moment ago.
+//!
+//! **Liveness cache.** With a bus between the replicas, a copy the store found alive and
+//! unchanged (a touch, or a save) less than [`touch_interval`] ago serves the request without
+//! asking again: 0 Redis commands instead of one round trip. It stays correct because
+//! - every replica that changes a session's record or ends the session publishes
+//!   [`BusMessage::Invalidate`](crate::server::bus::BusMessage::Invalidate) *before* answering
+//!   its client, and waits until every other replica the message reached confirmed that its
+//!   copy forgot its freshness ([`Freshness::forget`]; their next request for the session asks
+//!   the store, and sees the new record or `404`) — or, when a confirmation does not come,
+//!   until the interval has passed since the change, after which no copy trusts a freshness
+//!   from before it;
+//! - freshness is noted under the router's [`generation`](super::routing::Router::generation)
+//!   and trusted only while it is unchanged: not while the bus subscription is down, not
+//!   across a resubscription (what was published in between was missed), not after this
+//!   receiver lost messages by falling behind (every copy's freshness is dropped at once);
+//! - the idle expiry in the store is refreshed at least once per interval by each replica
+//!   serving the session, and the interval is at most a quarter of the idle timeout.
+//!
+//! What it trades: the `DELETE` or the record change itself waits for the confirmations
+//! (on loopback Redis about two pub/sub hops, well under a millisecond when the replicas are
+//! not overloaded), or for the interval (1 s by default) when a replica does not confirm —
+//! it is down, its subscription broke, it fell behind, or it runs a version without
+//! confirmations. No request anywhere is served from a copy the change made stale once the
+//! changing request has its answer. Without a bus (or with one that cannot say it listens)
+//! every request asks the store, as before.
+//!
+//! Bounds: the freshness is a field of each session copy, so the cache holds at most one
+//! entry per copy (`HttpConfig::max_sessions`), and goes with the copy.
 
 use super::session::HttpSession;
 use super::session_store::{SessionRecord, SessionStore, Touched};
@@ -7,8 +36,75 @@ use super::store::StoreError;
 use super::Inner;
 use crate::correlation::Limits;
 use crate::server::session::Negotiated;
-use std::sync::atomic::Ordering;
-use std::sync::Arc;
+use crate::util::lock;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+/// When the session store last found a copy alive and current, and the invalidations heard
+/// for it (see the [module documentation](self)).
+#[derive(Default)]
+pub(crate) struct Freshness {
+    /// Invalidations heard for this session from other replicas.
+    heard: AtomicU64,
+    noted: Mutex<Option<Noted>>,
+}
+
+#[derive(Clone, Copy)]
+struct Noted {
+    /// When the store was asked (before it answered: the earlier, the safer).
+    at: Instant,
+    /// `heard` when it was asked.
+    heard: u64,
+    /// The router's generation when it was asked.
+    generation: (u64, u64),
+}
+
+impl Freshness {
+    /// Another replica changed or ended the session: the next request asks the store.
+    pub(crate) fn forget(&self) {
+        self.heard.fetch_add(1, Ordering::AcqRel);
+    }
+
+    /// Read before asking the store; given back to [`note`](Self::note) with its answer.
+    fn ticket(&self) -> u64 {
+        self.heard.load(Ordering::Acquire)
+    }
+
+    /// The store, asked at `at` (with `heard` from [`ticket`](Self::ticket)), found the copy
+    /// alive and current.
+    fn note(&self, at: Instant, heard: u64, generation: (u64, u64)) {
+        *lock(&self.noted) = Some(Noted {
+            at,
+            heard,
+            generation,
+        });
+    }
+
+    /// Whether that answer still holds at `now`: younger than `interval`, nothing heard
+    /// since, the same generation.
+    fn holds(&self, now: Instant, interval: Duration, generation: (u64, u64)) -> bool {
+        let Some(n) = *lock(&self.noted) else {
+            return false;
+        };
+        n.heard == self.heard.load(Ordering::Acquire)
+            && n.generation == generation
+            && now.saturating_duration_since(n.at) < interval
+    }
+}
+
+/// How long a copy found alive and current is taken as such without asking the store:
+/// `HttpConfig::session_touch_interval`, at most a quarter of the idle timeout.
+pub(super) fn touch_interval(t: &Inner) -> Duration {
+    t.config
+        .session_touch_interval
+        .min(t.config.session_idle_timeout / 4)
+}
+
+/// The router's generation, when freshness may be trusted at all.
+fn generation(t: &Inner) -> Option<(u64, u64)> {
+    t.sessions.router()?.generation()
+}
 
 /// Methods after which the session's record changed (log level, subscriptions).
 pub(super) fn changes_record(method: &str) -> bool {
@@ -20,16 +116,33 @@ pub(super) fn changes_record(method: &str) -> bool {
 
 /// Session `sid` as the store knows it: this replica's copy, refreshed when the record is
 /// newer; restored when this replica has none; `None` when it is gone (and this copy with it).
-/// One round trip.
+/// One round trip, or none when `cached` and this copy was found alive and current less than
+/// [`touch_interval`] ago (see the [module documentation](self)).
 pub(super) async fn lookup(
     t: &Arc<Inner>,
     store: &dyn SessionStore,
     sid: &str,
+    cached: bool,
 ) -> Result<Option<Arc<HttpSession>>, StoreError> {
     let local = t.sessions.get(sid);
+    let asked_at = Instant::now();
+    let generation = generation(t);
+    if let (true, Some(s), Some(g)) = (cached, &local, generation) {
+        if s.fresh.holds(asked_at, touch_interval(t), g) {
+            return Ok(local);
+        }
+    }
+    // Only a copy that was here before asking may be noted fresh: one adopted now may have
+    // missed an invalidation before its router knew it.
+    let ticket = local.as_ref().map(|s| s.fresh.ticket());
     let known = local
         .as_ref()
         .map_or(0, |s| s.version.load(Ordering::Acquire));
+    let note = |s: &HttpSession| {
+        if let (Some(heard), Some(g)) = (ticket, generation) {
+            s.fresh.note(asked_at, heard, g);
+        }
+    };
     match store
         .touch(sid, known, t.config.session_idle_timeout)
         .await?
@@ -40,8 +153,14 @@ pub(super) async fn lookup(
             }
             Ok(None)
         }
-        Touched::Unchanged => Ok(local),
+        Touched::Unchanged => {
+            if let Some(s) = &local {
+                note(s);
+            }
+            Ok(local)
+        }
         Touched::Changed(version, record) => {
+            let had_copy = local.is_some();
             let session = match local {
                 Some(s) => s,
                 None => match t.sessions.adopt(
@@ -75,6 +194,9 @@ pub(super) async fn lookup(
             };
             restore(&session, *record);
             session.version.store(version, Ordering::Release);
+            if had_copy {
+                note(&session);
+            }
             Ok(Some(session))
         }
     }
@@ -117,7 +239,8 @@ fn record_of(session: &HttpSession) -> Option<SessionRecord> {
 }
 
 /// Writes the session's record when there is a store (`create`: after `initialize`); `false`
-/// when the store failed (the error is logged).
+/// when the store failed (the error is logged). A changed record is announced to the other
+/// replicas ([`ended_or_changed`]) before this returns.
 pub(super) async fn save(t: &Arc<Inner>, session: &HttpSession, create: bool) -> bool {
     let Some(store) = &t.config.session_store else {
         return true;
@@ -125,12 +248,22 @@ pub(super) async fn save(t: &Arc<Inner>, session: &HttpSession, create: bool) ->
     let Some(record) = record_of(session) else {
         return true;
     };
+    let asked_at = Instant::now();
+    let generation = generation(t);
+    let ticket = session.fresh.ticket();
     match store
         .save(&session.id, &record, create, t.config.session_idle_timeout)
         .await
     {
         Ok(Some(version)) => {
             session.version.store(version, Ordering::Release);
+            // A save extends the idle expiry as a touch does.
+            if let Some(g) = generation {
+                session.fresh.note(asked_at, ticket, g);
+            }
+            if !create {
+                ended_or_changed(t, session).await;
+            }
             true
         }
         Ok(None) => true,
@@ -138,5 +271,49 @@ pub(super) async fn save(t: &Arc<Inner>, session: &HttpSession, create: bool) ->
             tracing::warn!(session = %session.id, "session store: {e}");
             false
         }
+    }
+}
+
+/// Tells the other replicas that `session`'s record changed or that it ended (the store has
+/// it already), and returns once none of their copies can trust its freshness any more: each
+/// confirmed, or the lease ([`touch_interval`]) ran out.
+pub(super) async fn ended_or_changed(t: &Inner, session: &HttpSession) {
+    let (Some(router), Some(scope)) = (t.sessions.router(), session.core.scope()) else {
+        return;
+    };
+    if !router.invalidate(scope, touch_interval(t)).await {
+        tracing::debug!(
+            session = %session.id,
+            "not every other replica confirmed that this session changed or ended; waited \
+             out the session touch interval instead"
+        );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_noted_answer_holds_for_the_interval_under_the_same_generation_until_forgotten() {
+        let f = Freshness::default();
+        let t0 = Instant::now();
+        let second = Duration::from_secs(1);
+        assert!(!f.holds(t0, second, (1, 0)), "nothing noted yet");
+        f.note(t0, f.ticket(), (1, 0));
+        assert!(f.holds(t0 + Duration::from_millis(999), second, (1, 0)));
+        assert!(!f.holds(t0 + second, second, (1, 0)), "one interval later");
+        assert!(!f.holds(t0, Duration::ZERO, (1, 0)), "interval zero: never");
+        // Another subscription, or a flush: void.
+        assert!(!f.holds(t0, second, (2, 0)));
+        assert!(!f.holds(t0, second, (1, 1)));
+        // An invalidation heard while the store was being asked voids that answer too.
+        let ticket = f.ticket();
+        f.forget();
+        assert!(!f.holds(t0, second, (1, 0)));
+        f.note(t0, ticket, (1, 0));
+        assert!(!f.holds(t0, second, (1, 0)));
+        f.note(t0, f.ticket(), (1, 0));
+        assert!(f.holds(t0, second, (1, 0)));
     }
 }
