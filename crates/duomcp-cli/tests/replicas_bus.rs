@@ -469,6 +469,32 @@ fn a_sampling_request_on_a_is_answered_through_b() {
 }
 
 #[test]
+fn a_roots_request_on_a_is_answered_through_b() {
+    let redis = redis();
+    let rs = replicas(BIN, &redis, 2).unwrap();
+    let (a, b) = (&rs[0], &rs[1]);
+    let sid = legacy_session(a.addr(), json!({"roots": {}}), "replicas-bus");
+
+    let on_a = call_stream(
+        a.addr(),
+        &sid,
+        6,
+        "test_input_required_result_list_roots",
+        json!({}),
+    );
+    let ask = asked(&on_a, "roots/list");
+    answer(
+        b.addr(),
+        &sid,
+        &ask,
+        json!({"roots": [{"uri": "file:///work/b", "name": "B's client root"}]}),
+    );
+    let done = on_a.next(Duration::from_secs(10)).expect("the result");
+    assert_eq!(done["id"], 6, "{done}");
+    assert_eq!(tool_text(&done), "Client roots: file:///work/b", "{done}");
+}
+
+#[test]
 fn a_request_running_on_a_is_cancelled_through_b() {
     let redis = redis();
     let rs = replicas(BIN, &redis, 2).unwrap();
