@@ -66,7 +66,8 @@ lb() { # port, backend ports...
   {
     sed -n '/^global/,/^frontend/p' deploy/haproxy.cfg | sed '$d'
     printf 'frontend mcp\n  bind 127.0.0.1:%s\n  default_backend replicas\n\nbackend replicas\n' "$port"
-    printf '  balance roundrobin\n  option http-server-close\n'
+    # As deploy/haproxy.cfg: every request balanced, connections to the replicas kept alive.
+    printf '  balance roundrobin\n'
     local n=0; for b in "$@"; do n=$((n + 1)); printf '  server r%s 127.0.0.1:%s\n' "$n" "$b"; done
   } >"$OUT/haproxy-$port.cfg"
   haproxy -db -f "$OUT/haproxy-$port.cfg" >"$OUT/haproxy-$port.log" 2>&1 & PIDS+=($!)

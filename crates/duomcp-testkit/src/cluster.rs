@@ -356,7 +356,7 @@ impl Balancer {
              defaults\n  mode http\n  timeout connect 2s\n  timeout client 1h\n  timeout server 1h\n  \
              timeout http-request 30s\n\
              frontend mcp\n  bind 127.0.0.1:{port}\n  default_backend replicas\n\
-             backend replicas\n  balance roundrobin\n  option http-server-close\n"
+             backend replicas\n  balance roundrobin\n"
         );
         for (i, b) in backends.iter().enumerate() {
             cfg.push_str(&format!("  server r{i} {b}\n"));
