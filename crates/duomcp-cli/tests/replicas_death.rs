@@ -306,6 +306,70 @@ fn a_legacy_task_created_on_a_gives_its_result_via_b_and_is_cancelled_via_c() {
 }
 
 #[test]
+fn a_legacy_task_on_a_asks_through_tasks_result_on_b_and_is_answered_via_c() {
+    let redis = redis();
+    let rs = replicas(&redis, 3);
+    let (a, b, c) = (rs[0].addr(), rs[1].addr(), rs[2].addr());
+    let sid = initialize(a);
+
+    let r = legacy(
+        a,
+        &sid,
+        2,
+        "tools/call",
+        json!({"name": "confirm_delete", "arguments": {"filename": "notes.txt"}, "task": {"ttl": 60000}}),
+    );
+    let id = r["result"]["task"]["taskId"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no task: {r}"))
+        .to_owned();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let mut n = 10;
+    loop {
+        n += 1;
+        let got = legacy(c, &sid, n, "tasks/get", json!({"taskId": id}));
+        if got["result"]["status"] == "input_required" {
+            break;
+        }
+        assert!(Instant::now() < deadline, "not input_required: {got}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+
+    // tasks/result on B, which does not run the task: A's elicitation comes on its stream.
+    let (mut on_b, head) = legacy_send(
+        b,
+        &sid,
+        &json!({"jsonrpc":"2.0","id":50,"method":"tasks/result","params":{"taskId": id}}),
+    );
+    assert_eq!(status(&head), 200, "{head}");
+    let (_, ask) = next_event(&mut on_b).expect("the elicitation on B's tasks/result stream");
+    assert_eq!(ask["method"], "elicitation/create", "{ask}");
+    assert_eq!(
+        ask["params"]["_meta"]["io.modelcontextprotocol/related-task"]["taskId"],
+        id.as_str(),
+        "{ask}"
+    );
+    // The answer lands on C; it reaches the handler on A, and B's stream ends with the result.
+    let (_, head) = legacy_send(
+        c,
+        &sid,
+        &json!({"jsonrpc":"2.0","id":ask["id"],"result":{"action":"accept","content":{"confirm":true}}}),
+    );
+    assert_eq!(status(&head), 202, "{head}");
+    let result = loop {
+        let (_, m) = next_event(&mut on_b).expect("the task's result on B's stream");
+        if m["id"] == 50 {
+            break m;
+        }
+        assert_ne!(m["method"], "elicitation/create", "asked twice: {m}");
+    };
+    assert_eq!(
+        result["result"]["content"][0]["text"], "Deleted notes.txt",
+        "{result}"
+    );
+}
+
+#[test]
 fn a_task_on_a_killed_replica_ends_failed_within_the_lease() {
     let redis = redis();
     let mut rs = replicas(&redis, 2);

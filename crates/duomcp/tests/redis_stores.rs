@@ -199,6 +199,7 @@ fn task(id: &str, principal: &str, created_at_ms: u64, ttl_ms: Option<u64>) -> T
         ttl_ms,
         poll_interval_ms: None,
         input_requests: Default::default(),
+        client_requests: Default::default(),
         outcome: None,
     }
 }

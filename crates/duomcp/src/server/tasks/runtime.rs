@@ -234,6 +234,7 @@ impl TaskRuntime {
             ttl_ms: Some(self.config.grant_ttl(requested_ttl)),
             poll_interval_ms: Some((self.config.poll_interval.as_millis() as u64).max(1)),
             input_requests: Default::default(),
+            client_requests: Default::default(),
             outcome: None,
         };
         let (version, _) = watch::channel(0);
@@ -632,15 +633,28 @@ impl TaskRuntime {
         let rid = waiter.id().clone();
         let frame = jsonrpc::encode_request(&rid, method, &params)
             .map_err(|e| HandlerError::msg(e.to_string()))?;
+        // In the record too, for a `tasks/result` served by another replica (a shared store).
+        let shared = live_store_shared(&self.store());
+        let text = shared
+            .then(|| String::from_utf8(frame.clone()).ok())
+            .flatten();
         lock(&live.outbox).push_back((rid.clone(), frame));
         live.outstanding.fetch_add(1, Ordering::SeqCst);
-        self.edit(&live.id, |r| {
+        let key = rid.to_string();
+        let k = key.clone();
+        self.edit(&live.id, move |r| {
+            let mut changed = false;
+            if let Some(text) = text {
+                if !r.status.is_terminal() {
+                    r.client_requests.insert(k, text);
+                    changed = true;
+                }
+            }
             if r.status == TaskStatus::Working {
                 r.status = TaskStatus::InputRequired;
-                true
-            } else {
-                false
+                changed = true;
             }
+            changed
         })
         .await;
         live.bump();
@@ -651,14 +665,15 @@ impl TaskRuntime {
         };
         drop(waiter);
         lock(&live.outbox).retain(|(id, _)| id != &rid);
-        if live.outstanding.fetch_sub(1, Ordering::SeqCst) == 1 {
-            self.edit(&live.id, |r| {
-                if r.status == TaskStatus::InputRequired {
+        let last = live.outstanding.fetch_sub(1, Ordering::SeqCst) == 1;
+        if last || shared {
+            self.edit(&live.id, move |r| {
+                let mut changed = r.client_requests.remove(&key).is_some();
+                if last && r.status == TaskStatus::InputRequired {
                     r.status = TaskStatus::Working;
-                    true
-                } else {
-                    false
+                    changed = true;
                 }
+                changed
             })
             .await;
         }
@@ -679,6 +694,8 @@ impl TaskRuntime {
         principal: Option<&str>,
         sink: &Sink,
     ) -> Result<Option<TaskRecord>, ProtocolError> {
+        // Requests of a task run by another replica sent on this stream already.
+        let mut sent_here: std::collections::HashSet<String> = Default::default();
         loop {
             let live = self.live(id);
             let mut changes = live.as_ref().map(|l| l.version.subscribe());
@@ -694,6 +711,19 @@ impl TaskRuntime {
                         lock(&live.outbox).push_front((rid, frame));
                         return Ok(None);
                     }
+                }
+            } else {
+                // Run by another replica: its requests are in the record; the client's answers
+                // reach the handler there whichever replica they land on.
+                sent_here.retain(|rid| record.client_requests.contains_key(rid));
+                for (rid, frame) in &record.client_requests {
+                    if sent_here.contains(rid) {
+                        continue;
+                    }
+                    if sink.send(frame.clone().into_bytes()).await.is_err() {
+                        return Ok(None);
+                    }
+                    sent_here.insert(rid.clone());
                 }
             }
             // Wake on any change; poll now and then so expiry is noticed too.
@@ -804,6 +834,7 @@ mod tests {
             ttl_ms: Some(1000),
             poll_interval_ms: None,
             input_requests: Default::default(),
+            client_requests: Default::default(),
             outcome: None,
         }
     }

@@ -81,6 +81,12 @@ pub struct TaskRecord {
     pub poll_interval_ms: Option<u64>,
     /// Outstanding input requests by key (2026-07-28 tasks in `input_required`).
     pub input_requests: BTreeMap<String, InputRequest>,
+    /// 2025-11-25 tasks in `input_required`: the server→client requests (encoded JSON-RPC)
+    /// awaiting the client's answer, by request id, so that `tasks/result` on any replica
+    /// sends them (the answer reaches the handler wherever it lands). At most as many as the
+    /// session lets be outstanding.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub client_requests: BTreeMap<String, String>,
     /// The outcome, once terminal (`cancelled` has none).
     pub outcome: Option<TaskOutcome>,
 }
@@ -616,6 +622,7 @@ mod tests {
             ttl_ms: ttl,
             poll_interval_ms: None,
             input_requests: BTreeMap::new(),
+            client_requests: BTreeMap::new(),
             outcome: None,
         }
     }
