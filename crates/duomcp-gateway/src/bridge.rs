@@ -30,6 +30,23 @@ const EVENT_BUFFER: usize = 64;
 
 type Reply = oneshot::Sender<Result<Value, String>>;
 
+/// An upstream's answer: a result as it came, or the typed call's tool result (a 2025-11-25
+/// upstream's, or a 2026-07-28 one's the gateway does not relay), handed on as it is rather
+/// than through a `Value` and back.
+enum Answer {
+    Value(Value),
+    Tool(Box<CallToolResult>),
+}
+
+impl Answer {
+    fn is_error(&self) -> bool {
+        match self {
+            Answer::Value(v) => v.get("isError") == Some(&Value::Bool(true)),
+            Answer::Tool(r) => r.is_error == Some(true),
+        }
+    }
+}
+
 /// Whether the client of `ctx` takes log messages: only then does a call wait, after its
 /// upstream result, for the log messages received before it to be routed to it
 /// (`Session::routed_so_far`). Progress needs no wait: the
@@ -51,7 +68,7 @@ impl Drop for AbortOnDrop {
 struct Call {
     events: mpsc::Receiver<Event>,
     events_open: bool,
-    done: oneshot::Receiver<Result<Value, ClientError>>,
+    done: oneshot::Receiver<Result<Answer, ClientError>>,
     _task: AbortOnDrop,
     pending: Vec<(String, Box<InputRequest>, Reply)>,
     next_key: u32,
@@ -194,8 +211,18 @@ pub(crate) async fn call_tool(
     if arguments.as_object().is_some_and(|a| !a.is_empty()) {
         params.insert("arguments".into(), arguments);
     }
-    let value = forward(&upstream, &holds, &ctx, "tools/call", params, deferred).await?;
-    decode(&upstream, value)
+    match forward(&upstream, &holds, &ctx, "tools/call", params, deferred).await? {
+        Answer::Value(value) => decode(&upstream, value),
+        Answer::Tool(result) => {
+            // What `decode` leaves out of a result as it came.
+            let mut result = *result;
+            result.result_type = None;
+            result.meta = None;
+            result.extra.remove("ttlMs");
+            result.extra.remove("cacheScope");
+            Ok(result)
+        }
+    }
 }
 
 /// The handler of every bridged prompt.
@@ -211,7 +238,12 @@ pub(crate) async fn get_prompt(
     if !arguments.is_empty() {
         params.insert("arguments".into(), Value::Object(arguments));
     }
-    let value = forward(&upstream, &holds, &ctx, "prompts/get", params, false).await?;
+    let value = match forward(&upstream, &holds, &ctx, "prompts/get", params, false).await? {
+        Answer::Value(value) => value,
+        // (Only `tools/call` is made typed.)
+        Answer::Tool(result) => serde_json::to_value(result)
+            .map_err(|e| HandlerError::msg(format!("upstream `{}`: {e}", upstream.name())))?,
+    };
     decode(&upstream, value)
 }
 
@@ -241,7 +273,7 @@ async fn forward(
     method: &'static str,
     params: Map<String, Value>,
     deferred: bool,
-) -> Result<Value, HandlerError> {
+) -> Result<Answer, HandlerError> {
     let state = ctx.request_state::<GatewayState>();
     // A deferred task tool (a 2025-11-25 upstream's, for a 2026-07-28 client) becomes the
     // gateway's task once the client's answers resume it (one that asks nothing answers
@@ -293,13 +325,18 @@ async fn forward(
     if detach {
         Box::pin(ctx.detach()).await;
     }
-    let (value, relay) = drive(ctx, call, holds).await?;
+    let (answer, relay) = drive(ctx, call, holds).await?;
+    let Answer::Value(value) = answer else {
+        return Ok(answer);
+    };
     // The rare continuations are boxed: inline, their state would make every call's future
     // (which the server boxes, copying it) several times larger.
     match value.get("resultType").and_then(Value::as_str) {
-        Some("input_required") if relay => Box::pin(relay_round(upstream, ctx, value)).await,
+        Some("input_required") if relay => Box::pin(relay_round(upstream, ctx, value))
+            .await
+            .map(Answer::Value),
         Some("task") if relay => Box::pin(follow_task(upstream, ctx, holds, value)).await,
-        _ => Ok(value),
+        _ => Ok(Answer::Value(value)),
     }
 }
 
@@ -312,7 +349,7 @@ async fn follow_task(
     ctx: &Context,
     holds: &Arc<Holds>,
     created: Value,
-) -> Result<Value, HandlerError> {
+) -> Result<Answer, HandlerError> {
     let Some(task_id) = created
         .get("taskId")
         .and_then(Value::as_str)
@@ -335,9 +372,7 @@ async fn follow_task(
     let logs = takes_logs(ctx).then(|| session.clone());
     let task = tokio::spawn(async move {
         let _route = route;
-        let result = handle.result().await.and_then(|r| {
-            serde_json::to_value(r).map_err(|e| ClientError::Protocol(e.to_string()))
-        });
+        let result = handle.result().await.map(|r| Answer::Tool(Box::new(r)));
         if let Some(session) = logs {
             session.routed_so_far().await;
         }
@@ -469,11 +504,12 @@ async fn start(
             client
                 .call_tool_with(&name, arguments, options)
                 .await
-                .and_then(|r| {
-                    serde_json::to_value(r).map_err(|e| ClientError::Protocol(e.to_string()))
-                })
+                .map(|r| Answer::Tool(Box::new(r)))
         } else {
-            client.request_object(method, params, options).await
+            client
+                .request_object(method, params, options)
+                .await
+                .map(Answer::Value)
         };
         // The log messages the upstream sent before its result are this call's events
         // before the result is (its progress is already).
@@ -501,7 +537,7 @@ async fn drive(
     ctx: &Context,
     mut call: Call,
     holds: &Arc<Holds>,
-) -> Result<(Value, bool), HandlerError> {
+) -> Result<(Answer, bool), HandlerError> {
     // SSE polling: a 2025-11-25 client's stream closes once the call has run this long (a
     // no-op for other clients and transports).
     let poll_after = call.poll_after;
@@ -580,7 +616,7 @@ async fn drive(
                 // The upstream failed after asking for what the client cannot give: that is
                 // the client's error to see.
                 let failed = match &result {
-                    Ok(Ok(v)) => v.get("isError") == Some(&Value::Bool(true)),
+                    Ok(Ok(answer)) => answer.is_error(),
                     _ => true,
                 };
                 if let (true, Some(caps)) = (failed, call.missing.take()) {

@@ -99,3 +99,77 @@ async fn the_serving_task_ends_when_the_client_closes_or_the_server_stops() {
         .unwrap()
         .unwrap();
 }
+
+/// Each request's method and `target()`, as a layer saw them.
+type Seen = std::sync::Arc<std::sync::Mutex<Vec<(String, Option<String>)>>>;
+
+/// A layer that records each request's method and `target()` (read when first asked).
+#[derive(Clone)]
+struct Targets<S> {
+    inner: S,
+    seen: Seen,
+}
+
+impl<S> duomcp::server::middleware::Service<duomcp::server::middleware::McpRequest> for Targets<S>
+where
+    S: duomcp::server::middleware::Service<duomcp::server::middleware::McpRequest>,
+{
+    type Response = S::Response;
+    type Error = S::Error;
+    type Future = S::Future;
+
+    fn poll_ready(
+        &mut self,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Result<(), Self::Error>> {
+        self.inner.poll_ready(cx)
+    }
+
+    fn call(&mut self, req: duomcp::server::middleware::McpRequest) -> Self::Future {
+        // Asked twice: the second answer is the first one's, kept.
+        let first = req.target().map(str::to_owned);
+        assert_eq!(req.target().map(str::to_owned), first);
+        self.seen
+            .lock()
+            .unwrap()
+            .push((req.method().to_owned(), first));
+        self.inner.call(req)
+    }
+}
+
+#[tokio::test]
+async fn a_layer_sees_the_target_of_each_request() {
+    for choice in [EraChoice::Legacy, EraChoice::Modern] {
+        let seen = Seen::default();
+        let s = seen.clone();
+        let server = Server::builder()
+            .tool("echo", |Args(v): Args<serde_json::Value>| async move {
+                v["text"].as_str().unwrap_or_default().to_owned()
+            })
+            .layer(duomcp::server::middleware::layer_fn(move |inner| Targets {
+                inner,
+                seen: s.clone(),
+            }))
+            .build();
+        let (transport, _serving) = memory::pair(server);
+        let client = Client::builder()
+            .era(choice)
+            .connect_transport(transport)
+            .await
+            .unwrap();
+        client
+            .call_tool("echo", json!({ "text": "t" }))
+            .await
+            .unwrap();
+        client.list_tools(None).await.unwrap();
+        let seen = seen.lock().unwrap().clone();
+        assert!(
+            seen.contains(&("tools/call".to_owned(), Some("echo".to_owned()))),
+            "{choice:?}: {seen:?}"
+        );
+        assert!(
+            seen.contains(&("tools/list".to_owned(), None)),
+            "{choice:?}: {seen:?}"
+        );
+    }
+}

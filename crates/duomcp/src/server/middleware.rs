@@ -81,7 +81,8 @@ pub struct McpRequest {
     pub(crate) req: IncomingRequest,
     pub(crate) env: RequestEnv,
     pub(crate) era: Era,
-    target: Option<String>,
+    /// Read from `params` when a layer first asks (most never do, and it is a parse).
+    target: std::sync::OnceLock<Option<String>>,
 }
 
 impl McpRequest {
@@ -91,13 +92,12 @@ impl McpRequest {
         env: RequestEnv,
         era: Era,
     ) -> Self {
-        let target = target_of(req.params.as_deref()).map(Cow::into_owned);
         McpRequest {
             shared,
             req,
             env,
             era,
-            target,
+            target: std::sync::OnceLock::new(),
         }
     }
 
@@ -109,7 +109,9 @@ impl McpRequest {
     /// The tool or prompt name (`params.name`), or the resource URI (`params.uri`), when the
     /// request names one.
     pub fn target(&self) -> Option<&str> {
-        self.target.as_deref()
+        self.target
+            .get_or_init(|| target_of(self.req.params.as_deref()).map(Cow::into_owned))
+            .as_deref()
     }
 
     /// The protocol revision the request speaks.
@@ -137,7 +139,7 @@ impl fmt::Debug for McpRequest {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("McpRequest")
             .field("method", &self.req.method)
-            .field("target", &self.target)
+            .field("target", &self.target())
             .field("era", &self.era)
             .field("id", &self.req.id)
             .finish_non_exhaustive()

@@ -6,6 +6,7 @@
 //! notifications go to broadcast or bounded channels.
 
 use super::cache::{Cache, Invalidate, CACHEABLE};
+use super::era::Envelope;
 use super::error::ClientError;
 use super::handlers::{HandlerCall, Handlers};
 use super::mirror::{self, ToolHeaders};
@@ -340,20 +341,22 @@ impl Inner {
         speak: &Speak,
         progress: bool,
     ) -> Result<Outgoing, ClientError> {
-        let mut meta = match params.remove("_meta") {
+        let caller = match params.remove("_meta") {
             Some(Value::Object(m)) => m,
             _ => Map::new(),
         };
-        meta.extend(opts.meta.iter().map(|(k, v)| (k.clone(), v.clone())));
         let adapter = super::era::of(speak.era);
-        adapter.envelope(self, method, &speak.version, opts, &mut meta)?;
-        if progress {
-            meta.insert(meta::PROGRESS_TOKEN.into(), to_value(&progress_token(id))?);
-        }
-        if !meta.is_empty() {
-            params.insert("_meta".into(), Value::Object(meta));
-        }
-        let body = jsonrpc::encode_request(id, method, &params)
+        let given = |k: &str| caller.contains_key(k) || opts.meta.contains_key(k);
+        let envelope = adapter.envelope(self, method, &speak.version, opts, &given);
+        let token = progress.then(|| progress_token(id));
+        let with_meta = WithMeta {
+            params: &params,
+            caller: &caller,
+            options: &opts.meta,
+            envelope: &envelope,
+            progress: token.as_ref(),
+        };
+        let body = jsonrpc::encode_request(id, method, &with_meta)
             .map_err(|e| ClientError::Protocol(format!("cannot encode {method}: {e}")))?;
         let mut msg = Outgoing::new(body);
         msg.id = Some(id.clone());
@@ -740,6 +743,67 @@ impl Inner {
     }
 }
 
+/// A request's params as sent: `params` (without `_meta`), then a `_meta` of the caller's
+/// keys, the request options' (which win over the caller's), the era's envelope and the
+/// progress token (which win over both), written without building a `Value` map.
+struct WithMeta<'a> {
+    params: &'a Map<String, Value>,
+    caller: &'a Map<String, Value>,
+    options: &'a Map<String, Value>,
+    envelope: &'a Envelope<'a>,
+    progress: Option<&'a ProgressToken>,
+}
+
+impl WithMeta<'_> {
+    /// Whether a later source sets `key` (so an earlier one's entry is left out).
+    fn later(&self, key: &str) -> bool {
+        self.envelope.sets(key) || (self.progress.is_some() && key == meta::PROGRESS_TOKEN)
+    }
+}
+
+impl Serialize for WithMeta<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut map = s.serialize_map(None)?;
+        for (k, v) in self.params {
+            map.serialize_entry(k, v)?;
+        }
+        let empty = self.caller.is_empty()
+            && self.options.is_empty()
+            && self.envelope.is_empty()
+            && self.progress.is_none();
+        if !empty {
+            map.serialize_entry("_meta", &Meta(self))?;
+        }
+        map.end()
+    }
+}
+
+struct Meta<'a>(&'a WithMeta<'a>);
+
+impl Serialize for Meta<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let w = self.0;
+        let mut map = s.serialize_map(None)?;
+        for (k, v) in w.caller {
+            if !w.options.contains_key(k) && !w.later(k) {
+                map.serialize_entry(k, v)?;
+            }
+        }
+        for (k, v) in w.options {
+            if !w.later(k) {
+                map.serialize_entry(k, v)?;
+            }
+        }
+        w.envelope.write(&mut map)?;
+        if let Some(token) = w.progress {
+            map.serialize_entry(meta::PROGRESS_TOKEN, token)?;
+        }
+        map.end()
+    }
+}
+
 fn progress_token(id: &RequestId) -> ProgressToken {
     match id {
         RequestId::Number(n) => ProgressToken::Number(n.clone()),
@@ -766,5 +830,79 @@ async fn drive(weak: Weak<Inner>, mut events: mpsc::Receiver<TransportEvent>) {
     }
     if let Some(inner) = weak.upgrade() {
         inner.mark_closed("the connection ended".into());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn meta_of(w: &WithMeta<'_>) -> Value {
+        let body = serde_json::to_value(w).unwrap_or_default();
+        body.get("_meta").cloned().unwrap_or(Value::Null)
+    }
+
+    #[test]
+    fn meta_keys_win_in_order_caller_options_envelope_progress() {
+        let mut params = Map::new();
+        params.insert("name".into(), json!("echo"));
+        let caller = json!({
+            "a": 1,
+            "b": 1,
+            (meta::PROTOCOL_VERSION): "caller",
+            (meta::PROGRESS_TOKEN): "caller",
+        });
+        let options = json!({ "b": 2, (meta::CLIENT_CAPABILITIES): { "x": {} } });
+        let (Value::Object(caller), Value::Object(options)) = (caller, options) else {
+            unreachable!()
+        };
+        let info = Implementation::new("c", "1");
+        let envelope = Envelope {
+            protocol_version: Some("2026-07-28"),
+            client_capabilities: None,
+            client_info: Some(&info),
+            log_level: Some(LoggingLevel::Debug),
+        };
+        let token: ProgressToken = serde_json::from_value(json!(7)).unwrap();
+        let w = WithMeta {
+            params: &params,
+            caller: &caller,
+            options: &options,
+            envelope: &envelope,
+            progress: Some(&token),
+        };
+        let body = serde_json::to_string(&w).unwrap_or_default();
+        // One entry per key, never two.
+        assert_eq!(body.matches(meta::PROTOCOL_VERSION).count(), 1, "{body}");
+        assert_eq!(body.matches(meta::PROGRESS_TOKEN).count(), 1, "{body}");
+        assert_eq!(body.matches("\"b\"").count(), 1, "{body}");
+        assert_eq!(
+            meta_of(&w),
+            json!({
+                "a": 1,
+                "b": 2,
+                (meta::CLIENT_CAPABILITIES): { "x": {} },
+                (meta::PROTOCOL_VERSION): "2026-07-28",
+                (meta::CLIENT_INFO): { "name": "c", "version": "1" },
+                (meta::LOG_LEVEL): "debug",
+                (meta::PROGRESS_TOKEN): 7,
+            })
+        );
+        assert_eq!(serde_json::to_value(&w).unwrap_or_default()["name"], "echo");
+    }
+
+    #[test]
+    fn no_meta_when_nothing_to_say() {
+        let params = Map::new();
+        let empty = Map::new();
+        let envelope = Envelope::default();
+        let w = WithMeta {
+            params: &params,
+            caller: &empty,
+            options: &empty,
+            envelope: &envelope,
+            progress: None,
+        };
+        assert_eq!(serde_json::to_string(&w).unwrap_or_default(), "{}");
     }
 }

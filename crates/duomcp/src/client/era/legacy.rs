@@ -2,7 +2,7 @@
 //! `logging/setLevel`, `notifications/roots/list_changed`, `resources/subscribe` and the
 //! session's notifications.
 
-use super::Adapter;
+use super::{Adapter, Envelope};
 use crate::client::engine::{Inner, Negotiated, Speak};
 use crate::client::error::ClientError;
 use crate::client::handlers::{Handlers, RootsSource};
@@ -33,16 +33,16 @@ impl Adapter for Legacy {
         caps
     }
 
-    fn envelope(
+    fn envelope<'a>(
         &self,
-        _inner: &Inner,
+        _inner: &'a Inner,
         _method: &str,
-        _version: &str,
+        _version: &'a str,
         _opts: &RequestOptions,
-        _meta: &mut Map<String, Value>,
-    ) -> Result<(), ClientError> {
+        _caller: &dyn Fn(&str) -> bool,
+    ) -> Envelope<'a> {
         // The session holds what 2026-07-28 repeats on every request.
-        Ok(())
+        Envelope::default()
     }
 
     fn mirrors_headers(&self) -> bool {

@@ -1,8 +1,8 @@
 //! The 2026-07-28 adapter: the `server/discover` handshake (and probe), `_meta` on every
 //! request, `Mcp-Param-*` headers, input by MRTR rounds, `subscriptions/listen`.
 
-use super::Adapter;
-use crate::client::engine::{to_value, Inner, Negotiated, Speak};
+use super::{Adapter, Envelope};
+use crate::client::engine::{Inner, Negotiated, Speak};
 use crate::client::error::ClientError;
 use crate::client::handlers::Handlers;
 use crate::client::negotiate::ProbeFailure;
@@ -16,7 +16,7 @@ use duomcp_schema::{
     error_code, meta, version, ClientCapabilities, DiscoverResult, LoggingLevel, SubscriptionFilter,
 };
 use futures_util::future::BoxFuture;
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Value};
 use std::sync::Arc;
 
 /// 2026-07-28.
@@ -27,28 +27,29 @@ impl Adapter for Modern {
         handlers.capabilities()
     }
 
-    fn envelope(
+    fn envelope<'a>(
         &self,
-        inner: &Inner,
+        inner: &'a Inner,
         method: &str,
-        version: &str,
+        version: &'a str,
         opts: &RequestOptions,
-        meta: &mut Map<String, Value>,
-    ) -> Result<(), ClientError> {
-        meta.insert(meta::PROTOCOL_VERSION.into(), json!(version));
+        caller: &dyn Fn(&str) -> bool,
+    ) -> Envelope<'a> {
         // Capabilities set by the caller (a gateway relaying its client's) win.
-        if !meta.contains_key(meta::CLIENT_CAPABILITIES) {
-            let mut caps = self.capabilities(&inner.handlers);
+        let client_capabilities = (!caller(meta::CLIENT_CAPABILITIES)).then(|| {
+            let caps = self.capabilities(&inner.handlers);
             if tasks::declares_extension(method) {
-                caps = caps.with_extension(tasks::EXTENSION_ID, Default::default());
+                caps.with_extension(tasks::EXTENSION_ID, Default::default())
+            } else {
+                caps
             }
-            meta.insert(meta::CLIENT_CAPABILITIES.into(), to_value(&caps)?);
+        });
+        Envelope {
+            protocol_version: Some(version),
+            client_capabilities,
+            client_info: Some(&inner.config.info),
+            log_level: opts.log_level.or(*lock(&inner.log_level)),
         }
-        meta.insert(meta::CLIENT_INFO.into(), to_value(&inner.config.info)?);
-        if let Some(level) = opts.log_level.or(*lock(&inner.log_level)) {
-            meta.insert(meta::LOG_LEVEL.into(), to_value(&level)?);
-        }
-        Ok(())
     }
 
     fn mirrors_headers(&self) -> bool {
