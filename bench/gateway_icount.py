@@ -12,9 +12,11 @@ about 0.1 %.
     bench/gateway_icount.py                  # gateway, 2026-07-28 on both sides
     bench/gateway_icount.py --era legacy     # gateway, 2025-11-25 on both sides
     bench/gateway_icount.py --direct         # duomcp-echo over HTTP, the baseline
+    bench/gateway_icount.py --ceiling        # duomcp-ceiling over HTTP: bare hyper, canned answers
     callgrind_annotate target/bench-gateway-icount/last.out | head -60   # the profile
 
-Environment: DUOMCP_BIN, ECHO_BIN (default target/release/duomcp, target/release/duomcp-echo).
+Environment: DUOMCP_BIN, ECHO_BIN, CEILING_BIN (default target/release/duomcp,
+target/release/duomcp-echo, target/release/duomcp-ceiling).
 """
 
 import argparse
@@ -58,7 +60,9 @@ def wait_port(port: int, proc: subprocess.Popen, within: float = 60.0) -> None:
 
 
 class Driver:
-    def __init__(self, port: int, era: str):
+    def __init__(self, port: int, era: str, compact: bool = False):
+        # The ceiling finds the id and the text by byte scanning: it needs compact JSON.
+        self.separators = (",", ":") if compact else None
         self.conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
         self.era = era
         self.session = None
@@ -95,7 +99,7 @@ class Driver:
                 headers["mcp-name"] = name
         if self.session:
             headers["mcp-session-id"] = self.session
-        self.conn.request("POST", "/mcp", json.dumps(body), headers)
+        self.conn.request("POST", "/mcp", json.dumps(body, separators=self.separators), headers)
         return self.conn.getresponse()
 
     def calls(self, n: int) -> None:
@@ -121,6 +125,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--era", choices=["modern", "legacy"], default="modern")
     ap.add_argument("--direct", action="store_true", help="duomcp-echo over HTTP, no gateway")
+    ap.add_argument("--ceiling", action="store_true", help="duomcp-ceiling over HTTP (canned answers)")
     ap.add_argument("--n1", type=int, default=200)
     ap.add_argument("--n2", type=int, default=1200)
     args = ap.parse_args()
@@ -128,7 +133,10 @@ def main() -> None:
     echo = os.environ.get("ECHO_BIN", str(ROOT / "target/release/duomcp-echo"))
     OUT.mkdir(parents=True, exist_ok=True)
     port = free_port()
-    if args.direct:
+    ceiling = os.environ.get("CEILING_BIN", str(ROOT / "target/release/duomcp-ceiling"))
+    if args.ceiling:
+        cmd = [ceiling, "http", str(port)]
+    elif args.direct:
         cmd = [echo, "http", str(port)]
     else:
         cmd = [duomcp, "gateway", "--http", f"127.0.0.1:{port}", "--upstream-era", args.era, "--", echo, "stdio"]
@@ -136,14 +144,14 @@ def main() -> None:
     for f in OUT.glob("last.out*"):
         f.unlink()
     proc = subprocess.Popen(
-        ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", "--dump-instr=no", *cmd],
+        ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", "--dump-instr=no", "--compress-strings=no", "--compress-pos=no", *cmd],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
         start_new_session=True,
     )
     try:
         wait_port(port, proc)
-        d = Driver(port, args.era)
+        d = Driver(port, args.era, compact=args.ceiling)
         d.calls(args.n1)
         subprocess.run(["callgrind_control", "--dump=first", str(proc.pid)], check=True, capture_output=True)
         d.calls(args.n2 - args.n1)
@@ -159,7 +167,7 @@ def main() -> None:
     # Each dump counts since the one before (callgrind zeroes its counters on a dump): the
     # second covers exactly the later calls.
     per_call = second / (args.n2 - args.n1)
-    what = "direct" if args.direct else "gateway"
+    what = "ceiling" if args.ceiling else "direct" if args.direct else "gateway"
     print(f"{what} {args.era}: {per_call:,.0f} instructions per tools/call "
           f"(first dump {first:,}; profile: callgrind_annotate {dumps[1]})")
 
