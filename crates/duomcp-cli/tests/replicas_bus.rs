@@ -541,8 +541,17 @@ fn a_request_running_on_a_is_cancelled_through_b() {
     assert!(r["result"]["content"][0]["text"].is_string(), "{r}");
 }
 
-#[test]
-fn the_get_stream_on_b_receives_the_status_of_a_task_running_on_a() {
+/// Two replicas sharing a Redis, a 2025-11-25 session minted on A with its `GET` stream held
+/// on B, and a task of the session (`slow_compute`, 0.5 s) started on A with `params` merged
+/// into its `tools/call` params. The Redis server and the replicas live as long as the value.
+struct TaskOnAWatchedFromB {
+    _redis: RedisServer,
+    _replicas: Vec<duomcp_testkit::cluster::Replica>,
+    get: Stream,
+    task: String,
+}
+
+fn task_on_a_watched_from_b(params: Value) -> TaskOnAWatchedFromB {
     let redis = redis();
     let rs = replicas(BIN, &redis, 2).unwrap();
     let (a, b) = (&rs[0], &rs[1]);
@@ -550,18 +559,33 @@ fn the_get_stream_on_b_receives_the_status_of_a_task_running_on_a() {
     let get = get_stream(b.addr(), &sid);
     std::thread::sleep(Duration::from_millis(300));
 
-    // A task of the session runs on A.
+    let mut call = json!({"name": "slow_compute", "arguments": {"seconds": 0.5, "label": "x"},
+                          "task": {"ttl": 60000}});
+    for (k, v) in params.as_object().into_iter().flatten() {
+        call[k] = v.clone();
+    }
     let r = message(&exchange(
         a.addr(),
         &session_headers(&sid),
-        &json!({"jsonrpc":"2.0","id":2,"method":"tools/call","params":{
-            "name": "slow_compute", "arguments": {"seconds": 0.5, "label": "x"}, "task": {"ttl": 60000}}}),
+        &json!({"jsonrpc":"2.0","id":2,"method":"tools/call","params": call}),
     ));
     let task = r["result"]["task"]["taskId"]
         .as_str()
         .unwrap_or_else(|| panic!("no task: {r}"))
         .to_owned();
-    // B's GET stream hears how it ended.
+    TaskOnAWatchedFromB {
+        _redis: redis,
+        _replicas: rs,
+        get,
+        task,
+    }
+}
+
+#[test]
+fn the_get_stream_on_b_receives_the_status_of_a_task_running_on_a() {
+    // A task of the session runs on A; B's GET stream hears how it ended.
+    let t = task_on_a_watched_from_b(json!({}));
+    let (get, task) = (&t.get, &t.task);
     let deadline = Instant::now() + Duration::from_secs(10);
     loop {
         let note = get
@@ -577,25 +601,9 @@ fn the_get_stream_on_b_receives_the_status_of_a_task_running_on_a() {
 
 #[test]
 fn the_progress_of_a_task_running_on_a_reaches_the_get_stream_on_b_once() {
-    let redis = redis();
-    let rs = replicas(BIN, &redis, 2).unwrap();
-    let (a, b) = (&rs[0], &rs[1]);
-    let sid = session(a.addr());
-    let get = get_stream(b.addr(), &sid);
-    std::thread::sleep(Duration::from_millis(300));
-
     // A task of the session runs on A, which holds no GET stream of it; it reports progress.
-    let r = message(&exchange(
-        a.addr(),
-        &session_headers(&sid),
-        &json!({"jsonrpc":"2.0","id":2,"method":"tools/call","params":{
-            "name": "slow_compute", "arguments": {"seconds": 0.5, "label": "x"},
-            "task": {"ttl": 60000}, "_meta": {"progressToken": "tp"}}}),
-    ));
-    let task = r["result"]["task"]["taskId"]
-        .as_str()
-        .unwrap_or_else(|| panic!("no task: {r}"))
-        .to_owned();
+    let t = task_on_a_watched_from_b(json!({"_meta": {"progressToken": "tp"}}));
+    let (get, task) = (&t.get, &t.task);
     // B's GET stream gets both progress notifications, once each, tied to the task.
     let mut seen = Vec::new();
     let deadline = Instant::now() + Duration::from_secs(10);
