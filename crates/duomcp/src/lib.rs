@@ -26,8 +26,9 @@
 //! ```
 //!
 //! ## Features
-//! The defaults are `macros` and `server` (a stdio server). `client`, `http-server`,
-//! `http-client` and `auth` are opt-in; the README's feature table says what each brings.
+//! The defaults are `macros`, `server`, `full-json-schema` and `skills` (a stdio server).
+//! `client`, `http-server`, `http-client` and `auth` are opt-in; the README's feature table
+//! says what each brings.
 //!
 //! ## Tour
 //! * [`client`]: a client for servers of either era: era detection, typed calls, input

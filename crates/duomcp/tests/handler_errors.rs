@@ -127,3 +127,52 @@ fn a_handler_registered_again_without_state_needs_none() {
         .try_build();
     assert!(server.is_ok());
 }
+
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+struct Loose {
+    /// Anything, as far as the schema goes: only serde refuses a bad value.
+    #[schemars(with = "serde_json::Value")]
+    inner: Strict,
+}
+
+#[derive(serde::Deserialize)]
+struct Strict {
+    n: u8,
+    #[serde(default)]
+    tags: Vec<String>,
+}
+
+async fn loose(duomcp::server::Args(Loose { inner }): duomcp::server::Args<Loose>) -> String {
+    format!("{} {}", inner.n, inner.tags.len())
+}
+
+#[tokio::test]
+async fn arguments_serde_refuses_name_the_member_at_fault() {
+    let server = Server::builder().tool("loose", loose).build();
+    let client = connect(server).await;
+    for (args, message) in [
+        (
+            json!({"inner": {"n": 300}}),
+            "invalid argument `inner.n`: invalid value: integer `300`, expected u8",
+        ),
+        (
+            json!({"inner": {"n": 1, "tags": ["a", 2]}}),
+            "invalid argument `inner.tags[1]`: invalid type: integer `2`, expected a string",
+        ),
+        (
+            json!({"inner": {}}),
+            "invalid argument `inner`: missing field `n`",
+        ),
+    ] {
+        let result = client.call_tool("loose", args.clone()).await.unwrap();
+        assert_eq!(result.is_error, Some(true), "{args}: {result:?}");
+        let text: Vec<&str> = result.content.iter().filter_map(|c| c.as_text()).collect();
+        assert_eq!(text, [message], "{args}");
+    }
+    let result = client
+        .call_tool("loose", json!({"inner": {"n": 7}}))
+        .await
+        .unwrap();
+    assert_ne!(result.is_error, Some(true), "{result:?}");
+    client.close().await.unwrap();
+}

@@ -56,6 +56,7 @@ pub(crate) mod mirror;
 mod negotiate;
 mod notify;
 mod options;
+#[cfg(feature = "skills")]
 pub mod skills;
 mod tasks;
 mod telemetry;

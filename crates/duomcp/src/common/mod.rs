@@ -2,8 +2,10 @@
 //! import this.
 
 pub mod correlation;
+#[cfg(feature = "skills")]
 pub(crate) mod frontmatter;
 pub(crate) mod scope;
+#[cfg(feature = "skills")]
 pub(crate) mod skills;
 pub(crate) mod time;
 

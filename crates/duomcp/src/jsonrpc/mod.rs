@@ -9,6 +9,7 @@
 
 mod decode;
 mod encode;
+pub(crate) mod error_path;
 mod framing;
 
 pub use decode::{
@@ -59,29 +60,28 @@ pub fn parse_params<T: serde::de::DeserializeOwned>(
             "Invalid params: `params` must be a JSON object",
         ));
     }
-    // The common case, valid params, goes through plain serde_json; only a failure is parsed
-    // again with path tracking (which costs on every field) for a precise message.
     // Every struct is read from an object only, never from an array by position.
-    if let Ok(parsed) = duomcp_schema::strict::from_str(text) {
-        return Ok(parsed);
-    }
-    if let Err(e) = duomcp_schema::strict::from_str::<T>(text) {
-        if serde_json::from_str::<T>(text).is_ok() {
+    let strict = match duomcp_schema::strict::from_str(text) {
+        Ok(parsed) => return Ok(parsed),
+        Err(e) => e,
+    };
+    // A failure is parsed again by plain serde_json (the reader the strict one uses where
+    // no `[` is in the text: no new code per type), whose error position names the member at
+    // fault (`error_path`).
+    let e = match serde_json::from_str::<T>(text) {
+        Ok(_) => {
             return Err(error(
                 error_code::INVALID_PARAMS,
-                format!("Invalid params: {e} (an object is expected, not an array)"),
-            ));
+                format!("Invalid params: {strict} (an object is expected, not an array)"),
+            ))
         }
-    }
-    let mut de = serde_json::Deserializer::from_str(text);
-    serde_path_to_error::deserialize(&mut de).map_err(|e| {
-        let path = e.path().to_string();
-        let inner = e.into_inner();
-        let message = if path.is_empty() || path == "." {
-            format!("Invalid params: {inner}")
-        } else {
-            format!("Invalid params: `{path}`: {inner}")
-        };
-        error(error_code::INVALID_PARAMS, message)
-    })
+        Err(e) => e,
+    };
+    let path = error_path::path(text, &e);
+    let message = if path == "." {
+        format!("Invalid params: {e}")
+    } else {
+        format!("Invalid params: `{path}`: {e}")
+    };
+    Err(error(error_code::INVALID_PARAMS, message))
 }

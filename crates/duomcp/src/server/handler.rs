@@ -83,20 +83,27 @@ pub struct Args<T>(pub T);
 
 impl<T: DeserializeOwned + JsonSchema + Send + 'static> FromCallParts for Args<T> {
     fn from_call_parts(parts: &CallParts) -> Result<Self, Rejection> {
-        // Plain serde first; path tracking (which costs on every field) only to word a failure.
-        if let Ok(args) = T::deserialize(&parts.args) {
-            return Ok(Args(args));
+        let first = match T::deserialize(&parts.args) {
+            Ok(args) => return Ok(Args(args)),
+            Err(e) => e,
+        };
+        // A failure is read again from text, whose error position names the argument at fault
+        // (`error_path`: a scan that is not generic, instead of a path-tracking deserializer
+        // instantiated per type).
+        let text = parts.args.to_string();
+        let (path, message) = match serde_json::from_str::<T>(&text) {
+            Err(e) => (
+                crate::jsonrpc::error_path::path(&text, &e),
+                crate::jsonrpc::error_path::message(&e),
+            ),
+            // Not expected (the same value, another reader): the first error, unplaced.
+            Ok(_) => (".".to_owned(), first.to_string()),
+        };
+        if path == "." {
+            Err(Rejection(format!("invalid arguments: {message}")))
+        } else {
+            Err(Rejection(format!("invalid argument `{path}`: {message}")))
         }
-        serde_path_to_error::deserialize(&parts.args)
-            .map(Args)
-            .map_err(|e| {
-                let path = e.path().to_string();
-                if path == "." {
-                    Rejection(format!("invalid arguments: {}", e.inner()))
-                } else {
-                    Rejection(format!("invalid argument `{path}`: {}", e.inner()))
-                }
-            })
     }
 
     fn input_schema() -> Option<Map<String, Value>> {

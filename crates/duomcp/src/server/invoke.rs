@@ -124,11 +124,14 @@ pub(crate) async fn read_resource(
     ctx: &Context,
     uri: &str,
 ) -> Result<ReadResourceResult, HandlerError> {
-    let shared = ctx.shared();
-    let registered = shared.registry().resources.contains_key(uri);
-    if !registered && shared.skills.enabled() {
-        if let Some(r) = shared.skills.snapshot().await?.read(uri).await {
-            return r.map_err(HandlerError::from);
+    #[cfg(feature = "skills")]
+    {
+        let shared = ctx.shared();
+        let registered = shared.registry().resources.contains_key(uri);
+        if !registered && shared.skills.enabled() {
+            if let Some(r) = shared.skills.snapshot().await?.read(uri).await {
+                return r.map_err(HandlerError::from);
+            }
         }
     }
     let (read, vars, scopes) = {

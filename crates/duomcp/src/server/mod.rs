@@ -33,6 +33,7 @@ mod registry;
 pub(crate) mod request_state;
 pub(crate) mod session;
 mod shutdown;
+#[cfg(feature = "skills")]
 pub mod skills;
 mod subscriptions;
 pub mod tasks;
@@ -190,6 +191,7 @@ pub(crate) struct Shared {
     pub sealing_key: Keyring,
     pub shutdown: CancellationToken,
     pub tasks: tasks::TaskRuntime,
+    #[cfg(feature = "skills")]
     pub skills: skills::SkillRegistry,
     /// The middleware stack, when layers are installed (`None`: straight to the dispatcher).
     pub middleware: Option<std::sync::Mutex<middleware::McpService>>,
@@ -427,7 +429,7 @@ impl Server {
         removed
     }
 
-    /// Adds (or replaces) an in-memory skill at run time. Clients are told the resource list
+    /// Adds (or replaces) an in-memory skill at run time (feature `skills`). Clients are told the resource list
     /// changed, and subscribers of each file that changed are told it was updated. Fails, and
     /// changes nothing, when the skill is invalid.
     ///
@@ -438,6 +440,7 @@ impl Server {
     /// server.add_skill(skill).expect("valid");
     /// assert!(server.remove_skill("skill://notes/SKILL.md"));
     /// ```
+    #[cfg(feature = "skills")]
     pub fn add_skill(&self, skill: skills::Skill) -> Result<(), skills::SkillRejection> {
         let changed = self.shared.skills.put(skill)?;
         self.emit(ServerEvent::ResourcesChanged);
@@ -448,7 +451,8 @@ impl Server {
     }
 
     /// Removes an in-memory skill, named by the URI of its `SKILL.md` or by its path; `true`
-    /// if it existed. Clients are notified.
+    /// if it existed. Clients are notified (feature `skills`).
+    #[cfg(feature = "skills")]
     pub fn remove_skill(&self, skill: &str) -> bool {
         let removed = self.shared.skills.remove(skill);
         if removed {
@@ -651,6 +655,7 @@ pub struct ServerBuilder {
     state: StateMap,
     sealing_key: Option<Keyring>,
     tasks: tasks::TaskConfig,
+    #[cfg(feature = "skills")]
     skills: Option<skills::SkillSet>,
     middleware: Option<middleware::McpService>,
     telemetry: telemetry::Slot,
@@ -706,6 +711,7 @@ impl Default for ServerBuilder {
             state: StateMap::default(),
             sealing_key: None,
             tasks: tasks::TaskConfig::default(),
+            #[cfg(feature = "skills")]
             skills: None,
             middleware: None,
             telemetry: telemetry::Slot::default(),
@@ -864,7 +870,7 @@ impl ServerBuilder {
     /// Serves skills (extension `io.modelcontextprotocol/skills`, see [`skills`]): their files
     /// become `skill://` resources, and `skills/list`, `skills/get` and
     /// `resources/directory/read` answer. Declaring them also declares the `resources`
-    /// capability.
+    /// capability (feature `skills`, on by default).
     ///
     /// ```
     /// use duomcp::server::{skills::{Skill, SkillSet}, Server};
@@ -874,6 +880,7 @@ impl ServerBuilder {
     /// let server = Server::builder().skills(skills).build();
     /// # let _ = server;
     /// ```
+    #[cfg(feature = "skills")]
     pub fn skills(mut self, skills: skills::SkillSet) -> Self {
         self.skills = Some(skills);
         self
@@ -1009,6 +1016,7 @@ impl ServerBuilder {
             shared: Arc::new(Shared {
                 tasks: tasks::TaskRuntime::new(self.tasks, events.clone(), bus.clone())
                     .with_telemetry(self.telemetry.clone()),
+                #[cfg(feature = "skills")]
                 skills: skills::SkillRegistry::new(self.skills),
                 meta_server_info: dispatch::meta_server_info(&info_json),
                 info_json,

@@ -57,6 +57,7 @@ async fn served(shared: &Shared, uri: &str) -> Result<bool, ProtocolError> {
             return Ok(true);
         }
     }
+    #[cfg(feature = "skills")]
     if shared.skills.enabled() {
         return Ok(shared.skills.snapshot().await?.serves(uri));
     }

@@ -2,7 +2,9 @@
 //! what is registered; the one difference between the eras, where tasks are declared, is the
 //! adapter's to say.
 
-use crate::server::{apps, skills, tasks, Shared};
+#[cfg(feature = "skills")]
+use crate::server::skills;
+use crate::server::{apps, tasks, Shared};
 use duomcp_schema::ServerCapabilities;
 use serde_json::{json, Map, Value};
 
@@ -25,7 +27,7 @@ pub(super) fn capabilities(shared: &Shared, tasks_declared: TasksDeclared) -> Se
     if !reg.prompts.is_empty() {
         caps["prompts"] = json!({ "listChanged": true });
     }
-    if !reg.resources.is_empty() || !reg.templates.is_empty() || shared.skills.enabled() {
+    if !reg.resources.is_empty() || !reg.templates.is_empty() || skills_enabled(shared) {
         caps["resources"] = json!({ "subscribe": true, "listChanged": true });
     }
     if reg.completion.is_some() {
@@ -48,6 +50,7 @@ pub(super) fn capabilities(shared: &Shared, tasks_declared: TasksDeclared) -> Se
         }
         _ => {}
     }
+    #[cfg(feature = "skills")]
     if shared.skills.enabled() {
         extensions.insert(
             skills::EXTENSION_ID.into(),
@@ -59,4 +62,15 @@ pub(super) fn capabilities(shared: &Shared, tasks_declared: TasksDeclared) -> Se
         caps["extensions"] = Value::Object(extensions);
     }
     serde_json::from_value(caps).unwrap_or_default()
+}
+
+/// Whether skills are served (never without the feature `skills`).
+fn skills_enabled(shared: &Shared) -> bool {
+    #[cfg(feature = "skills")]
+    return shared.skills.enabled();
+    #[cfg(not(feature = "skills"))]
+    {
+        let _ = shared;
+        false
+    }
 }

@@ -121,11 +121,14 @@ pub(super) async fn resources(
     a: &impl Adapter,
     cache: CachePolicy,
 ) -> Result<Reply, ProtocolError> {
+    #[cfg(feature = "skills")]
     let skill_files = if shared.skills.enabled() {
         shared.skills.snapshot().await?.resources()
     } else {
         Vec::new()
     };
+    #[cfg(not(feature = "skills"))]
+    let skill_files: Vec<(String, duomcp_schema::Resource)> = Vec::new();
     let reg = shared.registry();
     let mut all: Vec<(&String, Cow<'_, duomcp_schema::Resource>)> = reg
         .resources

@@ -12,7 +12,9 @@ use crate::era::ProtocolError;
 use crate::jsonrpc::IncomingRequest;
 use crate::server::invoke;
 use crate::server::params::ParamsIndex;
-use crate::server::{skills, Shared};
+#[cfg(feature = "skills")]
+use crate::server::skills;
+use crate::server::Shared;
 use duomcp_schema::methods::{self, RequestMethod};
 use serde::Deserialize;
 use serde_json::{Map, Value};
@@ -93,11 +95,14 @@ pub(super) async fn run<A: Adapter>(
                 if let Some(r) = a.own_method(&ctx, req, params).await {
                     return r;
                 }
-                let params = req.params.as_deref();
-                let skill = skills::handle(&shared.skills, config, other, params);
-                if let Some(r) = Box::pin(skill).await {
-                    let (r, cache) = r?;
-                    return a.shape(shared, id, &r, cache);
+                #[cfg(feature = "skills")]
+                {
+                    let params = req.params.as_deref();
+                    let skill = skills::handle(&shared.skills, config, other, params);
+                    if let Some(r) = Box::pin(skill).await {
+                        let (r, cache) = r?;
+                        return a.shape(shared, id, &r, cache);
+                    }
                 }
                 return Err(ProtocolError::MethodNotFound(other.to_owned()));
             }
