@@ -367,15 +367,16 @@ async fn follow_task(
         .map_err(|e| upstream_failure(upstream.name(), e))?;
     let (tx, events) = mpsc::channel(EVENT_BUFFER);
     let (done_tx, done) = oneshot::channel();
-    let route = session.routes.enter(tx);
+    let route = session.routes.enter(tx, takes_logs(ctx));
     let handle = session.client.task(task_id);
     let logs = takes_logs(ctx).then(|| session.clone());
     let task = tokio::spawn(async move {
-        let _route = route;
         let result = handle.result().await.map(|r| Answer::Tool(Box::new(r)));
         if let Some(session) = logs {
             session.routed_so_far().await;
         }
+        // Out of the route table before the client has the result (see `Routes`).
+        drop(route);
         let _ = done_tx.send(result);
     });
     let call = Call {
@@ -464,7 +465,7 @@ async fn start(
     let logs = takes_logs(ctx).then(|| session.clone());
     let (tx, events) = mpsc::channel(EVENT_BUFFER);
     let (done_tx, done) = oneshot::channel();
-    let route = session.routes.enter(tx.clone());
+    let route = session.routes.enter(tx.clone(), logs.is_some());
     let client = session.client.clone();
     let progress = tx;
     // Ask for every log message: the gateway's server filters by the client's own level.
@@ -489,7 +490,6 @@ async fn start(
         }
     }
     let task = tokio::spawn(async move {
-        let _route = route;
         let _permit = permit;
         let mut params = params;
         let result = if method == "tools/call" && !relay {
@@ -516,6 +516,8 @@ async fn start(
         if let Some(session) = logs {
             session.routed_so_far().await;
         }
+        // Out of the route table before the client has the result (see `Routes`).
+        drop(route);
         let _ = done_tx.send(result);
     });
     Ok(Call {
