@@ -694,6 +694,62 @@ async fn log_messages_sent_just_before_a_result_reach_the_client_before_it() {
     .expect("bounded");
 }
 
+/// A 2025-11-25 stdio upstream's log message does not say which call it belongs to: while two
+/// clients' calls run at once, it is neither client's to see. Client A's tool logs, then client
+/// B's call starts (the newest in flight, where log messages used to go) and A's tool logs twice
+/// more: B, which takes every level, must see none of A's messages.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn log_messages_during_calls_of_two_clients_at_once_reach_neither_other_client() {
+    tokio::time::timeout(BOUND, async {
+        let gw = gateway(GatewayConfig::single(serve("legacy"))).await;
+        let is_log = |m: &Value| m["method"] == "notifications/message";
+        let mut a = Wire::in_process(gw.server().clone(), LEGACY);
+        a.initialize(json!({})).await;
+        a.ok("logging/setLevel", json!({ "level": "debug" })).await;
+        let mut b = Wire::in_process(gw.server().clone(), LEGACY);
+        b.initialize(json!({})).await;
+        b.ok("logging/setLevel", json!({ "level": "debug" })).await;
+        a.send(json!({ "jsonrpc": "2.0", "id": 101, "method": "tools/call",
+            "params": { "name": "test_tool_with_logging" } }))
+            .await;
+        // A's call runs upstream: its first message reached A (no other call was in flight).
+        let first = a.recv().await;
+        assert!(is_log(&first), "{first}");
+        assert_eq!(first["params"]["data"], "Tool execution started", "{first}");
+        // B's call (a second, quiet one) runs while A's tool logs twice more, 50 and 100 ms on.
+        b.send(json!({ "jsonrpc": "2.0", "id": 201, "method": "tools/call",
+            "params": { "name": "slow_compute", "arguments": { "seconds": 1 } } }))
+            .await;
+        let r = a.response_to(&json!(101)).await;
+        assert_ne!(r["result"]["isError"], true, "{r}");
+        let r = b.response_to(&json!(201)).await;
+        assert_ne!(r["result"]["isError"], true, "{r}");
+        let foreign: Vec<&Value> = b.side.iter().filter(|m| is_log(m)).collect();
+        assert!(
+            foreign.is_empty(),
+            "B was sent log messages of A's call: {foreign:?}"
+        );
+        // What A got is its own tool's (the two sent while B ran belong to no one call).
+        for m in a.side.iter().filter(|m| is_log(m)) {
+            assert_eq!(m["params"]["logger"], "test_tool_with_logging", "{m}");
+        }
+        // One call at a time, every message reaches its call again.
+        a.side.clear();
+        let r = a
+            .ok("tools/call", json!({ "name": "test_tool_with_logging" }))
+            .await;
+        assert_ne!(r["isError"], true, "{r}");
+        assert_eq!(
+            a.side.iter().filter(|m| is_log(m)).count(),
+            3,
+            "{:?}",
+            a.side
+        );
+    })
+    .await
+    .expect("bounded");
+}
+
 /// Two calls in flight together are answered in the order they finish, and the test's wire
 /// finds each response whichever came first. (The two tests above and below "hung" about half
 /// of their runs: the second response had come while the helper waited for the first one and

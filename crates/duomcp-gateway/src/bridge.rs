@@ -13,9 +13,10 @@ use crate::upstream::{Event, Upstream};
 use duomcp::client::{ClientError, RequestOptions};
 use duomcp::era::Era;
 use duomcp::era::ProtocolError;
-use duomcp::server::{Context, HandlerError, InputRequired};
+use duomcp::server::{Context, HandlerError, InputRequired, RawToolResult, ToolOutput};
 use duomcp_schema::{CallToolResult, GetPromptResult, InputRequest};
 use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -30,12 +31,14 @@ const EVENT_BUFFER: usize = 64;
 
 type Reply = oneshot::Sender<Result<Value, String>>;
 
-/// An upstream's answer: a result as it came, or the typed call's tool result (a 2025-11-25
+/// An upstream's answer: a result as it came, the typed call's tool result (a 2025-11-25
 /// upstream's, or a 2026-07-28 one's the gateway does not relay), handed on as it is rather
-/// than through a `Value` and back.
+/// than through a `Value` and back, or a relayed 2026-07-28 upstream's complete tool result
+/// as its text, which the gateway's server writes into its answer unparsed.
 enum Answer {
     Value(Value),
     Tool(Box<CallToolResult>),
+    Raw(RawToolResult),
 }
 
 impl Answer {
@@ -43,7 +46,37 @@ impl Answer {
         match self {
             Answer::Value(v) => v.get("isError") == Some(&Value::Bool(true)),
             Answer::Tool(r) => r.is_error == Some(true),
+            Answer::Raw(r) => r.is_error(),
         }
+    }
+}
+
+/// The members of an upstream's result that the gateway's own server sets again (or, for
+/// `_meta`, that are the upstream's own: its `serverInfo`).
+const ENVELOPE: [&str; 4] = ["resultType", "ttlMs", "cacheScope", "_meta"];
+
+/// A `tools/call` answer kept as its text (a relayed 2026-07-28 upstream's, or a 2025-11-25
+/// one's for a 2025-11-25 client): a complete result stays text (without the [`ENVELOPE`]
+/// members); a relayed input round or task, which the gateway reads, is parsed.
+fn raw_tool_answer(raw: Box<RawValue>, relay: bool) -> Result<Answer, ClientError> {
+    #[derive(Deserialize)]
+    struct Kind<'a> {
+        #[serde(rename = "resultType", borrow, default)]
+        result_type: Option<std::borrow::Cow<'a, str>>,
+    }
+    let malformed =
+        |e: serde_json::Error| ClientError::Protocol(format!("the result of tools/call: {e}"));
+    let kind: Kind<'_> = serde_json::from_str(raw.get()).map_err(malformed)?;
+    match kind.result_type.as_deref() {
+        None | Some("complete") => RawToolResult::without(raw, &ENVELOPE)
+            .map(Answer::Raw)
+            .map_err(malformed),
+        Some("input_required" | "task") if relay => serde_json::from_str(raw.get())
+            .map(Answer::Value)
+            .map_err(malformed),
+        Some(other) => Err(ClientError::Protocol(format!(
+            "the result of tools/call has an unknown resultType {other:?}"
+        ))),
     }
 }
 
@@ -197,6 +230,16 @@ impl Holds {
     }
 }
 
+/// What the gateway knows of an upstream tool from its listing.
+#[derive(Clone, Copy, Default)]
+pub(crate) struct ToolFlags {
+    /// A 2025-11-25 upstream's task tool that gathers its input before it becomes a task.
+    pub deferred: bool,
+    /// A 2025-11-25 upstream's tool that never runs as a task: its result, for a 2025-11-25
+    /// client, is handed on as the upstream's text (nothing to follow, nothing to bridge).
+    pub plain: bool,
+}
+
 /// The handler of every bridged tool: calls `name` on `upstream` for the client of `ctx`.
 pub(crate) async fn call_tool(
     upstream: Arc<Upstream>,
@@ -204,15 +247,15 @@ pub(crate) async fn call_tool(
     ctx: Context,
     name: String,
     arguments: Value,
-    deferred: bool,
-) -> Result<CallToolResult, HandlerError> {
+    flags: ToolFlags,
+) -> Result<ToolOutput, HandlerError> {
     let mut params = Map::new();
     params.insert("name".into(), Value::String(name));
     if arguments.as_object().is_some_and(|a| !a.is_empty()) {
         params.insert("arguments".into(), arguments);
     }
-    match forward(&upstream, &holds, &ctx, "tools/call", params, deferred).await? {
-        Answer::Value(value) => decode(&upstream, value),
+    match forward(&upstream, &holds, &ctx, "tools/call", params, flags).await? {
+        Answer::Value(value) => decode::<CallToolResult>(&upstream, value).map(ToolOutput::from),
         Answer::Tool(result) => {
             // What `decode` leaves out of a result as it came.
             let mut result = *result;
@@ -220,8 +263,9 @@ pub(crate) async fn call_tool(
             result.meta = None;
             result.extra.remove("ttlMs");
             result.extra.remove("cacheScope");
-            Ok(result)
+            Ok(result.into())
         }
+        Answer::Raw(result) => Ok(result.into()),
     }
 }
 
@@ -238,10 +282,13 @@ pub(crate) async fn get_prompt(
     if !arguments.is_empty() {
         params.insert("arguments".into(), Value::Object(arguments));
     }
-    let value = match forward(&upstream, &holds, &ctx, "prompts/get", params, false).await? {
+    let flags = ToolFlags::default();
+    let value = match forward(&upstream, &holds, &ctx, "prompts/get", params, flags).await? {
         Answer::Value(value) => value,
-        // (Only `tools/call` is made typed.)
+        // (Only `tools/call` is made typed, or kept as text.)
         Answer::Tool(result) => serde_json::to_value(result)
+            .map_err(|e| HandlerError::msg(format!("upstream `{}`: {e}", upstream.name())))?,
+        Answer::Raw(result) => serde_json::from_str(result.get())
             .map_err(|e| HandlerError::msg(format!("upstream `{}`: {e}", upstream.name())))?,
     };
     decode(&upstream, value)
@@ -272,7 +319,7 @@ async fn forward(
     ctx: &Context,
     method: &'static str,
     params: Map<String, Value>,
-    deferred: bool,
+    flags: ToolFlags,
 ) -> Result<Answer, HandlerError> {
     let state = ctx.request_state::<GatewayState>();
     // A deferred task tool (a 2025-11-25 upstream's, for a 2026-07-28 client) becomes the
@@ -287,7 +334,7 @@ async fn forward(
                      was answered already): call the tool again",
                 )
             })?;
-            detach = deferred && ctx.era() == Era::Modern;
+            detach = flags.deferred && ctx.era() == Era::Modern;
             call
         }
         relayed => {
@@ -319,7 +366,11 @@ async fn forward(
                     }
                 }
             }
-            start(upstream, &session, ctx, method, params, relay).await?
+            // Both sides 2025-11-25 and a tool that is never a task: the answer is handed on as
+            // the upstream's text too.
+            let plain =
+                flags.plain && ctx.era() == Era::Legacy && session.client.era() == Era::Legacy;
+            start(upstream, &session, ctx, method, params, relay, plain).await?
         }
     };
     if detach {
@@ -367,17 +418,20 @@ async fn follow_task(
         .map_err(|e| upstream_failure(upstream.name(), e))?;
     let (tx, events) = mpsc::channel(EVENT_BUFFER);
     let (done_tx, done) = oneshot::channel();
-    let route = session.routes.enter(tx);
+    let route = session.routes.enter(tx, takes_logs(ctx));
     let handle = session.client.task(task_id);
     let logs = takes_logs(ctx).then(|| session.clone());
-    let task = tokio::spawn(async move {
-        let _route = route;
+    // Boxed: the task's cell (and every stage it goes through) then holds a pointer, not the
+    // upstream call's whole future, copied each time.
+    let task = tokio::spawn(Box::pin(async move {
         let result = handle.result().await.map(|r| Answer::Tool(Box::new(r)));
         if let Some(session) = logs {
             session.routed_so_far().await;
         }
+        // Out of the route table before the client has the result (see `Routes`).
+        drop(route);
         let _ = done_tx.send(result);
-    });
+    }));
     let call = Call {
         events,
         events_open: true,
@@ -459,12 +513,13 @@ async fn start(
     method: &'static str,
     params: Map<String, Value>,
     relay: bool,
+    plain: bool,
 ) -> Result<Call, HandlerError> {
     let permit = upstream.permit().await;
     let logs = takes_logs(ctx).then(|| session.clone());
     let (tx, events) = mpsc::channel(EVENT_BUFFER);
     let (done_tx, done) = oneshot::channel();
-    let route = session.routes.enter(tx.clone());
+    let route = session.routes.enter(tx.clone(), logs.is_some());
     let client = session.client.clone();
     let progress = tx;
     // Ask for every log message: the gateway's server filters by the client's own level.
@@ -488,11 +543,12 @@ async fn start(
             options = options.meta("io.modelcontextprotocol/clientCapabilities", caps);
         }
     }
-    let task = tokio::spawn(async move {
-        let _route = route;
+    // Boxed: the task's cell (and every stage it goes through) then holds a pointer, not the
+    // upstream call's whole future, copied each time.
+    let task = tokio::spawn(Box::pin(async move {
         let _permit = permit;
         let mut params = params;
-        let result = if method == "tools/call" && !relay {
+        let result = if method == "tools/call" && !relay && !plain {
             // The typed call follows a task to its result (results inline).
             let name = match params.remove("name") {
                 Some(Value::String(name)) => name,
@@ -505,6 +561,13 @@ async fn start(
                 .call_tool_with(&name, arguments, options)
                 .await
                 .map(|r| Answer::Tool(Box::new(r)))
+        } else if method == "tools/call" {
+            // Relayed, or plain: the answer is read no further than its `resultType` (see
+            // `raw_tool_answer`).
+            match client.request_raw(method, params, options).await {
+                Ok(raw) => raw_tool_answer(raw, relay),
+                Err(e) => Err(e),
+            }
         } else {
             client
                 .request_object(method, params, options)
@@ -516,8 +579,10 @@ async fn start(
         if let Some(session) = logs {
             session.routed_so_far().await;
         }
+        // Out of the route table before the client has the result (see `Routes`).
+        drop(route);
         let _ = done_tx.send(result);
-    });
+    }));
     Ok(Call {
         events,
         events_open: true,

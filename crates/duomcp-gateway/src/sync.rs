@@ -258,7 +258,14 @@ pub(crate) async fn resync(shared: &Arc<Shared>, index: usize) {
                                 .task_support(duomcp_schema::TaskSupport::Optional)
                                 .defer_task();
                         }
-                        server.add_tool(spec, tool_handler(shared, u, inner, deferred));
+                        let plain = !modern
+                            && tool
+                                .execution
+                                .as_ref()
+                                .and_then(|e| e.task_support)
+                                .is_none_or(|t| t == duomcp_schema::TaskSupport::Forbidden);
+                        let flags = bridge::ToolFlags { deferred, plain };
+                        server.add_tool(spec, tool_handler(shared, u, inner, flags));
                     }
                     fresh.tools.insert(tool.name, def);
                 }
@@ -392,21 +399,18 @@ fn listen_for_changes(client: &Client, upstream: &str) {
 }
 
 type ToolFuture = std::pin::Pin<
-    Box<
-        dyn std::future::Future<Output = Result<duomcp_schema::CallToolResult, HandlerError>>
-            + Send,
-    >,
+    Box<dyn std::future::Future<Output = Result<duomcp::server::ToolOutput, HandlerError>> + Send>,
 >;
 
 fn tool_handler(
     shared: &Shared,
     u: &Arc<Upstream>,
     inner: String,
-    deferred: bool,
+    flags: bridge::ToolFlags,
 ) -> impl Fn(Context, Args<Value>) -> ToolFuture + Clone + Send + Sync + 'static {
     let (u, holds) = (u.clone(), shared.holds.clone());
     move |ctx: Context, Args(args): Args<Value>| {
-        let fut = bridge::call_tool(u.clone(), holds.clone(), ctx, inner.clone(), args, deferred);
+        let fut = bridge::call_tool(u.clone(), holds.clone(), ctx, inner.clone(), args, flags);
         Box::pin(fut) as ToolFuture
     }
 }

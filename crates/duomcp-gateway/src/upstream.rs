@@ -15,9 +15,9 @@ use duomcp_schema::{
 };
 use serde_json::Value;
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
-use tokio::sync::{mpsc, oneshot, OnceCell, Semaphore};
+use tokio::sync::{mpsc, oneshot, Notify, OnceCell, Semaphore};
 
 /// Distinct client capability sets with a session of their own, per URL upstream (a stdio
 /// upstream has one session); further sets share the session that declares everything.
@@ -36,13 +36,51 @@ pub(crate) enum Event {
     Progress(ProgressNotificationParams),
 }
 
-/// The calls in flight on one upstream session, newest last. An upstream's request or log
-/// message during a call goes to the newest call: the 2025-11-25 stdio transport does not say
-/// which call a server→client request belongs to.
+/// The calls in flight on one upstream session, newest last, and where what the upstream sends
+/// during them goes.
+///
+/// An upstream's request for input goes to the newest call: the 2025-11-25 stdio transport
+/// does not say which call a server→client request belongs to. A log message says it no more
+/// (nor does it over stdio in 2026-07-28), so it goes to a call only when that call is the one
+/// it can belong to: the only call in flight on the session when the message is routed, the
+/// calls that ended counted until every message received before their result is routed (see
+/// `sweep`, which the routing task runs as soon as a call ends while a call whose client takes
+/// log messages is in flight, or such a call starts). When several calls run at
+/// once the message is not any one client's to see, and is dropped (traced at debug level):
+/// under concurrency a client may miss log messages, but never gets another client's.
 #[derive(Default)]
 pub(crate) struct Routes {
     next: AtomicU64,
-    active: Mutex<Vec<(u64, mpsc::Sender<Event>)>>,
+    active: Mutex<Vec<Route>>,
+    /// Wakes the routing task to forget the calls that ended.
+    ended: Notify,
+    /// The routing task is gone (the connection closed): an ended call is forgotten at once.
+    orphaned: AtomicBool,
+}
+
+/// One call in the route table.
+struct Route {
+    id: u64,
+    tx: mpsc::Sender<Event>,
+    state: RouteState,
+    /// The call's client takes log messages.
+    logs: bool,
+}
+
+/// Calls that ended and are not swept yet after which the routing task sweeps even when no
+/// call in flight takes log messages (which otherwise waits: a sweep only matters to them).
+const SWEEP_AFTER: usize = 64;
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum RouteState {
+    /// The call runs.
+    Live,
+    /// The call has its result (or was abandoned); log messages received before it may still
+    /// be on their way to the routing task.
+    Ended,
+    /// Ended before the routing task began a sweep: forgotten once the sweep has routed every
+    /// message received so far.
+    Sweeping,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -57,22 +95,98 @@ pub(crate) struct RouteGuard {
 
 impl Drop for RouteGuard {
     fn drop(&mut self) {
-        lock(&self.routes.active).retain(|(id, _)| *id != self.id);
+        let routes = &self.routes;
+        let mut active = lock(&routes.active);
+        if routes.orphaned.load(Ordering::Acquire) {
+            active.retain(|r| r.id != self.id);
+            return;
+        }
+        if let Some(r) = active.iter_mut().find(|r| r.id == self.id) {
+            r.state = RouteState::Ended;
+        }
+        // A sweep matters only to a call whose client takes log messages (its messages count
+        // the ended calls until then); else one comes after `SWEEP_AFTER` calls.
+        let wanted = active.iter().any(|r| r.state == RouteState::Live && r.logs)
+            || active
+                .iter()
+                .filter(|r| r.state != RouteState::Live)
+                .count()
+                >= SWEEP_AFTER;
+        drop(active);
+        if wanted {
+            // One stored permit at most: the wake-ups of calls ending together make one sweep.
+            routes.ended.notify_one();
+        }
     }
 }
 
 impl Routes {
-    pub(crate) fn enter(self: &Arc<Self>, tx: mpsc::Sender<Event>) -> RouteGuard {
+    /// Enters a call; `logs`: its client takes log messages.
+    pub(crate) fn enter(self: &Arc<Self>, tx: mpsc::Sender<Event>, logs: bool) -> RouteGuard {
         let id = self.next.fetch_add(1, Ordering::Relaxed);
-        lock(&self.active).push((id, tx));
+        let mut active = lock(&self.active);
+        // Calls that ended before this one may still be in the table (no call that takes
+        // log messages was in flight to want them swept): swept now, before this call's
+        // request has even gone upstream.
+        let stale = logs && active.iter().any(|r| r.state != RouteState::Live);
+        active.push(Route {
+            id,
+            tx,
+            state: RouteState::Live,
+            logs,
+        });
+        drop(active);
+        if stale {
+            self.ended.notify_one();
+        }
         RouteGuard {
             routes: self.clone(),
             id,
         }
     }
 
+    /// The newest call still running (where an input request goes).
     fn current(&self) -> Option<mpsc::Sender<Event>> {
-        lock(&self.active).last().map(|(_, tx)| tx.clone())
+        lock(&self.active)
+            .iter()
+            .rev()
+            .find(|r| r.state == RouteState::Live)
+            .map(|r| r.tx.clone())
+    }
+
+    /// The call a log message routed now belongs to: the only one in the table (a call that
+    /// ended stays in it until the messages received before its result are routed).
+    fn log_owner(&self) -> Result<Option<mpsc::Sender<Event>>, usize> {
+        match lock(&self.active).as_slice() {
+            [] => Ok(None),
+            [only] => Ok(Some(only.tx.clone())),
+            several => Err(several.len()),
+        }
+    }
+
+    /// The routing task's side of forgetting ended calls: marks the calls that ended so far,
+    /// runs `drain` (which routes every notification received so far, so every one received
+    /// before their results), then forgets the marked calls.
+    fn sweep(&self, drain: impl FnOnce()) {
+        let mut any = false;
+        for r in lock(&self.active).iter_mut() {
+            if r.state == RouteState::Ended {
+                r.state = RouteState::Sweeping;
+                any = true;
+            }
+        }
+        if !any {
+            return;
+        }
+        drain();
+        lock(&self.active).retain(|r| r.state != RouteState::Sweeping);
+    }
+
+    /// The routing task ended: ended calls are forgotten now, and from now on at once.
+    fn orphan(&self) {
+        let mut active = lock(&self.active);
+        self.orphaned.store(true, Ordering::Release);
+        active.retain(|r| r.state == RouteState::Live);
     }
 
     async fn ask(&self, request: InputRequest) -> Result<Value, InputError> {
@@ -384,14 +498,22 @@ async fn connect(
     let mut notes = client.notifications();
     let (flushes, mut flush_requests) = mpsc::channel::<oneshot::Sender<()>>(MAX_WAITING_FLUSHES);
     let r = routes.clone();
+    let name = config.name.clone();
     tokio::spawn(async move {
         let route = |n: Notification| match n {
-            // A log message during a call goes to the call's client (the newest call).
-            Notification::Log(p) => {
-                if let Some(tx) = r.current() {
+            // A log message goes to the call it belongs to, when only one can be its (see
+            // `Routes`).
+            Notification::Log(p) => match r.log_owner() {
+                Ok(Some(tx)) => {
                     let _ = tx.try_send(Event::Log(p));
                 }
-            }
+                Ok(None) => {}
+                Err(calls) => tracing::debug!(
+                    upstream = %name,
+                    calls,
+                    "a log message during several calls at once belongs to no one call; dropped"
+                ),
+            },
             other => notice(&other),
         };
         loop {
@@ -404,12 +526,18 @@ async fn connect(
                     }
                     let _ = done.send(());
                 }
+                () = r.ended.notified() => r.sweep(|| {
+                    while let Some(n) = notes.try_recv() {
+                        route(n);
+                    }
+                }),
                 n = notes.recv() => match n {
                     Some(n) => route(n),
                     None => break,
                 },
             }
         }
+        r.orphan();
     });
     Ok(Arc::new(Session {
         client,

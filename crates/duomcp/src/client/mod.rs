@@ -213,6 +213,30 @@ impl Client {
         self.inner.call(method, params, &options).await
     }
 
+    /// One request with params that are a JSON object, its result as the server sent it: the
+    /// JSON text, not parsed (a gateway or proxy handing the result on, or reading only part
+    /// of it). Nothing is done with the result: no cache, no input rounds (an
+    /// `input_required` result is returned as it is, as with
+    /// [`RequestOptions::relay_input_required`]), no task followed, no `resultType` checked.
+    ///
+    /// ```no_run
+    /// # async fn run(client: duomcp::client::Client) -> Result<(), duomcp::client::ClientError> {
+    /// use duomcp::client::RequestOptions;
+    /// let mut params = serde_json::Map::new();
+    /// params.insert("name".into(), "echo".into());
+    /// let raw = client.request_raw("tools/call", params, RequestOptions::new()).await?;
+    /// println!("{}", raw.get());
+    /// # Ok(()) }
+    /// ```
+    pub async fn request_raw(
+        &self,
+        method: &str,
+        params: Map<String, Value>,
+        options: RequestOptions,
+    ) -> Result<Box<serde_json::value::RawValue>, ClientError> {
+        self.inner.request_raw(method, params, &options).await
+    }
+
     /// Sends a typed request: params and result types come from the method's marker.
     ///
     /// ```no_run

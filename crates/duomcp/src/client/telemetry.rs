@@ -90,12 +90,34 @@ impl Call {
     #[cfg_attr(not(feature = "otel"), allow(unused_variables))]
     #[inline]
     pub(crate) fn finish(self, result: &Result<Value, ClientError>) {
+        self.finish_with(result, |v| {
+            v.get("isError").and_then(Value::as_bool) == Some(true)
+        })
+    }
+
+    /// [`finish`](Self::finish) for a result kept as the server's JSON text (read only when
+    /// there is a span to end).
+    #[inline]
+    pub(crate) fn finish_raw(self, result: &Result<Box<serde_json::value::RawValue>, ClientError>) {
+        self.finish_with(result, |raw| {
+            #[derive(serde::Deserialize)]
+            struct IsError {
+                #[serde(rename = "isError", default)]
+                is_error: Option<bool>,
+            }
+            serde_json::from_str::<IsError>(raw.get()).is_ok_and(|r| r.is_error == Some(true))
+        })
+    }
+
+    #[cfg_attr(not(feature = "otel"), allow(unused_variables))]
+    #[inline]
+    fn finish_with<T>(self, result: &Result<T, ClientError>, tool_error: impl FnOnce(&T) -> bool) {
         #[cfg(feature = "otel")]
         if let Some(call) = self.0 {
             use crate::otel::client::ClientOutcome;
             call.finish(match result {
                 Ok(v) => ClientOutcome::Ok {
-                    tool_error: v.get("isError").and_then(Value::as_bool) == Some(true),
+                    tool_error: tool_error(v),
                 },
                 Err(ClientError::Rpc { error, .. }) => ClientOutcome::Rpc {
                     code: error.code.into(),

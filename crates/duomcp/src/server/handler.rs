@@ -13,6 +13,7 @@ use duomcp_schema::{
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
+use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 use std::any::TypeId;
 use std::future::Future;
@@ -274,6 +275,183 @@ pub trait IntoToolResult: Send + 'static {
     fn output_schema() -> Option<Map<String, Value>> {
         None
     }
+    /// What the server answers with: [`into_tool_result`](Self::into_tool_result)'s result,
+    /// or, for a result serialized already ([`RawToolResult`]), its text as it is.
+    fn into_tool_output(self) -> Result<ToolOutput, HandlerError>
+    where
+        Self: Sized,
+    {
+        self.into_tool_result().map(ToolOutput::from)
+    }
+}
+
+/// A `tools/call` result serialized already: the server writes its text into the answer as
+/// it is, never parsing it into a [`CallToolResult`] and serializing that again. For a handler
+/// that relays another server's result (a gateway, a proxy).
+///
+/// The handler vouches for the text: it must be the `CallToolResult` object of the request's
+/// revision. The server only checks that it is a JSON object (and reads its `isError`); the
+/// fields it sets itself in 2026-07-28 (`resultType`, `ttlMs`, `cacheScope`, its `serverInfo`
+/// in `_meta`) are added as for any result, so the text should not carry them (a `_meta` of
+/// its own is merged, at the cost of a parse). Where the server must read the result (a tool
+/// with an `outputSchema`, a result stored in a task), it is parsed then.
+///
+/// ```
+/// use duomcp::server::{RawToolResult, Server};
+/// use serde_json::value::RawValue;
+/// async fn relay() -> Result<RawToolResult, duomcp::server::HandlerError> {
+///     // e.g. the bytes of another server's answer
+///     let text = r#"{"content":[{"type":"text","text":"hi"}]}"#;
+///     let raw = RawValue::from_string(text.to_owned()).map_err(|e| duomcp::server::HandlerError::msg(e.to_string()))?;
+///     RawToolResult::new(raw).map_err(|e| duomcp::server::HandlerError::msg(e.to_string()))
+/// }
+/// let server = Server::builder().tool("relay", relay).build();
+/// # let _ = server;
+/// ```
+#[derive(Debug, Clone)]
+pub struct RawToolResult {
+    json: Box<RawValue>,
+    is_error: bool,
+}
+
+impl RawToolResult {
+    /// A result from its JSON text: an error unless it is a JSON object. Its top-level members
+    /// are scanned (for `isError`), nothing is built.
+    pub fn new(json: Box<RawValue>) -> Result<Self, serde_json::Error> {
+        let is_error = {
+            let members = crate::server::params::ParamsIndex::read(Some(&json))?;
+            members.get("isError").is_some_and(|v| v.get() == "true")
+        };
+        Ok(RawToolResult { json, is_error })
+    }
+
+    /// [`new`](Self::new), leaving out the top-level members named in `names` (e.g. the
+    /// envelope members of another server's answer, which this server sets itself): the text
+    /// is scanned once, and written again only when one of them is there.
+    ///
+    /// ```
+    /// use duomcp::server::RawToolResult;
+    /// use serde_json::value::RawValue;
+    /// let text = r#"{"content":[],"resultType":"complete","isError":true}"#;
+    /// let raw = RawToolResult::without(RawValue::from_string(text.into()).unwrap(), &["resultType"]).unwrap();
+    /// assert_eq!(raw.get(), r#"{"content":[],"isError":true}"#);
+    /// assert!(raw.is_error());
+    /// ```
+    pub fn without(json: Box<RawValue>, names: &[&str]) -> Result<Self, serde_json::Error> {
+        /// The members kept, written as they came.
+        struct Kept<'m, 'a>(&'m crate::server::params::ParamsIndex<'a>, &'m [&'m str]);
+        impl Serialize for Kept<'_, '_> {
+            fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                use serde::ser::SerializeMap;
+                let mut map = s.serialize_map(None)?;
+                for (k, v) in self.0.members().filter(|(k, _)| !self.1.contains(k)) {
+                    map.serialize_entry(k, v)?;
+                }
+                map.end()
+            }
+        }
+        let (is_error, rewritten) = {
+            let members = crate::server::params::ParamsIndex::read(Some(&json))?;
+            let is_error = members.get("isError").is_some_and(|v| v.get() == "true");
+            let rewritten = if members.members().any(|(k, _)| names.contains(&k)) {
+                Some(serde_json::value::to_raw_value(&Kept(&members, names))?)
+            } else {
+                None
+            };
+            (is_error, rewritten)
+        };
+        Ok(RawToolResult {
+            json: rewritten.unwrap_or(json),
+            is_error,
+        })
+    }
+
+    /// The result's JSON text.
+    pub fn get(&self) -> &str {
+        self.json.get()
+    }
+
+    /// Whether the result says `isError: true`.
+    pub fn is_error(&self) -> bool {
+        self.is_error
+    }
+
+    /// The result, parsed.
+    pub fn to_typed(&self) -> Result<CallToolResult, serde_json::Error> {
+        serde_json::from_str(self.json.get())
+    }
+}
+
+impl IntoToolResult for RawToolResult {
+    fn into_tool_result(self) -> Result<CallToolResult, HandlerError> {
+        self.to_typed()
+            .map_err(|e| HandlerError::msg(format!("the tool's result is malformed: {e}")))
+    }
+
+    fn into_tool_output(self) -> Result<ToolOutput, HandlerError> {
+        Ok(ToolOutput(Output::Raw(self)))
+    }
+}
+
+/// What a tool handler's return value becomes ([`IntoToolResult::into_tool_output`]): a
+/// [`CallToolResult`], or a result serialized already ([`RawToolResult`]).
+#[derive(Debug, Clone)]
+pub struct ToolOutput(Output);
+
+#[derive(Debug, Clone)]
+#[allow(clippy::large_enum_variant)] // the typed result is the common one: boxed, it would cost an allocation per call
+enum Output {
+    Typed(CallToolResult),
+    Raw(RawToolResult),
+}
+
+impl From<CallToolResult> for ToolOutput {
+    fn from(r: CallToolResult) -> Self {
+        ToolOutput(Output::Typed(r))
+    }
+}
+
+impl From<RawToolResult> for ToolOutput {
+    fn from(r: RawToolResult) -> Self {
+        ToolOutput(Output::Raw(r))
+    }
+}
+
+impl ToolOutput {
+    /// Whether the result says `isError: true`.
+    pub fn is_error(&self) -> bool {
+        match &self.0 {
+            Output::Typed(r) => r.is_error == Some(true),
+            Output::Raw(r) => r.is_error,
+        }
+    }
+
+    /// The result as a [`CallToolResult`] (a serialized one is parsed).
+    pub fn into_typed(self) -> Result<CallToolResult, HandlerError> {
+        match self.0 {
+            Output::Typed(r) => Ok(r),
+            Output::Raw(r) => r.into_tool_result(),
+        }
+    }
+}
+
+impl IntoToolResult for ToolOutput {
+    fn into_tool_result(self) -> Result<CallToolResult, HandlerError> {
+        self.into_typed()
+    }
+
+    fn into_tool_output(self) -> Result<ToolOutput, HandlerError> {
+        Ok(self)
+    }
+}
+
+impl Serialize for ToolOutput {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match &self.0 {
+            Output::Typed(r) => r.serialize(s),
+            Output::Raw(r) => r.json.serialize(s),
+        }
+    }
 }
 
 impl IntoToolResult for CallToolResult {
@@ -319,6 +497,10 @@ impl<T: IntoToolResult, E: Into<HandlerError> + Send + 'static> IntoToolResult f
     }
     fn output_schema() -> Option<Map<String, Value>> {
         T::output_schema()
+    }
+    fn into_tool_output(self) -> Result<ToolOutput, HandlerError> {
+        self.map_err(|e| e.into().with_causes())
+            .and_then(T::into_tool_output)
     }
 }
 

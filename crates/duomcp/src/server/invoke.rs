@@ -4,7 +4,7 @@
 //! (a task runs its tool through [`call_tool`] too).
 
 use super::context::Context;
-use super::handler::CallParts;
+use super::handler::{CallParts, ToolOutput};
 use super::HandlerError;
 use crate::era::ProtocolError;
 use crate::jsonrpc::{self, IncomingRequest};
@@ -22,7 +22,7 @@ pub(crate) async fn call_tool(
     ctx: &Context,
     name: &str,
     arguments: Option<Value>,
-) -> Result<CallToolResult, HandlerError> {
+) -> Result<ToolOutput, HandlerError> {
     let entry = ctx.shared().registry().tools.get(name).cloned();
     let Some(entry) = entry else {
         return Err(HandlerError::invalid_params(format!(
@@ -36,7 +36,8 @@ pub(crate) async fn call_tool(
         Some(_) => {
             return Ok(CallToolResult::error_text(format!(
                 "Invalid arguments for tool `{name}`: `arguments` must be an object"
-            )))
+            ))
+            .into())
         }
     };
     match entry.input.check(&args) {
@@ -44,12 +45,14 @@ pub(crate) async fn call_tool(
         Err(SchemaViolation::Mismatch(problems)) => {
             return Ok(CallToolResult::error_text(format!(
                 "Invalid arguments for tool `{name}`: {problems}"
-            )))
+            ))
+            .into())
         }
         Err(SchemaViolation::BadSchema(e)) => {
             return Ok(CallToolResult::error_text(format!(
                 "Tool `{name}` has an invalid inputSchema: {e}"
-            )))
+            ))
+            .into())
         }
     }
     let result = (entry.call)(CallParts {
@@ -59,8 +62,11 @@ pub(crate) async fn call_tool(
     })
     .await;
     match result {
-        Ok(r) => {
-            if let (Some(schema), false) = (&entry.output, r.is_error == Some(true)) {
+        // A result serialized already is parsed only when there is a schema to check.
+        Ok(out) if entry.output.is_none() || out.is_error() => Ok(out),
+        Ok(out) => {
+            let r = out.into_typed()?;
+            if let Some(schema) = &entry.output {
                 let problem = match &r.structured_content {
                     None => {
                         Some("it has an outputSchema but returned no structuredContent".to_owned())
@@ -82,9 +88,9 @@ pub(crate) async fn call_tool(
                     .into());
                 }
             }
-            Ok(r)
+            Ok(r.into())
         }
-        Err(HandlerError::Failed(e)) => Ok(CallToolResult::error_text(e.to_string())),
+        Err(HandlerError::Failed(e)) => Ok(CallToolResult::error_text(e.to_string()).into()),
         Err(e) => Err(e),
     }
 }

@@ -44,7 +44,7 @@ pub use context::{Context, INPUT_KEY_META};
 pub use error::{HandlerError, InputRequired};
 pub use handler::{
     Args, CallParts, FromCallParts, Handler, IntoPromptResult, IntoReadResult, IntoToolResult,
-    Json, Rejection, State, Uri,
+    Json, RawToolResult, Rejection, State, ToolOutput, Uri,
 };
 pub use keyring::{Keyring, KeyringError};
 pub use principal::Principal;

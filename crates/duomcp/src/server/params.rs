@@ -47,6 +47,11 @@ impl<'a> ParamsIndex<'a> {
             .map(|(_, v)| *v)
     }
 
+    /// Every member, in the order of the text (names unescaped).
+    pub(crate) fn members(&self) -> impl Iterator<Item = (&str, &'a RawValue)> + '_ {
+        self.members.iter().map(|(k, v)| (&*k.0, *v))
+    }
+
     /// `_meta`, if present.
     pub(crate) fn meta(&self) -> Option<&'a RawValue> {
         self.get("_meta")

@@ -1,6 +1,8 @@
 //! What a server offers: tools, prompts, resources, templates and completion, by name.
 
-use super::handler::{CallParts, Handler, IntoPromptResult, IntoReadResult, IntoToolResult};
+use super::handler::{
+    CallParts, Handler, IntoPromptResult, IntoReadResult, IntoToolResult, ToolOutput,
+};
 use super::uri_template::UriTemplate;
 use super::HandlerError;
 use duomcp_schema::{
@@ -25,7 +27,7 @@ use crate::schema_check::SchemaCheck;
 
 pub(crate) struct ToolEntry {
     pub tool: Tool,
-    pub call: Erased<CallToolResult>,
+    pub call: Erased<ToolOutput>,
     pub input: SchemaCheck,
     pub output: Option<SchemaCheck>,
     /// OAuth scopes a caller needs (checked before the handler runs).
@@ -277,12 +279,12 @@ where
             tracing::warn!(tool = %tool.name, "the tool's {what} schema does not compile: {e}");
         }
     }
-    let call: Erased<CallToolResult> = Arc::new(move |parts| {
+    let call: Erased<ToolOutput> = Arc::new(move |parts| {
         let fut = handler.call(parts);
         Box::pin(async move {
             match fut.await {
-                Ok(out) => out.into_tool_result(),
-                Err(rejection) => Ok(CallToolResult::error_text(rejection.0)),
+                Ok(out) => out.into_tool_output(),
+                Err(rejection) => Ok(CallToolResult::error_text(rejection.0).into()),
             }
         })
     });

@@ -47,6 +47,17 @@ impl TransportTrace {
 pub(crate) struct Call(#[cfg(feature = "otel")] Option<crate::otel::ServerCall>);
 
 impl Call {
+    /// Whether [`start`](Self::start) reads the request's `_meta` (the server has telemetry).
+    #[cfg_attr(not(feature = "otel"), allow(unused_variables))]
+    #[inline]
+    pub(crate) fn reads_meta(shared: &Shared) -> bool {
+        #[cfg(feature = "otel")]
+        if shared.telemetry.0.is_some() {
+            return true;
+        }
+        false
+    }
+
     /// Starts the request's span when the server has telemetry.
     #[cfg_attr(not(feature = "otel"), allow(unused_variables))]
     #[inline]

@@ -449,8 +449,43 @@ impl Inner {
         );
         let result = self
             .request_with_id(id, method, params, opts, speak, call.headers())
-            .await;
+            .await
+            .and_then(|raw| {
+                serde_json::from_str(raw.get()).map_err(|e| {
+                    ClientError::Protocol(format!("the result of {method} is not valid JSON: {e}"))
+                })
+            });
         call.finish(&result);
+        result
+    }
+
+    /// One request, one response, in the negotiated era: the result as the server sent it
+    /// (its JSON text, not parsed), whatever its `resultType`.
+    pub(crate) async fn request_raw(
+        self: &Arc<Self>,
+        method: &str,
+        mut params: Map<String, Value>,
+        opts: &RequestOptions,
+    ) -> Result<Box<serde_json::value::RawValue>, ClientError> {
+        let speak = self.speak()?;
+        if self.closed_reason().is_some() {
+            return Err(self.closed_error());
+        }
+        let id = self.new_id();
+        let http = self.transport.mirrors_headers();
+        let call = super::telemetry::Call::start(
+            &self.config.telemetry,
+            method,
+            &id,
+            &mut params,
+            &speak.version,
+            http,
+            &mut Default::default(),
+        );
+        let result = self
+            .request_with_id(id, method, params, opts, &speak, call.headers())
+            .await;
+        call.finish_raw(&result);
         result
     }
 
@@ -462,7 +497,7 @@ impl Inner {
         opts: &RequestOptions,
         speak: &Speak,
         trace_context: Vec<(String, String)>,
-    ) -> Result<Value, ClientError> {
+    ) -> Result<Box<serde_json::value::RawValue>, ClientError> {
         let mut msg = self.prepare(&id, method, params, opts, speak, opts.on_progress.is_some())?;
         msg.trace_context = trace_context;
         let mut progress = opts
@@ -495,11 +530,7 @@ impl Inner {
                                 report(&p);
                             }
                         }
-                        return match r.outcome {
-                            Ok(raw) => serde_json::from_str(raw.get())
-                                .map_err(|e| ClientError::Protocol(format!("the result of {method} is not valid JSON: {e}"))),
-                            Err(error) => Err(ClientError::Rpc { method: method.to_owned(), error }),
-                        };
+                        return r.outcome.map_err(|error| ClientError::Rpc { method: method.to_owned(), error });
                     }
                     Some(Ok(other)) => self.route(other),
                     Some(Err(e)) => {

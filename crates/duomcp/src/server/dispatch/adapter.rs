@@ -10,8 +10,8 @@ use crate::era::{Era, ProtocolError};
 use crate::jsonrpc::IncomingRequest;
 use crate::server::context::Context;
 use crate::server::params::ParamsIndex;
-use crate::server::{CachePolicy, HandlerError, Shared};
-use duomcp_schema::{CallToolResult, RequestId, Tool};
+use crate::server::{CachePolicy, HandlerError, Shared, ToolOutput};
+use duomcp_schema::{RequestId, Tool};
 use serde::Serialize;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
@@ -24,7 +24,7 @@ pub(super) enum ToolCall {
     /// A task: the answer is its `CreateTaskResult`, already shaped.
     Task(Reply),
     /// The tool ran within the request: the context it ran with, and its outcome.
-    Ran(Context, Result<CallToolResult, HandlerError>),
+    Ran(Context, Result<ToolOutput, HandlerError>),
 }
 
 /// What the input of a multi-round-trip request is bound to (sealed `requestState` names

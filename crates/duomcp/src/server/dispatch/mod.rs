@@ -99,6 +99,9 @@ pub(crate) async fn answer_request(
             .middleware
             .as_ref()
             .map(|m| m.lock().unwrap_or_else(|p| p.into_inner()).clone());
+        if let Some(stack) = layered {
+            return answer_layered(shared, req, env, stack).await;
+        }
         // The members of `params`, read once: `_meta` decides the era when the transport did
         // not, a 2026-07-28 request is validated from it, and the typed parameters are built
         // from the others.
@@ -115,24 +118,6 @@ pub(crate) async fn answer_request(
         let era = hint.unwrap_or_else(|| detect_era(&req.method, params.meta(), &fields));
         // OpenTelemetry (feature `otel`): a no-op without the feature or without telemetry.
         let call = telemetry::Call::start(&shared, &req, era, params.meta(), &env);
-        if let Some(stack) = layered {
-            // Middleware owns the request; `route_owned` reads its members again after it.
-            drop((fields, params));
-            let span = request_span(&req, era);
-            let started = (!span.is_disabled()).then(std::time::Instant::now);
-            let id = req.id.clone();
-            let request = McpRequest::new(shared, req, env, era);
-            let response = call
-                .scope(stack.oneshot(request))
-                .instrument(span.clone())
-                .await;
-            let reply = response
-                .unwrap_or_else(|e| McpResponse::error(middleware::error_from_box(e)))
-                .into_reply(era, &id);
-            record_outcome(&span, era, &reply, started);
-            call.finish(era, &reply);
-            return reply;
-        }
         let span = request_span(&req, era);
         let started = (!span.is_disabled()).then(std::time::Instant::now);
         let reply = call
@@ -155,6 +140,53 @@ pub(crate) async fn answer_request(
             )
         }
     }
+}
+
+/// [`answer_request`] through the middleware stack, which owns the request: its members are
+/// read by [`route_owned`] after the layers, and before them only when the transport did not
+/// say the era (which `_meta` then decides) or telemetry reads the request's `_meta`.
+async fn answer_layered(
+    shared: Arc<Shared>,
+    req: IncomingRequest,
+    env: RequestEnv,
+    stack: middleware::McpService,
+) -> Reply {
+    let (era, call) = match env.era_hint {
+        Some(era) if !telemetry::Call::reads_meta(&shared) => {
+            (era, telemetry::Call::start(&shared, &req, era, None, &env))
+        }
+        hint => {
+            let params = match ParamsIndex::read(req.params.as_deref()) {
+                Ok(params) => params,
+                Err(e) => return invalid_params_reply(hint.unwrap_or(Era::UNMARKED), &req.id, &e),
+            };
+            let era = hint.unwrap_or_else(|| {
+                let fields: ReadMeta<'_> = match &env.validated_meta {
+                    Some(_) => None,
+                    None => params.meta().map(|m| MetaFields::parse(m.get())),
+                };
+                detect_era(&req.method, params.meta(), &fields)
+            });
+            (
+                era,
+                telemetry::Call::start(&shared, &req, era, params.meta(), &env),
+            )
+        }
+    };
+    let span = request_span(&req, era);
+    let started = (!span.is_disabled()).then(std::time::Instant::now);
+    let id = req.id.clone();
+    let request = McpRequest::new(shared, req, env, era);
+    let response = call
+        .scope(stack.oneshot(request))
+        .instrument(span.clone())
+        .await;
+    let reply = response
+        .unwrap_or_else(|e| McpResponse::error(middleware::error_from_box(e)))
+        .into_reply(era, &id);
+    record_outcome(&span, era, &reply, started);
+    call.finish(era, &reply);
+    reply
 }
 
 /// The answer to `params` that are not a JSON object of members.

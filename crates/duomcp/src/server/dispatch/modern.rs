@@ -16,7 +16,7 @@ use crate::server::params::ParamsIndex;
 use crate::server::request_state::{self, SealedState};
 use crate::server::session::Sink;
 use crate::server::tasks::{self, TaskEra, TaskRecord};
-use crate::server::{invoke, subscriptions, CachePolicy, HandlerError, Shared};
+use crate::server::{invoke, subscriptions, CachePolicy, HandlerError, Shared, ToolOutput};
 use duomcp_schema::methods::{self, NotificationMethod, RequestMethod};
 use duomcp_schema::{meta, version, RequestId, SubscriptionFilter, Tool};
 use serde::{Deserialize, Serialize};
@@ -145,7 +145,7 @@ impl Adapter for Modern {
                 let reply = result_reply(Self::ERA, ctx.request_id(), &created);
                 Ok(ToolCall::Task(reply))
             }
-            tasks::ModernCall::Inline(ctx, r) => Ok(ToolCall::Ran(ctx, r)),
+            tasks::ModernCall::Inline(ctx, r) => Ok(ToolCall::Ran(ctx, r.map(ToolOutput::from))),
         }
     }
 

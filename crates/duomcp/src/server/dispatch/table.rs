@@ -62,7 +62,7 @@ pub(super) async fn run<A: Adapter>(
                     ToolCall::Task(created) => return Ok(created),
                     ToolCall::Ran(ctx, r) => (ctx, r),
                 };
-                let is_error = matches!(&r, Ok(r) if r.is_error == Some(true));
+                let is_error = matches!(&r, Ok(r) if r.is_error());
                 let reply = a.finish(&ctx, id, method, target, r, None)?;
                 Reply { is_error, ..reply }
             }

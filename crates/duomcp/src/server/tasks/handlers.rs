@@ -12,6 +12,7 @@ use crate::server::invoke::call_tool;
 use crate::server::registry::ToolEntry;
 use crate::server::session::Sink;
 use crate::server::HandlerError;
+use crate::server::ToolOutput;
 use crate::util::catch_unwind;
 use duomcp_schema::methods::{self, RequestMethod};
 use duomcp_schema::{error_code, meta, CallToolResult, TaskSupport};
@@ -164,7 +165,8 @@ async fn drive(
     let outcome = tokio::select! {
         biased;
         _ = cancel.cancelled() => Err(HandlerError::Cancelled),
-        r = catch_unwind(call_tool(&ctx, &name, args)) => r.unwrap_or_else(|panic| {
+        // A task stores the result: one serialized already is parsed here.
+        r = catch_unwind(call_tool(&ctx, &name, args)) => r.map(|r| r.and_then(ToolOutput::into_typed)).unwrap_or_else(|panic| {
             tracing::error!("a tool handler panicked: {panic}");
             Err(ProtocolError::Internal("Internal error: the tool handler panicked".into()).into())
         }),
