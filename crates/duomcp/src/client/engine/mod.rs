@@ -433,20 +433,7 @@ impl Inner {
         speak: &Speak,
         rounds: &mut super::telemetry::Rounds,
     ) -> Result<Value, ClientError> {
-        if self.closed_reason().is_some() {
-            return Err(self.closed_error());
-        }
-        let id = self.new_id();
-        let http = self.transport.mirrors_headers();
-        let call = super::telemetry::Call::start(
-            &self.config.telemetry,
-            method,
-            &id,
-            &mut params,
-            &speak.version,
-            http,
-            rounds,
-        );
+        let (id, call) = self.start_call(method, &mut params, speak, rounds)?;
         let result = self
             .request_with_id(id, method, params, opts, speak, call.headers())
             .await
@@ -468,6 +455,23 @@ impl Inner {
         opts: &RequestOptions,
     ) -> Result<Box<serde_json::value::RawValue>, ClientError> {
         let speak = self.speak()?;
+        let (id, call) = self.start_call(method, &mut params, &speak, &mut Default::default())?;
+        let result = self
+            .request_with_id(id, method, params, opts, &speak, call.headers())
+            .await;
+        call.finish_raw(&result);
+        result
+    }
+
+    /// A new request's id and its client span (feature `otel`), unless the client is closed;
+    /// the span's trace context goes into `params`.
+    fn start_call(
+        &self,
+        method: &str,
+        params: &mut Map<String, Value>,
+        speak: &Speak,
+        rounds: &mut super::telemetry::Rounds,
+    ) -> Result<(RequestId, super::telemetry::Call), ClientError> {
         if self.closed_reason().is_some() {
             return Err(self.closed_error());
         }
@@ -477,16 +481,12 @@ impl Inner {
             &self.config.telemetry,
             method,
             &id,
-            &mut params,
+            params,
             &speak.version,
             http,
-            &mut Default::default(),
+            rounds,
         );
-        let result = self
-            .request_with_id(id, method, params, opts, &speak, call.headers())
-            .await;
-        call.finish_raw(&result);
-        result
+        Ok((id, call))
     }
 
     async fn request_with_id(
