@@ -107,6 +107,13 @@ struct Scan<'a> {
 /// Scanning stops at the first byte that is not JSON, or once the answer is known.
 struct Stop;
 
+/// After a member of an object or array: where the next member starts, or where the
+/// container ended.
+enum Next {
+    More(usize),
+    Closed(usize),
+}
+
 impl Scan<'_> {
     fn skip_ws(&self, mut i: usize) -> usize {
         while matches!(self.text.get(i), Some(b' ' | b'\t' | b'\n' | b'\r')) {
@@ -191,15 +198,9 @@ impl Scan<'_> {
             if self.text.get(i) != Some(&b':') {
                 return Err(Stop);
             }
-            i = self.skip_ws(i + 1);
-            self.path.push(Segment::Key(key));
-            let end = self.value(i, depth + 1);
-            self.path.pop();
-            i = self.skip_ws(end?);
-            match self.text.get(i) {
-                Some(b',') => i = self.skip_ws(i + 1),
-                Some(b'}') => return Ok(i + 1),
-                _ => return Err(Stop),
+            match self.member(self.skip_ws(i + 1), depth, Segment::Key(key), b'}')? {
+                Next::More(next) => i = next,
+                Next::Closed(end) => return Ok(end),
             }
         }
     }
@@ -211,16 +212,32 @@ impl Scan<'_> {
         }
         let mut index = 0;
         loop {
-            self.path.push(Segment::Index(index));
-            let end = self.value(i, depth + 1);
-            self.path.pop();
-            i = self.skip_ws(end?);
-            match self.text.get(i) {
-                Some(b',') => i = self.skip_ws(i + 1),
-                Some(b']') => return Ok(i + 1),
-                _ => return Err(Stop),
+            match self.member(i, depth, Segment::Index(index), b']')? {
+                Next::More(next) => i = next,
+                Next::Closed(end) => return Ok(end),
             }
             index += 1;
+        }
+    }
+
+    /// One member of an object or array, its value at `start` and named by `segment` in the
+    /// path while it is scanned, then the `,` that says another follows or the `close` that
+    /// ends the container.
+    fn member(
+        &mut self,
+        start: usize,
+        depth: usize,
+        segment: Segment,
+        close: u8,
+    ) -> Result<Next, Stop> {
+        self.path.push(segment);
+        let end = self.value(start, depth + 1);
+        self.path.pop();
+        let i = self.skip_ws(end?);
+        match self.text.get(i) {
+            Some(b',') => Ok(Next::More(self.skip_ws(i + 1))),
+            Some(&c) if c == close => Ok(Next::Closed(i + 1)),
+            _ => Err(Stop),
         }
     }
 }
