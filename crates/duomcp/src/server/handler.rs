@@ -318,11 +318,7 @@ impl RawToolResult {
     /// A result from its JSON text: an error unless it is a JSON object. Its top-level members
     /// are scanned (for `isError`), nothing is built.
     pub fn new(json: Box<RawValue>) -> Result<Self, serde_json::Error> {
-        let is_error = {
-            let members = crate::server::params::ParamsIndex::read(Some(&json))?;
-            members.get("isError").is_some_and(|v| v.get() == "true")
-        };
-        Ok(RawToolResult { json, is_error })
+        Self::without(json, &[])
     }
 
     /// [`new`](Self::new), leaving out the top-level members named in `names` (e.g. the
