@@ -1,7 +1,7 @@
 //! A client's call, carried to its upstream and back, across revisions.
 //!
-//! The gateway's handler runs the upstream call in a task of its own and relays what the
-//! upstream sends meanwhile: progress and log messages go to the client; a request for input
+//! The gateway's handler runs the upstream call (in a task of its own when the call may be held)
+//! and relays what the upstream sends meanwhile: progress and log messages go to the client; a request for input
 //! (elicitation, sampling, roots, whether a 2025-11-25 upstream sent it as a request or a
 //! 2026-07-28 upstream as an `InputRequiredResult`) is asked of the client through the
 //! handler's [`Context`]. A 2025-11-25 client gets a real request and the call goes on; a
@@ -19,8 +19,11 @@ use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 use std::collections::HashMap;
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
+use std::task::Poll;
 use std::time::Duration;
 use tokio::sync::{mpsc, oneshot};
 use tokio::task::JoinHandle;
@@ -97,12 +100,39 @@ impl Drop for AbortOnDrop {
     }
 }
 
+/// The upstream call's work: the request, then its answer read as far as the gateway needs.
+type Work = Pin<Box<dyn Future<Output = Result<Answer, ClientError>> + Send>>;
+
+/// How the handler waits for the upstream call's answer.
+enum Done {
+    /// Run in a task of its own: a call that may be held for a 2026-07-28 client's retry
+    /// outlives its handler (dropping the task's handle cancels it).
+    Task {
+        answer: oneshot::Receiver<Result<Answer, ClientError>>,
+        _task: AbortOnDrop,
+    },
+    /// Polled by the handler itself: both sides speak one revision, so the call is never held,
+    /// and a task (its scheduling, the wake-ups between it and the handler) would be overhead.
+    Inline(Work),
+}
+
+impl Future for Done {
+    /// `None`: the task ended without an answer.
+    type Output = Option<Result<Answer, ClientError>>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut std::task::Context<'_>) -> Poll<Self::Output> {
+        match self.get_mut() {
+            Done::Task { answer, .. } => Pin::new(answer).poll(cx).map(Result::ok),
+            Done::Inline(work) => work.as_mut().poll(cx).map(Some),
+        }
+    }
+}
+
 /// An upstream call in flight, with the input requests it waits on.
 struct Call {
     events: mpsc::Receiver<Event>,
     events_open: bool,
-    done: oneshot::Receiver<Result<Answer, ClientError>>,
-    _task: AbortOnDrop,
+    done: Done,
     pending: Vec<(String, Box<InputRequest>, Reply)>,
     next_key: u32,
     upstream: String,
@@ -435,8 +465,10 @@ async fn follow_task(
     let call = Call {
         events,
         events_open: true,
-        done,
-        _task: AbortOnDrop(task),
+        done: Done::Task {
+            answer: done,
+            _task: AbortOnDrop(task),
+        },
         pending: Vec::new(),
         next_key: 0,
         upstream: upstream.name().to_owned(),
@@ -518,7 +550,6 @@ async fn start(
     let permit = upstream.permit().await;
     let logs = takes_logs(ctx).then(|| session.clone());
     let (tx, events) = mpsc::channel(EVENT_BUFFER);
-    let (done_tx, done) = oneshot::channel();
     let route = session.routes.enter(tx.clone(), logs.is_some());
     let client = session.client.clone();
     let progress = tx;
@@ -543,9 +574,9 @@ async fn start(
             options = options.meta("io.modelcontextprotocol/clientCapabilities", caps);
         }
     }
-    // Boxed: the task's cell (and every stage it goes through) then holds a pointer, not the
-    // upstream call's whole future, copied each time.
-    let task = tokio::spawn(Box::pin(async move {
+    // Boxed: the task's cell or the handler's future (and every stage it goes through) then
+    // holds a pointer, not the upstream call's whole future, copied each time.
+    let work: Work = Box::pin(async move {
         let _permit = permit;
         let mut params = params;
         let result = if method == "tools/call" && !relay && !plain {
@@ -581,13 +612,25 @@ async fn start(
         }
         // Out of the route table before the client has the result (see `Routes`).
         drop(route);
-        let _ = done_tx.send(result);
-    }));
+        result
+    });
+    // Only a bridged call (a 2025-11-25 upstream's request for a 2026-07-28 client) can be held.
+    let done = if relay || plain {
+        Done::Inline(work)
+    } else {
+        let (answer_tx, answer) = oneshot::channel();
+        let task = tokio::spawn(async move {
+            let _ = answer_tx.send(work.await);
+        });
+        Done::Task {
+            answer,
+            _task: AbortOnDrop(task),
+        }
+    };
     Ok(Call {
         events,
         events_open: true,
         done,
-        _task: AbortOnDrop(task),
         pending: Vec::new(),
         next_key: 0,
         upstream: upstream.name().to_owned(),
@@ -681,15 +724,15 @@ async fn drive(
                 // The upstream failed after asking for what the client cannot give: that is
                 // the client's error to see.
                 let failed = match &result {
-                    Ok(Ok(answer)) => answer.is_error(),
+                    Some(Ok(answer)) => answer.is_error(),
                     _ => true,
                 };
                 if let (true, Some(caps)) = (failed, call.missing.take()) {
                     return Err(ProtocolError::MissingClientCapability(caps).into());
                 }
                 return match result {
-                    Ok(r) => r.map(|v| (v, call.relay)).map_err(|e| upstream_failure(&call.upstream, e)),
-                    Err(_) => Err(HandlerError::msg(format!(
+                    Some(r) => r.map(|v| (v, call.relay)).map_err(|e| upstream_failure(&call.upstream, e)),
+                    None => Err(HandlerError::msg(format!(
                         "upstream `{}`: the call ended without a result",
                         call.upstream
                     ))),
