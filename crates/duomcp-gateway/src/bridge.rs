@@ -62,21 +62,22 @@ const ENVELOPE: [&str; 4] = ["resultType", "ttlMs", "cacheScope", "_meta"];
 /// one's for a 2025-11-25 client): a complete result stays text (without the [`ENVELOPE`]
 /// members); a relayed input round or task, which the gateway reads, is parsed.
 fn raw_tool_answer(raw: Box<RawValue>, relay: bool) -> Result<Answer, ClientError> {
-    #[derive(Deserialize)]
-    struct Kind<'a> {
-        #[serde(rename = "resultType", borrow, default)]
-        result_type: Option<std::borrow::Cow<'a, str>>,
-    }
     let malformed =
         |e: serde_json::Error| ClientError::Protocol(format!("the result of tools/call: {e}"));
-    let kind: Kind<'_> = serde_json::from_str(raw.get()).map_err(malformed)?;
-    match kind.result_type.as_deref() {
-        None | Some("complete") => RawToolResult::without(raw, &ENVELOPE)
-            .map(Answer::Raw)
-            .map_err(malformed),
-        Some("input_required" | "task") if relay => serde_json::from_str(raw.get())
-            .map(Answer::Value)
-            .map_err(malformed),
+    // One scan: the envelope left out, `resultType` read.
+    let (result, kind) =
+        RawToolResult::without_reading(raw, &ENVELOPE, "resultType").map_err(malformed)?;
+    match kind.as_deref() {
+        None | Some("complete") => Ok(Answer::Raw(result)),
+        Some(kind @ ("input_required" | "task")) if relay => {
+            // Rare: read whole, with its `resultType` (what the rest of the envelope held is
+            // not needed to relay an input round or follow a task).
+            let mut value: Value = serde_json::from_str(result.get()).map_err(malformed)?;
+            if let Some(o) = value.as_object_mut() {
+                o.insert("resultType".into(), Value::String(kind.to_owned()));
+            }
+            Ok(Answer::Value(value))
+        }
         Some(other) => Err(ClientError::Protocol(format!(
             "the result of tools/call has an unknown resultType {other:?}"
         ))),

@@ -334,6 +334,35 @@ impl RawToolResult {
     /// assert!(raw.is_error());
     /// ```
     pub fn without(json: Box<RawValue>, names: &[&str]) -> Result<Self, serde_json::Error> {
+        Self::scan(json, names, None).map(|(result, _)| result)
+    }
+
+    /// [`without`](Self::without), also returning the value of the top-level member `read`
+    /// when it is a string (read in the same scan; it may be one of the members left out),
+    /// e.g. another server's `resultType`, to tell a complete result from others.
+    ///
+    /// ```
+    /// use duomcp::server::RawToolResult;
+    /// use serde_json::value::RawValue;
+    /// let text = r#"{"resultType":"complete","content":[]}"#;
+    /// let json = RawValue::from_string(text.into()).unwrap();
+    /// let (raw, kind) = RawToolResult::without_reading(json, &["resultType"], "resultType").unwrap();
+    /// assert_eq!(raw.get(), r#"{"content":[]}"#);
+    /// assert_eq!(kind.as_deref(), Some("complete"));
+    /// ```
+    pub fn without_reading(
+        json: Box<RawValue>,
+        names: &[&str],
+        read: &str,
+    ) -> Result<(Self, Option<String>), serde_json::Error> {
+        Self::scan(json, names, Some(read))
+    }
+
+    fn scan(
+        json: Box<RawValue>,
+        names: &[&str],
+        read: Option<&str>,
+    ) -> Result<(Self, Option<String>), serde_json::Error> {
         /// The members kept, written as they came.
         struct Kept<'m, 'a>(&'m crate::server::params::ParamsIndex<'a>, &'m [&'m str]);
         impl Serialize for Kept<'_, '_> {
@@ -346,20 +375,24 @@ impl RawToolResult {
                 map.end()
             }
         }
-        let (is_error, rewritten) = {
+        let (is_error, read, rewritten) = {
             let members = crate::server::params::ParamsIndex::read(Some(&json))?;
             let is_error = members.get("isError").is_some_and(|v| v.get() == "true");
+            let read = read
+                .and_then(|name| members.get(name))
+                .and_then(|v| serde_json::from_str::<String>(v.get()).ok());
             let rewritten = if members.members().any(|(k, _)| names.contains(&k)) {
                 Some(serde_json::value::to_raw_value(&Kept(&members, names))?)
             } else {
                 None
             };
-            (is_error, rewritten)
+            (is_error, read, rewritten)
         };
-        Ok(RawToolResult {
+        let result = RawToolResult {
             json: rewritten.unwrap_or(json),
             is_error,
-        })
+        };
+        Ok((result, read))
     }
 
     /// The result's JSON text.
