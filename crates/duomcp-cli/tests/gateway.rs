@@ -1087,3 +1087,87 @@ async fn an_http_upstream_that_forgets_its_session_is_re_initialized_transparent
     .await
     .expect("bounded");
 }
+
+/// Signals when dropped: a handler's future is dropped, or returns, once its call is cancelled
+/// (a 2026-07-28 HTTP server drops it when the client closes the request's stream).
+struct SignalOnDrop(std::sync::Arc<tokio::sync::Notify>);
+
+impl Drop for SignalOnDrop {
+    fn drop(&mut self) {
+        self.0.notify_one();
+    }
+}
+
+/// An upstream over HTTP (speaking `era`) whose tool `wait` runs until it is cancelled, and the
+/// signal it gives then.
+async fn waiting_upstream(
+    era: duomcp_gateway::UpstreamEra,
+) -> (UpstreamConfig, std::sync::Arc<tokio::sync::Notify>) {
+    let cancelled = std::sync::Arc::new(tokio::sync::Notify::new());
+    let server = {
+        let cancelled = cancelled.clone();
+        duomcp::server::Server::builder()
+            .name("waiting")
+            .tool("wait", move |ctx: duomcp::server::Context| {
+                let cancelled = cancelled.clone();
+                async move {
+                    let _signal = SignalOnDrop(cancelled);
+                    ctx.cancelled().await;
+                    "cancelled".to_owned()
+                }
+            })
+            .build()
+    };
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(duomcp::transport::http::serve(
+        listener,
+        server.http_router(),
+    ));
+    let mut up = UpstreamConfig::http("remote", format!("http://{addr}/mcp"));
+    up.era = era;
+    (up, cancelled)
+}
+
+#[tokio::test]
+async fn a_client_cancelling_a_call_cancels_the_upstream_call_in_both_revisions() {
+    tokio::time::timeout(BOUND, async {
+        // Both sides one revision: the upstream call runs in the gateway's handler (no task of
+        // its own); cancelling the client's call must still reach the upstream.
+        for (era, revision) in [
+            (duomcp_gateway::UpstreamEra::Modern, MODERN),
+            (duomcp_gateway::UpstreamEra::Legacy, LEGACY),
+        ] {
+            let (up, cancelled) = waiting_upstream(era).await;
+            let gw = gateway(GatewayConfig::single(up)).await;
+            let mut wire = Wire::in_process(gw.server().clone(), revision);
+            let params = if revision == LEGACY {
+                wire.initialize(json!({})).await;
+                json!({ "name": "wait" })
+            } else {
+                modern(json!({ "name": "wait" }), json!({}))
+            };
+            wire.send(
+                json!({ "jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": params }),
+            )
+            .await;
+            // Not cancelled before the client says so.
+            let early =
+                tokio::time::timeout(Duration::from_millis(300), cancelled.notified()).await;
+            assert!(
+                early.is_err(),
+                "{revision}: the upstream call runs until cancelled"
+            );
+            wire.send(
+                json!({ "jsonrpc": "2.0", "method": "notifications/cancelled",
+                "params": { "requestId": 7, "reason": "test" } }),
+            )
+            .await;
+            tokio::time::timeout(Duration::from_secs(10), cancelled.notified())
+                .await
+                .unwrap_or_else(|_| panic!("{revision}: the upstream call is cancelled"));
+        }
+    })
+    .await
+    .expect("bounded");
+}
