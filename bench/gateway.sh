@@ -11,7 +11,9 @@
 # for both client revisions, in the same run, alternating case by case within each pass
 # (PASSES passes, default 3), then prints the medians, the gateway's share of the direct
 # throughput and its added p99, with the load average before each pass (the machine may be
-# shared). Targets (no bridging): ≥ 60 % of the direct throughput, ≤ 1 ms added p99.
+# shared), and the same ratios taken pass by pass (each case against the direct server run just
+# before it in the same pass: the median and range of those). Targets (no bridging): ≥ 60 % of
+# the direct throughput, ≤ 1 ms added p99.
 #
 #   bench/gateway.sh                     # ≈ 12 × PASSES × (DURATION + WARMUP + 1) s
 #   PASSES=5 DURATION=10 bench/gateway.sh
@@ -92,8 +94,8 @@ med = {n: {k: statistics.median(r[k] for r in runs[n]) for k in ("rps", "p50_us"
        for n in names}
 errors = {n: sum(r["errors"] for r in runs[n]) for n in names}
 print(f"\n{passes} passes, load average before each: {'; '.join(loads)}\n")
-print("| case | client | rps (median) | p50 µs | p99 µs | errors | vs direct |")
-print("|---|---|--:|--:|--:|--:|---|")
+print("| case | client | rps (median) | p50 µs | p99 µs | errors | vs direct | paired by pass |")
+print("|---|---|--:|--:|--:|--:|---|---|")
 direct = {"legacy": "direct-legacy", "modern": "direct-modern"}
 client = {"direct-legacy": "legacy", "gateway-legacy": "legacy", "direct-modern": "modern",
           "gateway-modern": "modern", "bridged-legacy-client": "legacy",
@@ -101,13 +103,19 @@ client = {"direct-legacy": "legacy", "gateway-legacy": "legacy", "direct-modern"
 status = 0
 for n in names:
     m, d = med[n], med[direct[client[n]]]
-    vs = ""
+    vs = paired = ""
     if not n.startswith("direct"):
         share = m["rps"] / d["rps"] * 100
         added = (m["p99_us"] - d["p99_us"]) / 1000
         vs = f"{share:.0f} % of the rps, p99 {added:+.2f} ms"
+        # Each pass against the direct server of the same pass (run just before it): the
+        # machine's speed drifts between passes, and a ratio within one pass cancels most of it.
+        shares = sorted(r["rps"] / q["rps"] * 100 for r, q in zip(runs[n], runs[direct[client[n]]]))
+        adds = sorted((r["p99_us"] - q["p99_us"]) / 1000 for r, q in zip(runs[n], runs[direct[client[n]]]))
+        paired = (f"{statistics.median(shares):.0f} % ({shares[0]:.0f}–{shares[-1]:.0f}), "
+                  f"p99 {statistics.median(adds):+.2f} ms")
     print(f"| {n} | {client[n]} | {m['rps']:.0f} | {m['p50_us']:.0f} | {m['p99_us']:.0f} "
-          f"| {errors[n]} | {vs} |")
+          f"| {errors[n]} | {vs} | {paired} |")
     if errors[n]:
         status = 1
 sys.exit(status)
