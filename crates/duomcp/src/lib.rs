@@ -59,6 +59,9 @@
 //! revisions (`elicitation`), each opening with the methods it handles and a session to paste.
 
 #![warn(missing_docs)]
+// A build without the runtimes (`default-features = false`: the schema, JSON-RPC and era types
+// only) compiles, and leaves the runtimes' crate-private helpers unused.
+#![cfg_attr(not(feature = "server"), allow(dead_code, unused_imports))]
 
 #[cfg(feature = "server")]
 pub mod auth;
@@ -79,7 +82,7 @@ mod schema_check;
 pub mod server;
 #[cfg(feature = "server")]
 pub mod transport;
-#[cfg(feature = "server")]
+// Small helpers of every runtime (the correlation table's lock is used without `server` too).
 mod util;
 
 pub use duomcp_schema as schema;

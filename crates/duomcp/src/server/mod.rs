@@ -54,9 +54,10 @@ pub use request_state::SealingKey;
 pub use shutdown::shutdown_signal;
 pub use uri_template::UriTemplate;
 
+#[cfg(feature = "http-server")]
+pub(crate) use dispatch::follow_events;
 pub(crate) use dispatch::{
-    answer_request, follow_events, handle_notification, handle_request, handle_response,
-    NotificationAction,
+    answer_request, handle_notification, handle_request, handle_response, NotificationAction,
 };
 #[cfg(feature = "http-server")]
 pub(crate) use envelope::Reply;

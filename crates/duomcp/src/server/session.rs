@@ -83,6 +83,7 @@ impl Session {
     }
 
     /// Names the session for every replica sharing it (set once; later calls do nothing).
+    #[cfg(feature = "http-server")]
     pub(crate) fn set_scope(&self, scope: String) {
         let _ = self.scope.set(scope.into_boxed_str());
     }

@@ -239,6 +239,7 @@ fn initialize(
 /// Forwards server events to a copy of a legacy session this replica adopted (minted by
 /// another replica, see the HTTP transport's session store): with a bus, the events of every
 /// replica reach the standalone stream of whichever replica holds it.
+#[cfg(feature = "http-server")]
 pub(crate) fn follow_events(
     shared: Arc<Shared>,
     session: Arc<Session>,

@@ -33,6 +33,7 @@ use crate::jsonrpc::{self, IncomingNotification, IncomingRequest, IncomingRespon
 use crate::util::catch_unwind;
 use duomcp_schema::methods::{self, NotificationMethod};
 use duomcp_schema::{ClientCapabilities, Implementation, LoggingLevel, ProgressToken, RequestId};
+#[cfg(feature = "http-server")]
 pub(crate) use legacy::follow_events;
 pub(crate) use modern::meta_server_info;
 use serde::Deserialize;

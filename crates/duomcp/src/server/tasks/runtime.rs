@@ -150,6 +150,7 @@ impl TaskRuntime {
 
     /// Installs `store` (a store shared with other replicas), in place of the configured one.
     /// Tasks already running keep their records in the old store.
+    #[cfg(feature = "http-server")]
     pub(crate) fn replace_store(&self, store: Arc<dyn super::TaskStore>) {
         match self.store.write() {
             Ok(mut s) => *s = store,
