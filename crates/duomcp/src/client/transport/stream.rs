@@ -59,7 +59,7 @@ impl Core {
             sent,
         });
         let (tx, rx) = mpsc::channel::<Vec<u8>>(256);
-        let writer_task = tokio::spawn(write_loop(writer, rx));
+        let writer_task = tokio::spawn(write_loop(writer, rx, shared.clone()));
         tokio::spawn(read_loop(reader, shared.clone(), events, eof_reason));
         Core {
             shared,
@@ -122,12 +122,23 @@ impl Core {
     }
 }
 
-async fn write_loop<W: AsyncWrite + Unpin>(writer: W, mut rx: mpsc::Receiver<Vec<u8>>) {
+async fn write_loop<W: AsyncWrite + Unpin>(
+    writer: W,
+    mut rx: mpsc::Receiver<Vec<u8>>,
+    shared: Arc<Shared>,
+) {
     let mut w = BufWriter::with_capacity(64 * 1024, writer);
     let result: std::io::Result<()> = async {
         while let Some(frame) = rx.recv().await {
             w.write_all(&frame).await?;
             w.write_all(b"\n").await?;
+            // With other requests in flight, let the tasks that are ready run first: requests
+            // they send join this write. (The writer, woken by the first request, would
+            // otherwise run at once on an idle worker and write each request on its own, waking
+            // the server once per request: measured, bench/README.md "Gateway", round 9.)
+            if shared.pending.counts().0 > 1 {
+                tokio::task::yield_now().await;
+            }
             while let Ok(frame) = rx.try_recv() {
                 w.write_all(&frame).await?;
                 w.write_all(b"\n").await?;
