@@ -2,12 +2,6 @@
 
 use clap::{CommandFactory, Parser, Subcommand};
 
-/// mimalloc (feature `mimalloc`, on by default): a gateway or server under load allocates on one
-/// worker thread and frees on another, which glibc's arenas pay for in locks and consolidation.
-#[cfg(feature = "mimalloc")]
-#[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
 #[derive(Parser)]
 #[command(
     name = "duomcp",
