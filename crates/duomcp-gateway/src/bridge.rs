@@ -4,10 +4,10 @@
 //! held) and relays what the upstream sends meanwhile: progress and log messages go to the
 //! client; a request for input (elicitation, sampling, roots, whether a 2025-11-25 upstream
 //! sent it as a request or a 2026-07-28 upstream as an `InputRequiredResult`) is asked of the
-//! client through the handler's [`Context`]. A 2025-11-25 client gets a real request and the call goes on; a
-//! 2026-07-28 client gets an `InputRequiredResult`, and the upstream call is *held* in
-//! [`Holds`] under an id carried in the sealed `requestState`, until the client's retry
-//! brings the answer (or the hold times out, which cancels the upstream call).
+//! client through the handler's [`Context`]. A 2025-11-25 client gets a real request and the
+//! call goes on; a 2026-07-28 client gets an `InputRequiredResult`, and the upstream call is
+//! *held* in [`Holds`] under an id carried in the sealed `requestState`, until the client's
+//! retry brings the answer (or the hold times out, which cancels the upstream call).
 
 use crate::upstream::{Event, Upstream};
 use duomcp::client::{ClientError, RequestOptions};
