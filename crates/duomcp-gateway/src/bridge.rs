@@ -9,7 +9,7 @@
 //! *held* in [`Holds`] under an id carried in the sealed `requestState`, until the client's
 //! retry brings the answer (or the hold times out, which cancels the upstream call).
 
-use crate::upstream::{Event, Upstream};
+use crate::upstream::{Event, RouteGuard, Session, Upstream};
 use duomcp::client::{ClientError, RequestOptions};
 use duomcp::era::Era;
 use duomcp::era::ProtocolError;
@@ -117,6 +117,20 @@ enum Done {
     Inline(Work),
 }
 
+impl Done {
+    /// Runs `work` in a task of its own (aborted when this is dropped).
+    fn spawn(work: Work) -> Done {
+        let (answer_tx, answer) = oneshot::channel();
+        let task = tokio::spawn(async move {
+            let _ = answer_tx.send(work.await);
+        });
+        Done::Task {
+            answer,
+            _task: AbortOnDrop(task),
+        }
+    }
+}
+
 impl Future for Done {
     /// `None`: the task ended without an answer.
     type Output = Option<Result<Answer, ClientError>>;
@@ -127,6 +141,17 @@ impl Future for Done {
             Done::Inline(work) => work.as_mut().poll(cx).map(Some),
         }
     }
+}
+
+/// The end of an upstream call, once it has its result: the log messages the upstream sent
+/// before the result become this call's events before the result does (its progress already
+/// has), then the call leaves the route table, before the client has the result (see
+/// `Routes`).
+async fn settle(logs: Option<Arc<Session>>, route: RouteGuard) {
+    if let Some(session) = logs {
+        session.routed_so_far().await;
+    }
+    drop(route);
 }
 
 /// An upstream call in flight, with the input requests it waits on.
@@ -448,28 +473,20 @@ async fn follow_task(
         .await
         .map_err(|e| upstream_failure(upstream.name(), e))?;
     let (tx, events) = mpsc::channel(EVENT_BUFFER);
-    let (done_tx, done) = oneshot::channel();
     let route = session.routes.enter(tx, takes_logs(ctx));
     let handle = session.client.task(task_id);
     let logs = takes_logs(ctx).then(|| session.clone());
     // Boxed: the task's cell (and every stage it goes through) then holds a pointer, not the
     // upstream call's whole future, copied each time.
-    let task = tokio::spawn(Box::pin(async move {
+    let work: Work = Box::pin(async move {
         let result = handle.result().await.map(|r| Answer::Tool(Box::new(r)));
-        if let Some(session) = logs {
-            session.routed_so_far().await;
-        }
-        // Out of the route table before the client has the result (see `Routes`).
-        drop(route);
-        let _ = done_tx.send(result);
-    }));
+        settle(logs, route).await;
+        result
+    });
     let call = Call {
         events,
         events_open: true,
-        done: Done::Task {
-            answer: done,
-            _task: AbortOnDrop(task),
-        },
+        done: Done::spawn(work),
         pending: Vec::new(),
         next_key: 0,
         upstream: upstream.name().to_owned(),
@@ -538,10 +555,10 @@ async fn answers(
     Ok((!missing).then_some(out))
 }
 
-/// Starts the upstream call in a task of its own.
+/// Starts the upstream call: in a task of its own when the call may be held (see [`Done`]).
 async fn start(
     upstream: &Arc<Upstream>,
-    session: &Arc<crate::upstream::Session>,
+    session: &Arc<Session>,
     ctx: &Context,
     method: &'static str,
     params: Map<String, Value>,
@@ -606,27 +623,14 @@ async fn start(
                 .await
                 .map(Answer::Value)
         };
-        // The log messages the upstream sent before its result are this call's events
-        // before the result is (its progress is already).
-        if let Some(session) = logs {
-            session.routed_so_far().await;
-        }
-        // Out of the route table before the client has the result (see `Routes`).
-        drop(route);
+        settle(logs, route).await;
         result
     });
     // Only a bridged call (a 2025-11-25 upstream's request for a 2026-07-28 client) can be held.
     let done = if relay || plain {
         Done::Inline(work)
     } else {
-        let (answer_tx, answer) = oneshot::channel();
-        let task = tokio::spawn(async move {
-            let _ = answer_tx.send(work.await);
-        });
-        Done::Task {
-            answer,
-            _task: AbortOnDrop(task),
-        }
+        Done::spawn(work)
     };
     Ok(Call {
         events,
