@@ -84,6 +84,17 @@ pub struct Args<T>(pub T);
 
 impl<T: DeserializeOwned + JsonSchema + Send + 'static> FromCallParts for Args<T> {
     fn from_call_parts(parts: &CallParts) -> Result<Self, Rejection> {
+        // `Args<Value>` (a proxy's handler, say) is the arguments as they are: a clone, not a
+        // deserialization that rebuilds every map (hashing each key again).
+        let mut as_value: Option<T> = None;
+        if let Some(slot) =
+            (&mut as_value as &mut dyn std::any::Any).downcast_mut::<Option<Value>>()
+        {
+            *slot = Some(parts.args.clone());
+        }
+        if let Some(args) = as_value {
+            return Ok(Args(args));
+        }
         let first = match T::deserialize(&parts.args) {
             Ok(args) => return Ok(Args(args)),
             Err(e) => e,
