@@ -420,6 +420,7 @@ impl ClientBuilder {
     /// Connects over a [`Transport`] and negotiates the era.
     pub async fn connect_transport(self, transport: impl Transport) -> Result<Client, ClientError> {
         let config = Config {
+            info_json: serde_json::value::to_raw_value(&self.info).ok(),
             info: self.info,
             era: self.era,
             request_timeout: self.request_timeout,

@@ -77,7 +77,9 @@ pub fn encode_request<T: Serialize + ?Sized>(
     method: &str,
     params: &T,
 ) -> serde_json::Result<Vec<u8>> {
-    let mut out = Vec::with_capacity(128);
+    // A 2026-07-28 request's `_meta` envelope alone is some 250 bytes: room for a typical
+    // request at once, rather than two or three reallocations.
+    let mut out = Vec::with_capacity(512);
     out.extend_from_slice(br#"{"jsonrpc":"2.0","id":"#);
     write_id(&mut out, id);
     out.extend_from_slice(br#","method":"#);

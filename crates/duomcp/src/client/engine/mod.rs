@@ -50,6 +50,9 @@ const MRTR_METHODS: &[&str] = &[
 /// Settings fixed when the client is built.
 pub(crate) struct Config {
     pub info: Implementation,
+    /// `info` as written into every 2026-07-28 request's `_meta`, serialized once (`None` only
+    /// if it could not be: it is then serialized per request).
+    pub info_json: Option<Box<serde_json::value::RawValue>>,
     pub era: EraChoice,
     pub request_timeout: Duration,
     pub probe_timeout: Duration,
@@ -520,7 +523,12 @@ impl Inner {
         let hard_limit = opts.max_total.map(|m| started + m.max(timeout));
         let mut deadline = started + timeout;
         loop {
+            // Biased: the branch that ends a call is polled first, so the poll that brings the
+            // response touches nothing else (the shared shutdown token's lock least of all).
+            // A stream that is always ready cannot starve the others: tokio's per-task budget
+            // makes its receiver return `Pending` in time.
             tokio::select! {
+                biased;
                 message = stream.next() => match message {
                     Some(Ok(Incoming::Response(r))) if r.id == id => {
                         flight.cancel = None;
@@ -556,15 +564,15 @@ impl Inner {
                         deadline = hard_limit.map_or(next, |h| next.min(h));
                     }
                 }
-                _ = self.shutdown.cancelled() => {
-                    flight.cancel = None;
-                    return Err(self.closed_error());
-                }
                 _ = tokio::time::sleep_until(deadline) => {
                     if flight.cancel.is_some() {
                         flight.cancel = Some("timed out");
                     }
                     return Err(ClientError::Timeout { method: method.to_owned(), after: started.elapsed() });
+                }
+                _ = self.shutdown.cancelled() => {
+                    flight.cancel = None;
+                    return Err(self.closed_error());
                 }
             }
         }
@@ -892,6 +900,7 @@ mod tests {
             protocol_version: Some("2026-07-28"),
             client_capabilities: None,
             client_info: Some(&info),
+            client_info_json: None,
             log_level: Some(LoggingLevel::Debug),
         };
         let token: ProgressToken = serde_json::from_value(json!(7)).unwrap();
@@ -920,6 +929,20 @@ mod tests {
             })
         );
         assert_eq!(serde_json::to_value(&w).unwrap_or_default()["name"], "echo");
+        // The client info serialized once is written as the struct would be.
+        let json = serde_json::value::to_raw_value(&info).unwrap();
+        let rendered = Envelope {
+            protocol_version: Some("2026-07-28"),
+            client_capabilities: None,
+            client_info: None,
+            client_info_json: Some(&json),
+            log_level: Some(LoggingLevel::Debug),
+        };
+        let w2 = WithMeta {
+            envelope: &rendered,
+            ..w
+        };
+        assert_eq!(serde_json::to_string(&w2).unwrap_or_default(), body);
     }
 
     #[test]

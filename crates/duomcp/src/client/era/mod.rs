@@ -42,6 +42,8 @@ pub(crate) struct Envelope<'a> {
     /// `None` also when the caller set its own (a gateway relaying its client's).
     pub client_capabilities: Option<ClientCapabilities>,
     pub client_info: Option<&'a Implementation>,
+    /// `client_info` serialized already (written instead of it when set).
+    pub client_info_json: Option<&'a serde_json::value::RawValue>,
     pub log_level: Option<LoggingLevel>,
 }
 
@@ -72,8 +74,10 @@ impl Envelope<'_> {
         if let Some(v) = &self.client_capabilities {
             map.serialize_entry(meta::CLIENT_CAPABILITIES, v)?;
         }
-        if let Some(v) = self.client_info {
-            map.serialize_entry(meta::CLIENT_INFO, v)?;
+        match (self.client_info_json, self.client_info) {
+            (Some(json), _) => map.serialize_entry(meta::CLIENT_INFO, json)?,
+            (None, Some(v)) => map.serialize_entry(meta::CLIENT_INFO, v)?,
+            (None, None) => {}
         }
         if let Some(v) = &self.log_level {
             map.serialize_entry(meta::LOG_LEVEL, v)?;

@@ -48,6 +48,7 @@ impl Adapter for Modern {
             protocol_version: Some(version),
             client_capabilities,
             client_info: Some(&inner.config.info),
+            client_info_json: inner.config.info_json.as_deref(),
             log_level: opts.log_level.or(*lock(&inner.log_level)),
         }
     }
