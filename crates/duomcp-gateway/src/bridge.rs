@@ -571,17 +571,17 @@ async fn start(
     let route = session.routes.enter(tx.clone(), logs.is_some());
     let client = session.client.clone();
     let progress = tx;
-    // Ask for every log message: the gateway's server filters by the client's own level.
-    let level = ctx
-        .log_level()
-        .unwrap_or(duomcp_schema::LoggingLevel::Debug);
-    let mut options = RequestOptions::new()
-        .timeout(upstream.config.timeout())
-        .log_level(level);
+    let mut options = RequestOptions::new().timeout(upstream.config.timeout());
+    // A 2026-07-28 upstream logs at the level a request names, and only then: the client's own
+    // (one that asked for none would get none from the gateway's server either). A 2025-11-25
+    // upstream logs at its session's level, set once (see `upstream::connect`).
+    if let Some(level) = ctx.log_level() {
+        options = options.log_level(level);
+    }
     // Upstream progress is asked for (and routed) only when the client asked for progress.
     if ctx.wants_progress() {
         options = options.on_progress(move |p| {
-            let _ = progress.try_send(Event::Progress(p.clone()));
+            let _ = progress.try_send(Event::Progress(Box::new(p.clone())));
         });
     }
     if relay {
@@ -696,6 +696,9 @@ async fn drive(
             ctx.set_request_state(GatewayState::Hold { hold });
             return Err(InputRequired.into());
         }
+        // No branch watches the request's cancellation: the server drops a cancelled
+        // request's handler (`handle_request`, or the task runtime once detached), and with it
+        // this future, the upstream call (`Done`) and its task.
         tokio::select! {
             biased;
             event = call.events.recv(), if call.events_open => match event {
@@ -743,7 +746,6 @@ async fn drive(
                     ))),
                 };
             }
-            _ = ctx.cancelled() => return Err(HandlerError::Cancelled),
             _ = &mut poll, if !polled => {
                 polled = true;
                 ctx.close_sse_stream().await;
@@ -767,8 +769,14 @@ async fn ask_all(
 
 async fn relay(ctx: &Context, event: Event) {
     match event {
-        Event::Progress(p) => ctx.progress(p.progress, p.total, p.message).await,
-        Event::Log(p) => ctx.log_to(p.level, p.logger.as_deref(), p.data).await,
+        Event::Progress(p) => {
+            let p = *p;
+            ctx.progress(p.progress, p.total, p.message).await
+        }
+        Event::Log(p) => {
+            let p = *p;
+            ctx.log_to(p.level, p.logger.as_deref(), p.data).await
+        }
         Event::Input { reply, .. } => {
             let _ = reply.send(Err("unexpected input request".into()));
         }

@@ -30,10 +30,11 @@ pub(crate) enum Event {
         request: Box<InputRequest>,
         reply: oneshot::Sender<Result<Value, String>>,
     },
-    /// A log message.
-    Log(LoggingMessageNotificationParams),
+    /// A log message (boxed, as every payload is: the channel's blocks of slots, allocated for
+    /// every call, stay small).
+    Log(Box<LoggingMessageNotificationParams>),
     /// Progress of the call.
-    Progress(ProgressNotificationParams),
+    Progress(Box<ProgressNotificationParams>),
 }
 
 /// The calls in flight on one upstream session, newest last, and where what the upstream sends
@@ -505,7 +506,7 @@ async fn connect(
             // `Routes`).
             Notification::Log(p) => match r.log_owner() {
                 Ok(Some(tx)) => {
-                    let _ = tx.try_send(Event::Log(p));
+                    let _ = tx.try_send(Event::Log(Box::new(p)));
                 }
                 Ok(None) => {}
                 Err(calls) => tracing::debug!(
