@@ -147,7 +147,7 @@ impl Future for Done {
 /// before the result become this call's events before the result does (its progress already
 /// has), then the call leaves the route table, before the client has the result (see
 /// `Routes`).
-async fn settle(logs: Option<Arc<Session>>, route: RouteGuard) {
+async fn settle(logs: Option<Arc<Session>>, route: Option<RouteGuard>) {
     if let Some(session) = logs {
         session.routed_so_far().await;
     }
@@ -156,12 +156,14 @@ async fn settle(logs: Option<Arc<Session>>, route: RouteGuard) {
 
 /// An upstream call in flight, with the input requests it waits on.
 struct Call {
-    events: mpsc::Receiver<Event>,
+    /// What the upstream sends during the call (`None`: a call that can be sent nothing,
+    /// see `start`).
+    events: Option<mpsc::Receiver<Event>>,
     events_open: bool,
     done: Done,
     pending: Vec<(String, Box<InputRequest>, Reply)>,
     next_key: u32,
-    upstream: String,
+    upstream: Arc<Upstream>,
     /// The upstream's `InputRequiredResult`s come back as results, to relay.
     relay: bool,
     /// `sse_poll_after_ms` of the upstream.
@@ -274,7 +276,7 @@ impl Holds {
             tokio::time::sleep(ttl).await;
             if let Some(holds) = me.upgrade() {
                 if let Some(call) = holds.lock().remove(&key) {
-                    tracing::debug!(hold = %key, upstream = %call.upstream, "hold timed out; cancelling the upstream call");
+                    tracing::debug!(hold = %key, upstream = %call.upstream.name(), "hold timed out; cancelling the upstream call");
                 }
             }
         });
@@ -473,7 +475,7 @@ async fn follow_task(
         .await
         .map_err(|e| upstream_failure(upstream.name(), e))?;
     let (tx, events) = mpsc::channel(EVENT_BUFFER);
-    let route = session.routes.enter(tx, takes_logs(ctx));
+    let route = Some(session.routes.enter(tx, takes_logs(ctx)));
     let handle = session.client.task(task_id);
     let logs = takes_logs(ctx).then(|| session.clone());
     // Boxed: the task's cell (and every stage it goes through) then holds a pointer, not the
@@ -484,12 +486,12 @@ async fn follow_task(
         result
     });
     let call = Call {
-        events,
+        events: Some(events),
         events_open: true,
         done: Done::spawn(work),
         pending: Vec::new(),
         next_key: 0,
-        upstream: upstream.name().to_owned(),
+        upstream: upstream.clone(),
         relay: false,
         poll_after: upstream.config.sse_poll_after(),
         missing: None,
@@ -567,10 +569,21 @@ async fn start(
 ) -> Result<Call, HandlerError> {
     let permit = upstream.permit().await;
     let logs = takes_logs(ctx).then(|| session.clone());
-    let (tx, events) = mpsc::channel(EVENT_BUFFER);
-    let route = session.routes.enter(tx.clone(), logs.is_some());
+    // A relayed call (both sides 2026-07-28) is sent nothing during the call but the progress
+    // and log messages its request asked for: the upstream's requests for input come back as
+    // results, relayed, not through the upstream client's input handlers (which route them to
+    // a call in the table). One that asks for neither needs no channel, nor a place in the
+    // route table (a log message, which names no request, can only be a call's that asked for
+    // log messages).
+    let quiet = relay && logs.is_none() && !ctx.wants_progress();
+    let (route, events, progress) = if quiet {
+        (None, None, None)
+    } else {
+        let (tx, events) = mpsc::channel(EVENT_BUFFER);
+        let route = session.routes.enter(tx.clone(), logs.is_some());
+        (Some(route), Some(events), Some(tx))
+    };
     let client = session.client.clone();
-    let progress = tx;
     let mut options = RequestOptions::new().timeout(upstream.config.timeout());
     // A 2026-07-28 upstream logs at the level a request names, and only then: the client's own
     // (one that asked for none would get none from the gateway's server either). A 2025-11-25
@@ -579,7 +592,7 @@ async fn start(
         options = options.log_level(level);
     }
     // Upstream progress is asked for (and routed) only when the client asked for progress.
-    if ctx.wants_progress() {
+    if let (true, Some(progress)) = (ctx.wants_progress(), progress) {
         options = options.on_progress(move |p| {
             let _ = progress.try_send(Event::Progress(Box::new(p.clone())));
         });
@@ -633,12 +646,12 @@ async fn start(
         Done::spawn(work)
     };
     Ok(Call {
+        events_open: events.is_some(),
         events,
-        events_open: true,
         done,
         pending: Vec::new(),
         next_key: 0,
-        upstream: upstream.name().to_owned(),
+        upstream: upstream.clone(),
         relay,
         poll_after: upstream.config.sse_poll_after(),
         missing: None,
@@ -701,13 +714,13 @@ async fn drive(
         // this future, the upstream call (`Done`) and its task.
         tokio::select! {
             biased;
-            event = call.events.recv(), if call.events_open => match event {
+            event = next_event(&mut call.events), if call.events_open => match event {
                 Some(Event::Input { request, reply }) => {
                     call.push_input(request, reply);
                     // Input requests sent together go to the client in the same round.
                     let until = tokio::time::Instant::now() + INPUT_GATHER;
                     loop {
-                        match tokio::time::timeout_at(until, call.events.recv()).await {
+                        match tokio::time::timeout_at(until, next_event(&mut call.events)).await {
                             Ok(Some(Event::Input { request, reply })) => {
                                 call.push_input(request, reply)
                             }
@@ -726,7 +739,7 @@ async fn drive(
             result = &mut call.done => {
                 // Progress and logs sent before the result reach the client first: they are
                 // queued already (see `start`), so nothing is waited for.
-                while let Ok(event) = call.events.try_recv() {
+                while let Some(Ok(event)) = call.events.as_mut().map(mpsc::Receiver::try_recv) {
                     Box::pin(relay(ctx, event)).await;
                 }
                 // The upstream failed after asking for what the client cannot give: that is
@@ -739,10 +752,10 @@ async fn drive(
                     return Err(ProtocolError::MissingClientCapability(caps).into());
                 }
                 return match result {
-                    Some(r) => r.map(|v| (v, call.relay)).map_err(|e| upstream_failure(&call.upstream, e)),
+                    Some(r) => r.map(|v| (v, call.relay)).map_err(|e| upstream_failure(call.upstream.name(), e)),
                     None => Err(HandlerError::msg(format!(
                         "upstream `{}`: the call ended without a result",
-                        call.upstream
+                        call.upstream.name()
                     ))),
                 };
             }
@@ -751,6 +764,14 @@ async fn drive(
                 ctx.close_sse_stream().await;
             }
         }
+    }
+}
+
+/// The call's next event (`None` once the channel closed; never, without one).
+async fn next_event(events: &mut Option<mpsc::Receiver<Event>>) -> Option<Event> {
+    match events {
+        Some(events) => events.recv().await,
+        None => std::future::pending().await,
     }
 }
 
