@@ -48,7 +48,10 @@ pub(crate) enum Event {
 /// `sweep`, which the routing task runs as soon as a call ends while a call whose client takes
 /// log messages is in flight, or such a call starts). When several calls run at
 /// once the message is not any one client's to see, and is dropped (traced at debug level):
-/// under concurrency a client may miss log messages, but never gets another client's.
+/// under concurrency a client may miss log messages, but never gets another client's. A
+/// relayed 2026-07-28 call that asks for neither log messages nor progress is not in the table
+/// at all (`bridge::start`): such an upstream logs only for requests that name a level, so no
+/// message can be that call's.
 #[derive(Default)]
 pub(crate) struct Routes {
     next: AtomicU64,
