@@ -162,6 +162,41 @@ async fn call_tool_takes_any_serialize_and_returns_the_result() {
     }
 }
 
+/// Every extractor sees the arguments, wherever it stands: the last one takes them (no copy),
+/// those before it read them first.
+#[tokio::test]
+async fn argument_extractors_see_the_arguments_in_any_position() {
+    let server = Server::builder()
+        .tool(
+            "twice",
+            |Args(a): Args<serde_json::Value>, Args(b): Args<serde_json::Value>| async move {
+                json!([a, b]).to_string()
+            },
+        )
+        .tool(
+            "value_then_typed",
+            |Args(v): Args<serde_json::Value>, Args(g): Args<Greet>| async move {
+                format!("{} {}", v["name"], g.name)
+            },
+        )
+        .tool(
+            "after_context",
+            |_ctx: Context, Args(v): Args<serde_json::Value>| async move { v.to_string() },
+        )
+        .build();
+    for era in ERAS {
+        let (client, _) = connect(&server, builder().era(era)).await;
+        let args = json!({ "name": "Ada" });
+        let text = |r: duomcp::schema::CallToolResult| r.content[0].as_text().map(str::to_owned);
+        let r = client.call_tool("twice", &args).await.unwrap();
+        assert_eq!(text(r), Some(json!([args, args]).to_string()), "{era:?}");
+        let r = client.call_tool("value_then_typed", &args).await.unwrap();
+        assert_eq!(text(r).as_deref(), Some(r#""Ada" Ada"#), "{era:?}");
+        let r = client.call_tool("after_context", &args).await.unwrap();
+        assert_eq!(text(r), Some(args.to_string()), "{era:?}");
+    }
+}
+
 #[derive(serde::Serialize)]
 struct Add2 {
     a: i64,

@@ -47,6 +47,13 @@ pub trait FromCallParts: Sized + Send + 'static {
     /// Extracts the value, or explains why not.
     fn from_call_parts(parts: &CallParts) -> Result<Self, Rejection>;
 
+    /// Extracts the value as the handler's last argument, which may take what it needs out of
+    /// `parts` rather than copy it (as axum's last extractor takes the body): `Args<Value>`
+    /// takes the arguments. Default: [`from_call_parts`](Self::from_call_parts).
+    fn from_call_parts_last(parts: CallParts) -> Result<Self, Rejection> {
+        Self::from_call_parts(&parts)
+    }
+
     /// The JSON Schema of the arguments this extractor consumes, if it consumes any.
     fn input_schema() -> Option<Map<String, Value>> {
         None
@@ -95,6 +102,31 @@ impl<T: DeserializeOwned + JsonSchema + Send + 'static> FromCallParts for Args<T
         if let Some(args) = as_value {
             return Ok(Args(args));
         }
+        Self::deserialized(parts)
+    }
+
+    fn from_call_parts_last(mut parts: CallParts) -> Result<Self, Rejection> {
+        // The last argument: `Args<Value>` takes the arguments, no clone.
+        let mut as_value: Option<T> = None;
+        if let Some(slot) =
+            (&mut as_value as &mut dyn std::any::Any).downcast_mut::<Option<Value>>()
+        {
+            *slot = Some(std::mem::take(&mut parts.args));
+        }
+        match as_value {
+            Some(args) => Ok(Args(args)),
+            None => Self::deserialized(&parts),
+        }
+    }
+
+    fn input_schema() -> Option<Map<String, Value>> {
+        Some(schema_object::<T>())
+    }
+}
+
+impl<T: DeserializeOwned + JsonSchema + Send + 'static> Args<T> {
+    /// `T` read from the arguments; a failure names the argument at fault.
+    fn deserialized(parts: &CallParts) -> Result<Self, Rejection> {
         let first = match T::deserialize(&parts.args) {
             Ok(args) => return Ok(Args(args)),
             Err(e) => e,
@@ -116,10 +148,6 @@ impl<T: DeserializeOwned + JsonSchema + Send + 'static> FromCallParts for Args<T
         } else {
             Err(Rejection(format!("invalid argument `{path}`: {message}")))
         }
-    }
-
-    fn input_schema() -> Option<Map<String, Value>> {
-        Some(schema_object::<T>())
     }
 }
 
@@ -201,34 +229,40 @@ pub trait Handler<T>: Clone + Send + Sync + 'static {
 }
 
 /// Extraction of a whole argument tuple, so the macro below needs no closure.
+/// The last argument is extracted with [`FromCallParts::from_call_parts_last`], the others
+/// (in order, before it) with [`FromCallParts::from_call_parts`].
 trait ExtractAll: Sized {
-    fn extract_all(parts: &CallParts) -> Result<Self, Rejection>;
+    fn extract_all(parts: CallParts) -> Result<Self, Rejection>;
 }
 
-fn extract<T: ExtractAll>(parts: &CallParts) -> Result<T, Rejection> {
+fn extract<T: ExtractAll>(parts: CallParts) -> Result<T, Rejection> {
     T::extract_all(parts)
 }
 
+impl ExtractAll for () {
+    fn extract_all(_parts: CallParts) -> Result<Self, Rejection> {
+        Ok(())
+    }
+}
+
 macro_rules! impl_extract_all {
-    ($($a:ident),*) => {
-        #[allow(unused_variables)]
-        impl<$($a: FromCallParts,)*> ExtractAll for ($($a,)*) {
-            fn extract_all(parts: &CallParts) -> Result<Self, Rejection> {
-                Ok(($($a::from_call_parts(parts)?,)*))
+    ($($a:ident),* ; $last:ident) => {
+        impl<$($a: FromCallParts,)* $last: FromCallParts> ExtractAll for ($($a,)* $last,) {
+            fn extract_all(parts: CallParts) -> Result<Self, Rejection> {
+                Ok(($($a::from_call_parts(&parts)?,)* $last::from_call_parts_last(parts)?,))
             }
         }
     };
 }
 
-impl_extract_all!();
-impl_extract_all!(A1);
-impl_extract_all!(A1, A2);
-impl_extract_all!(A1, A2, A3);
-impl_extract_all!(A1, A2, A3, A4);
-impl_extract_all!(A1, A2, A3, A4, A5);
-impl_extract_all!(A1, A2, A3, A4, A5, A6);
-impl_extract_all!(A1, A2, A3, A4, A5, A6, A7);
-impl_extract_all!(A1, A2, A3, A4, A5, A6, A7, A8);
+impl_extract_all!(; A1);
+impl_extract_all!(A1; A2);
+impl_extract_all!(A1, A2; A3);
+impl_extract_all!(A1, A2, A3; A4);
+impl_extract_all!(A1, A2, A3, A4; A5);
+impl_extract_all!(A1, A2, A3, A4, A5; A6);
+impl_extract_all!(A1, A2, A3, A4, A5, A6; A7);
+impl_extract_all!(A1, A2, A3, A4, A5, A6, A7; A8);
 
 macro_rules! impl_handler {
     ($($a:ident),*) => {
@@ -243,7 +277,7 @@ macro_rules! impl_handler {
         {
             type Output = R;
             fn call(&self, parts: CallParts) -> impl Future<Output = Result<R, Rejection>> + Send + 'static {
-                let extracted = extract::<($($a,)*)>(&parts);
+                let extracted = extract::<($($a,)*)>(parts);
                 let f = self.clone();
                 async move {
                     let ($($a,)*) = extracted?;
