@@ -174,6 +174,26 @@ struct Call {
 }
 
 impl Call {
+    /// A call just started: nothing pending yet.
+    fn new(
+        upstream: &Arc<Upstream>,
+        events: Option<mpsc::Receiver<Event>>,
+        done: Done,
+        relay: bool,
+    ) -> Call {
+        Call {
+            events_open: events.is_some(),
+            events,
+            done,
+            pending: Vec::new(),
+            next_key: 0,
+            upstream: upstream.clone(),
+            relay,
+            poll_after: upstream.config.sse_poll_after(),
+            missing: None,
+        }
+    }
+
     /// Queues an upstream request for the client, under the key the upstream's handler gave
     /// it (a duomcp upstream says it in `_meta`) or one of the gateway's own.
     fn push_input(&mut self, mut request: Box<InputRequest>, reply: Reply) {
@@ -485,17 +505,7 @@ async fn follow_task(
         settle(logs, route).await;
         result
     });
-    let call = Call {
-        events: Some(events),
-        events_open: true,
-        done: Done::spawn(work),
-        pending: Vec::new(),
-        next_key: 0,
-        upstream: upstream.clone(),
-        relay: false,
-        poll_after: upstream.config.sse_poll_after(),
-        missing: None,
-    };
+    let call = Call::new(upstream, Some(events), Done::spawn(work), false);
     Ok(drive(ctx, call, holds).await?.0)
 }
 
@@ -645,17 +655,7 @@ async fn start(
     } else {
         Done::spawn(work)
     };
-    Ok(Call {
-        events_open: events.is_some(),
-        events,
-        done,
-        pending: Vec::new(),
-        next_key: 0,
-        upstream: upstream.clone(),
-        relay,
-        poll_after: upstream.config.sse_poll_after(),
-        missing: None,
-    })
+    Ok(Call::new(upstream, events, done, relay))
 }
 
 /// Relays the call's events until it completes, or holds it when the client must answer first.
