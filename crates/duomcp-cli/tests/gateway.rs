@@ -28,6 +28,21 @@ async fn gateway(config: GatewayConfig) -> Gateway {
     Gateway::start(config).await.expect("the gateway starts")
 }
 
+/// Serves `app` over Streamable HTTP on a free local port; its address.
+async fn serve_http(app: axum::Router) -> std::net::SocketAddr {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(duomcp::transport::http::serve(listener, app));
+    addr
+}
+
+/// The HTTP upstream `remote` at `addr`, its revision taken as `era`.
+fn remote(addr: std::net::SocketAddr, era: duomcp_gateway::UpstreamEra) -> UpstreamConfig {
+    let mut up = UpstreamConfig::http("remote", format!("http://{addr}/mcp"));
+    up.era = era;
+    up
+}
+
 fn text(result: &Value) -> String {
     result["content"][0]["text"]
         .as_str()
@@ -397,9 +412,7 @@ async fn healthz_reports_every_upstream() {
     tokio::time::timeout(BOUND, async {
         let gw = std::sync::Arc::new(gateway(GatewayConfig::single(serve("legacy"))).await);
         let app = duomcp_gateway::http::app(gw, duomcp::transport::http::HttpConfig::default());
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let addr = listener.local_addr().unwrap();
-        tokio::spawn(duomcp::transport::http::serve(listener, app));
+        let addr = serve_http(app).await;
         let mut tcp = tokio::net::TcpStream::connect(addr).await.unwrap();
         tcp.write_all(
             format!("GET /healthz HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n")
@@ -521,9 +534,7 @@ async fn the_oauth_resource_server_fronts_the_gateway_and_the_clients_token_neve
         let upstream_app = duomcp_cli::reference::server()
             .http_router()
             .layer(recorder);
-        let up_listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let up_addr = up_listener.local_addr().unwrap();
-        tokio::spawn(duomcp::transport::http::serve(up_listener, upstream_app));
+        let up_addr = serve_http(upstream_app).await;
 
         // The gateway, with its own credential for the upstream, behind the resource server.
         let mut upstream = UpstreamConfig::http("remote", format!("http://{up_addr}/mcp"));
@@ -893,11 +904,8 @@ async fn list_results_are_served_from_the_gateway_until_the_upstream_says_they_c
         let app = duomcp_cli::reference::server()
             .http_router()
             .layer(recorder);
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let addr = listener.local_addr().unwrap();
-        tokio::spawn(duomcp::transport::http::serve(listener, app));
-        let mut up = UpstreamConfig::http("remote", format!("http://{addr}/mcp"));
-        up.era = duomcp_gateway::UpstreamEra::Modern;
+        let addr = serve_http(app).await;
+        let up = remote(addr, duomcp_gateway::UpstreamEra::Modern);
         let gw = gateway(GatewayConfig::single(up)).await;
         let lists = || {
             seen.lock()
@@ -966,11 +974,8 @@ async fn a_modern_upstreams_lists_are_re_read_when_their_ttl_runs_out() {
             .build()
             .http_router()
             .layer(recorder);
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let addr = listener.local_addr().unwrap();
-        tokio::spawn(duomcp::transport::http::serve(listener, app));
-        let mut up = UpstreamConfig::http("remote", format!("http://{addr}/mcp"));
-        up.era = duomcp_gateway::UpstreamEra::Modern;
+        let addr = serve_http(app).await;
+        let up = remote(addr, duomcp_gateway::UpstreamEra::Modern);
         let gw = gateway(GatewayConfig::single(up)).await;
         let lists = || {
             seen.lock()
@@ -1055,11 +1060,8 @@ async fn an_http_upstream_that_forgets_its_session_is_re_initialized_transparent
             })
         };
         let app = duomcp_cli::reference::server().http_router().layer(layer);
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let addr = listener.local_addr().unwrap();
-        tokio::spawn(duomcp::transport::http::serve(listener, app));
-        let mut up = UpstreamConfig::http("remote", format!("http://{addr}/mcp"));
-        up.era = duomcp_gateway::UpstreamEra::Legacy;
+        let addr = serve_http(app).await;
+        let up = remote(addr, duomcp_gateway::UpstreamEra::Legacy);
         let gw = gateway(GatewayConfig::single(up)).await;
         let mut wire = Wire::in_process(gw.server().clone(), MODERN);
         let call = json!({ "name": "test_simple_text" });
@@ -1118,15 +1120,8 @@ async fn waiting_upstream(
             })
             .build()
     };
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    tokio::spawn(duomcp::transport::http::serve(
-        listener,
-        server.http_router(),
-    ));
-    let mut up = UpstreamConfig::http("remote", format!("http://{addr}/mcp"));
-    up.era = era;
-    (up, cancelled)
+    let addr = serve_http(server.http_router()).await;
+    (remote(addr, era), cancelled)
 }
 
 #[tokio::test]
