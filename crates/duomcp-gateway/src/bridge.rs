@@ -154,6 +154,19 @@ async fn settle(logs: Option<Arc<Session>>, route: Option<RouteGuard>) {
     drop(route);
 }
 
+/// Runs an upstream call holding its concurrency permit, then settles it (see [`settle`]).
+async fn settled(
+    call: impl Future<Output = Result<Answer, ClientError>>,
+    permit: Option<tokio::sync::OwnedSemaphorePermit>,
+    logs: Option<Arc<Session>>,
+    route: Option<RouteGuard>,
+) -> Result<Answer, ClientError> {
+    let result = call.await;
+    drop(permit);
+    settle(logs, route).await;
+    result
+}
+
 /// An upstream call in flight, with the input requests it waits on.
 struct Call {
     /// What the upstream sends during the call (`None`: a call that can be sent nothing,
@@ -616,39 +629,43 @@ async fn start(
         }
     }
     // Boxed: the task's cell or the handler's future (and every stage it goes through) then
-    // holds a pointer, not the upstream call's whole future, copied each time.
-    let work: Work = Box::pin(async move {
-        let _permit = permit;
+    // holds a pointer, not the upstream call's whole future, copied each time. Each kind of
+    // call on its own: one async block for all three would be as large as the largest (the
+    // typed call's) for every call.
+    let work: Work = if method == "tools/call" && !relay && !plain {
+        // The typed call follows a task to its result (results inline).
         let mut params = params;
-        let result = if method == "tools/call" && !relay && !plain {
-            // The typed call follows a task to its result (results inline).
-            let name = match params.remove("name") {
-                Some(Value::String(name)) => name,
-                _ => String::new(),
-            };
-            let arguments = params
-                .remove("arguments")
-                .unwrap_or(Value::Object(Map::new()));
+        let name = match params.remove("name") {
+            Some(Value::String(name)) => name,
+            _ => String::new(),
+        };
+        let arguments = params
+            .remove("arguments")
+            .unwrap_or(Value::Object(Map::new()));
+        let call = async move {
             client
                 .call_tool_with(&name, arguments, options)
                 .await
                 .map(|r| Answer::Tool(Box::new(r)))
-        } else if method == "tools/call" {
-            // Relayed, or plain: the answer is read no further than its `resultType` (see
-            // `raw_tool_answer`).
-            match client.request_raw(method, params, options).await {
-                Ok(raw) => raw_tool_answer(raw, relay),
-                Err(e) => Err(e),
-            }
-        } else {
+        };
+        Box::pin(settled(call, permit, logs, route))
+    } else if method == "tools/call" {
+        // Relayed, or plain: the answer is read no further than its `resultType` (see
+        // `raw_tool_answer`).
+        let call = async move {
+            let raw = client.request_raw(method, params, options).await?;
+            raw_tool_answer(raw, relay)
+        };
+        Box::pin(settled(call, permit, logs, route))
+    } else {
+        let call = async move {
             client
                 .request_object(method, params, options)
                 .await
                 .map(Answer::Value)
         };
-        settle(logs, route).await;
-        result
-    });
+        Box::pin(settled(call, permit, logs, route))
+    };
     // Only a bridged call (a 2025-11-25 upstream's request for a 2026-07-28 client) can be held.
     let done = if relay || plain {
         Done::Inline(work)

@@ -368,38 +368,58 @@ impl Upstream {
     }
 
     /// The pooled session for a client with these capabilities.
+    ///
+    /// Connected already (every call but the first), it is returned without awaiting anything;
+    /// connecting is boxed. Inline, a connection's future would be part of every call's
+    /// future (some 2 KB of the 3 KB the server boxes for each call).
     pub(crate) async fn session_for(
         &self,
         caps: &ClientCapabilities,
     ) -> Result<Arc<Session>, ClientError> {
+        match self.slot(caps) {
+            Slot::Main => match self.default.get() {
+                Some(session) => Ok(session.clone()),
+                None => Box::pin(self.main_session()).await,
+            },
+            Slot::Pooled(cell) => match cell.get() {
+                Some(session) => Ok(session.clone()),
+                None => {
+                    let set = CapSet::of(caps);
+                    Box::pin(
+                        async move { cell.get_or_try_init(|| self.connect(set)).await.cloned() },
+                    )
+                    .await
+                }
+            },
+        }
+    }
+
+    /// Which session serves a client with these capabilities.
+    fn slot(&self, caps: &ClientCapabilities) -> Slot {
         // A stdio upstream is one process with one state (what one call changes, the next
         // sees): every client shares it; the gateway checks each client's capabilities
         // itself when the upstream asks for input.
         if self.config.command.is_some() {
-            return self.main_session().await;
+            return Slot::Main;
         }
         let set = CapSet::of(caps);
         let key = set.key();
         if key == CapSet::all().key() {
-            return self.main_session().await;
+            return Slot::Main;
         }
-        let cell = {
-            let mut pool = lock(&self.pool);
-            match pool.get(&key) {
-                Some(cell) => Some(cell.clone()),
-                None if pool.len() < MAX_POOLED_SESSIONS => {
-                    let cell = Arc::new(OnceCell::new());
-                    pool.insert(key, cell.clone());
-                    Some(cell)
-                }
-                None => None,
+        let mut pool = lock(&self.pool);
+        match pool.get(&key) {
+            Some(cell) => Slot::Pooled(cell.clone()),
+            None if pool.len() < MAX_POOLED_SESSIONS => {
+                let cell = Arc::new(OnceCell::new());
+                pool.insert(key, cell.clone());
+                Slot::Pooled(cell)
             }
-        };
-        let Some(cell) = cell else {
-            tracing::debug!(upstream = %self.name(), "session pool full; using the main session");
-            return self.main_session().await;
-        };
-        cell.get_or_try_init(|| self.connect(set)).await.cloned()
+            None => {
+                tracing::debug!(upstream = %self.name(), "session pool full; using the main session");
+                Slot::Main
+            }
+        }
     }
 
     async fn connect(&self, caps: CapSet) -> Result<Arc<Session>, ClientError> {
@@ -413,6 +433,14 @@ impl Upstream {
     pub(crate) async fn permit(&self) -> Option<tokio::sync::OwnedSemaphorePermit> {
         self.limit.clone().acquire_owned().await.ok()
     }
+}
+
+/// Where [`Upstream::session_for`] finds a client's session.
+enum Slot {
+    /// The main session (every client of a stdio upstream; a client that can do everything).
+    Main,
+    /// A pooled one, for clients declaring the same capabilities.
+    Pooled(Arc<OnceCell<Arc<Session>>>),
 }
 
 /// Connects one session declaring `caps`, its input handlers routed to the calls in flight.
