@@ -155,13 +155,16 @@ async fn settle(logs: Option<Arc<Session>>, route: Option<RouteGuard>) {
 }
 
 /// Runs an upstream call holding its concurrency permit, then settles it (see [`settle`]).
-async fn settled(
-    call: impl Future<Output = Result<Answer, ClientError>>,
+///
+/// The call is made here, by `make`: a future passed in would be stored twice in this one's
+/// (once as the argument, once while awaited).
+async fn settled<F: Future<Output = Result<Answer, ClientError>>>(
+    make: impl FnOnce() -> F,
     permit: Option<tokio::sync::OwnedSemaphorePermit>,
     logs: Option<Arc<Session>>,
     route: Option<RouteGuard>,
 ) -> Result<Answer, ClientError> {
-    let result = call.await;
+    let result = make().await;
     drop(permit);
     settle(logs, route).await;
     result
@@ -642,7 +645,7 @@ async fn start(
         let arguments = params
             .remove("arguments")
             .unwrap_or(Value::Object(Map::new()));
-        let call = async move {
+        let call = move || async move {
             client
                 .call_tool_with(&name, arguments, options)
                 .await
@@ -652,13 +655,13 @@ async fn start(
     } else if method == "tools/call" {
         // Relayed, or plain: the answer is read no further than its `resultType` (see
         // `raw_tool_answer`).
-        let call = async move {
+        let call = move || async move {
             let raw = client.request_raw(method, params, options).await?;
             raw_tool_answer(raw, relay)
         };
         Box::pin(settled(call, permit, logs, route))
     } else {
-        let call = async move {
+        let call = move || async move {
             client
                 .request_object(method, params, options)
                 .await
