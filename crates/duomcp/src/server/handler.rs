@@ -91,30 +91,16 @@ pub struct Args<T>(pub T);
 
 impl<T: DeserializeOwned + JsonSchema + Send + 'static> FromCallParts for Args<T> {
     fn from_call_parts(parts: &CallParts) -> Result<Self, Rejection> {
-        // `Args<Value>` (a proxy's handler, say) is the arguments as they are: a clone, not a
-        // deserialization that rebuilds every map (hashing each key again).
-        let mut as_value: Option<T> = None;
-        if let Some(slot) =
-            (&mut as_value as &mut dyn std::any::Any).downcast_mut::<Option<Value>>()
-        {
-            *slot = Some(parts.args.clone());
+        match Self::as_value(|| parts.args.clone()) {
+            Some(args) => Ok(args),
+            None => Self::deserialized(parts),
         }
-        if let Some(args) = as_value {
-            return Ok(Args(args));
-        }
-        Self::deserialized(parts)
     }
 
     fn from_call_parts_last(mut parts: CallParts) -> Result<Self, Rejection> {
         // The last argument: `Args<Value>` takes the arguments, no clone.
-        let mut as_value: Option<T> = None;
-        if let Some(slot) =
-            (&mut as_value as &mut dyn std::any::Any).downcast_mut::<Option<Value>>()
-        {
-            *slot = Some(std::mem::take(&mut parts.args));
-        }
-        match as_value {
-            Some(args) => Ok(Args(args)),
+        match Self::as_value(|| std::mem::take(&mut parts.args)) {
+            Some(args) => Ok(args),
             None => Self::deserialized(&parts),
         }
     }
@@ -125,6 +111,17 @@ impl<T: DeserializeOwned + JsonSchema + Send + 'static> FromCallParts for Args<T
 }
 
 impl<T: DeserializeOwned + JsonSchema + Send + 'static> Args<T> {
+    /// `Args<Value>` (a proxy's handler, say) is the arguments as they are, from `args`: no
+    /// deserialization that rebuilds every map (hashing each key again). `None` for any other
+    /// `T` (`args` is not called).
+    fn as_value(args: impl FnOnce() -> Value) -> Option<Self> {
+        let mut out: Option<T> = None;
+        if let Some(slot) = (&mut out as &mut dyn std::any::Any).downcast_mut::<Option<Value>>() {
+            *slot = Some(args());
+        }
+        out.map(Args)
+    }
+
     /// `T` read from the arguments; a failure names the argument at fault.
     fn deserialized(parts: &CallParts) -> Result<Self, Rejection> {
         let first = match T::deserialize(&parts.args) {
