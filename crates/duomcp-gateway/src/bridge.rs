@@ -172,10 +172,9 @@ async fn settled<F: Future<Output = Result<Answer, ClientError>>>(
 
 /// An upstream call in flight, with the input requests it waits on.
 struct Call {
-    /// What the upstream sends during the call (`None`: a call that can be sent nothing,
-    /// see `start`).
+    /// What the upstream sends during the call (`None`: a call that can be sent nothing, see
+    /// `start`, or whose channel closed).
     events: Option<mpsc::Receiver<Event>>,
-    events_open: bool,
     done: Done,
     pending: Vec<(String, Box<InputRequest>, Reply)>,
     next_key: u32,
@@ -198,7 +197,6 @@ impl Call {
         relay: bool,
     ) -> Call {
         Call {
-            events_open: events.is_some(),
             events,
             done,
             pending: Vec::new(),
@@ -516,11 +514,8 @@ async fn follow_task(
     let logs = takes_logs(ctx).then(|| session.clone());
     // Boxed: the task's cell (and every stage it goes through) then holds a pointer, not the
     // upstream call's whole future, copied each time.
-    let work: Work = Box::pin(async move {
-        let result = handle.result().await.map(|r| Answer::Tool(Box::new(r)));
-        settle(logs, route).await;
-        result
-    });
+    let result = move || async move { handle.result().await.map(|r| Answer::Tool(Box::new(r))) };
+    let work: Work = Box::pin(settled(result, None, logs, route));
     let call = Call::new(upstream, Some(events), Done::spawn(work), false);
     Ok(drive(ctx, call, holds).await?.0)
 }
@@ -734,7 +729,7 @@ async fn drive(
         // this future, the upstream call (`Done`) and its task.
         tokio::select! {
             biased;
-            event = next_event(&mut call.events), if call.events_open => match event {
+            event = next_event(&mut call.events), if call.events.is_some() => match event {
                 Some(Event::Input { request, reply }) => {
                     call.push_input(request, reply);
                     // Input requests sent together go to the client in the same round.
@@ -746,7 +741,7 @@ async fn drive(
                             }
                             Ok(Some(other)) => Box::pin(relay(ctx, other)).await,
                             Ok(None) => {
-                                call.events_open = false;
+                                call.events = None;
                                 break;
                             }
                             Err(_) => break,
@@ -754,7 +749,7 @@ async fn drive(
                     }
                 }
                 Some(other) => Box::pin(relay(ctx, other)).await,
-                None => call.events_open = false,
+                None => call.events = None,
             },
             result = &mut call.done => {
                 // Progress and logs sent before the result reach the client first: they are
@@ -787,7 +782,7 @@ async fn drive(
     }
 }
 
-/// The call's next event (`None` once the channel closed; never, without one).
+/// The call's next event (`None` once the channel closed; never, without a channel).
 async fn next_event(events: &mut Option<mpsc::Receiver<Event>>) -> Option<Event> {
     match events {
         Some(events) => events.recv().await,
