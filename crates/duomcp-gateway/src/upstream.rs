@@ -376,22 +376,21 @@ impl Upstream {
         &self,
         caps: &ClientCapabilities,
     ) -> Result<Arc<Session>, ClientError> {
-        match self.slot(caps) {
-            Slot::Main => match self.default.get() {
-                Some(session) => Ok(session.clone()),
-                None => Box::pin(self.main_session()).await,
-            },
-            Slot::Pooled(cell) => match cell.get() {
-                Some(session) => Ok(session.clone()),
-                None => {
-                    let set = CapSet::of(caps);
-                    Box::pin(
-                        async move { cell.get_or_try_init(|| self.connect(set)).await.cloned() },
-                    )
-                    .await
-                }
-            },
+        let slot = self.slot(caps);
+        let cell = match &slot {
+            Slot::Main => &self.default,
+            Slot::Pooled(cell) => &**cell,
+        };
+        if let Some(session) = cell.get() {
+            return Ok(session.clone());
         }
+        let set = match slot {
+            Slot::Main => CapSet::all(),
+            Slot::Pooled(_) => CapSet::of(caps),
+        };
+        Box::pin(cell.get_or_try_init(|| self.connect(set)))
+            .await
+            .cloned()
     }
 
     /// Which session serves a client with these capabilities.
