@@ -10,6 +10,7 @@
 //! ```
 
 use clap::Args;
+use duomcp::transport::http::Workers;
 use duomcp_gateway::{AuthConfig, Gateway, GatewayConfig, UpstreamConfig, UpstreamEra};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -54,6 +55,10 @@ pub struct GatewayArgs {
     /// With `--auth-issuer`: a scope every token must have (repeatable).
     #[arg(long, value_name = "SCOPE", requires = "auth_issuer")]
     pub auth_scope: Vec<String>,
+    /// With `--http`: how many threads serve the clients' connections, each connection staying
+    /// on one (default: one per core; 0 serves them on the shared async runtime instead).
+    #[arg(long, value_name = "N", requires = "http")]
+    pub threads: Option<usize>,
     /// One stdio upstream: the command and its arguments, after `--`.
     #[arg(last = true, value_name = "CMD")]
     pub command: Vec<String>,
@@ -136,6 +141,35 @@ pub async fn run(args: GatewayArgs) -> ExitCode {
     if args.check.is_some() {
         return check(&config).await;
     }
+    // With `--http`, the gateway runs on the threads serving the clients' connections: the
+    // upstreams' connections, opened at start, are then served by one of them too, and a call
+    // crosses to another thread only when its client's connection is on another one.
+    let workers = match (&args.http, args.threads) {
+        (None, _) | (Some(_), Some(0)) => None,
+        (Some(_), Some(n)) => Some(Workers::start(n)),
+        (Some(_), None) => Some(Workers::per_core()),
+    };
+    let workers = match workers.transpose() {
+        Ok(w) => w,
+        Err(e) => {
+            eprintln!("duomcp gateway: cannot start the threads serving HTTP: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let Some(workers) = workers else {
+        return serve(args, config, None).await;
+    };
+    let served = workers
+        .handle(0)
+        .spawn(serve(args, config, Some(workers.clone())));
+    let code = served.await.unwrap_or(ExitCode::FAILURE);
+    // The threads stop here, after the upstreams were closed.
+    drop(workers);
+    code
+}
+
+/// Starts the gateway and serves it until a shutdown signal, then closes the upstreams.
+async fn serve(args: GatewayArgs, config: GatewayConfig, workers: Option<Workers>) -> ExitCode {
     // Installed before the upstreams are started and anything is served: from here on a
     // SIGINT or SIGTERM stops the gateway in order instead of killing it.
     let stop = duomcp::server::shutdown_signal();
@@ -153,7 +187,7 @@ pub async fn run(args: GatewayArgs) -> ExitCode {
             .serve_stdio_with_shutdown(stop)
             .await
             .map_err(|e| e.to_string()),
-        Some(addr) => serve_http(gateway.clone(), addr, stop).await,
+        Some(addr) => serve_http(gateway.clone(), addr, workers, stop).await,
     };
     for u in gateway.upstreams() {
         if let Ok(c) = u.client().await {
@@ -172,6 +206,7 @@ pub async fn run(args: GatewayArgs) -> ExitCode {
 async fn serve_http(
     gateway: Arc<Gateway>,
     addr: &str,
+    workers: Option<Workers>,
     signal: impl std::future::Future<Output = ()> + Send + 'static,
 ) -> Result<(), String> {
     use duomcp::transport::http::{serve_with, HttpConfig, ServeOptions};
@@ -194,7 +229,9 @@ async fn serve_http(
         signal.await;
         server.shutdown();
     };
-    serve_with(listener, app, ServeOptions::default(), stop)
+    let mut options = ServeOptions::default();
+    options.workers = workers;
+    serve_with(listener, app, options, stop)
         .await
         .map_err(|e| e.to_string())
 }

@@ -65,6 +65,7 @@ pub(crate) mod sse;
 mod store;
 #[cfg(feature = "tls")]
 pub mod tls;
+mod workers;
 
 pub use config::{HttpConfig, ResponseMode};
 #[cfg(feature = "http2")]
@@ -72,6 +73,7 @@ pub use conn::MAX_CONCURRENT_STREAMS;
 pub use serve::{serve, serve_with, ServeOptions};
 pub use session_store::{SessionRecord, SessionStore, Touched};
 pub use store::{EventStore, MemoryEventStore, StoreError, StoreFuture, StoredEvent, StreamState};
+pub use workers::Workers;
 
 use crate::era::{self, Era, ProtocolError, Undecided};
 use crate::jsonrpc::{self, error_code, Incoming, RequestId};
@@ -290,6 +292,7 @@ impl StreamableHttp {
             header_timeout,
             signal,
             &transport,
+            None,
         )
         .await;
         drop(listener);

@@ -22,6 +22,7 @@
 //! ```
 
 use super::conn::Transport;
+use super::workers::Workers;
 use axum::Router;
 use hyper_util::service::TowerToHyperService;
 use std::future::Future;
@@ -50,6 +51,10 @@ pub struct ServeOptions {
     /// After the shutdown signal, how long open connections may finish (default 5 s); those
     /// still open are then closed.
     pub shutdown_grace: Duration,
+    /// Serve each connection on one of these single-threaded runtimes, for its whole life
+    /// (thread-per-core), instead of on the runtime that runs `serve_with` (default: `None`).
+    /// See [`Workers`] for when it pays.
+    pub workers: Option<Workers>,
 }
 
 impl Default for ServeOptions {
@@ -57,6 +62,7 @@ impl Default for ServeOptions {
         ServeOptions {
             header_read_timeout: Duration::from_secs(30),
             shutdown_grace: Duration::from_secs(5),
+            workers: None,
         }
     }
 }
@@ -106,6 +112,7 @@ where
         options.header_read_timeout,
         signal,
         &Transport::Plain,
+        options.workers.as_ref(),
     )
     .await;
     drop(listener);
@@ -130,6 +137,7 @@ pub(super) async fn accept<F>(
     header_timeout: Duration,
     signal: F,
     transport: &Transport,
+    workers: Option<&Workers>,
 ) -> JoinSet<()>
 where
     F: Future<Output = ()> + Send,
@@ -155,14 +163,48 @@ where
         if let Err(e) = tcp.set_nodelay(true) {
             tracing::debug!(%peer, "TCP_NODELAY not set: {e}");
         }
-        connections.spawn(super::conn::accepted(
-            transport.clone(),
-            tcp,
-            peer,
-            service.clone(),
-            closing.clone(),
-            header_timeout,
-        ));
+        let (transport, service, closing) = (transport.clone(), service.clone(), closing.clone());
+        let Some(workers) = workers else {
+            connections.spawn(super::conn::accepted(
+                transport,
+                tcp,
+                peer,
+                service,
+                closing,
+                header_timeout,
+            ));
+            continue;
+        };
+        // Registered again with the chosen worker's reactor, so that its readiness wakes that
+        // worker and no other.
+        let tcp = match tcp.into_std() {
+            Ok(tcp) => tcp,
+            Err(e) => {
+                tracing::debug!(%peer, "connection dropped: {e}");
+                continue;
+            }
+        };
+        let (worker, open) = workers.pick();
+        connections.spawn_on(
+            async move {
+                let _open = open;
+                match tokio::net::TcpStream::from_std(tcp) {
+                    Ok(tcp) => {
+                        super::conn::accepted(
+                            transport,
+                            tcp,
+                            peer,
+                            service,
+                            closing,
+                            header_timeout,
+                        )
+                        .await
+                    }
+                    Err(e) => tracing::debug!(%peer, "connection dropped: {e}"),
+                }
+            },
+            worker,
+        );
     }
     connections
 }
