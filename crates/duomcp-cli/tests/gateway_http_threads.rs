@@ -130,3 +130,25 @@ async fn calls_on_several_connections_of_both_revisions_work_and_sigterm_stops_i
         );
     }
 }
+
+#[test]
+fn a_thread_count_out_of_range_is_refused_before_anything_starts() {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_duomcp"))
+        .args([
+            "gateway",
+            "--http",
+            "127.0.0.1:0",
+            "--threads",
+            "5000",
+            "--",
+            "true",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("--threads") && stderr.contains("1024"),
+        "{stderr}"
+    );
+}

@@ -56,9 +56,10 @@ pub struct GatewayArgs {
     #[arg(long, value_name = "SCOPE", requires = "auth_issuer")]
     pub auth_scope: Vec<String>,
     /// With `--http`: how many threads serve the clients' connections, each connection staying
-    /// on one (default: one per core; 0 serves them on the shared async runtime instead).
-    #[arg(long, value_name = "N", requires = "http")]
-    pub threads: Option<usize>,
+    /// on one (default: one per core; 0 serves them on the shared async runtime instead; at
+    /// most 1024).
+    #[arg(long, value_name = "N", requires = "http", value_parser = clap::value_parser!(u16).range(0..=1024))]
+    pub threads: Option<u16>,
     /// One stdio upstream: the command and its arguments, after `--`.
     #[arg(last = true, value_name = "CMD")]
     pub command: Vec<String>,
@@ -146,7 +147,7 @@ pub async fn run(args: GatewayArgs) -> ExitCode {
     // crosses to another thread only when its client's connection is on another one.
     let workers = match (&args.http, args.threads) {
         (None, _) | (Some(_), Some(0)) => None,
-        (Some(_), Some(n)) => Some(Workers::start(n)),
+        (Some(_), Some(n)) => Some(Workers::start(usize::from(n))),
         (Some(_), None) => Some(Workers::per_core()),
     };
     let workers = match workers.transpose() {
