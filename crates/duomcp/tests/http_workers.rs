@@ -6,7 +6,7 @@
 
 use duomcp::client::{Client, EraChoice};
 use duomcp::server::Server;
-use duomcp::transport::http::{serve_with, ServeOptions, StreamableHttp, Workers};
+use duomcp::transport::http::{serve_with, HttpConfig, ServeOptions, StreamableHttp, Workers};
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::time::Duration;
@@ -170,4 +170,37 @@ async fn the_worker_threads_stop_with_the_last_clone() {
     drop(clone);
     // The runtime is gone: what is spawned there never runs.
     assert!(handle.spawn(async {}).await.is_err());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn streamable_http_serve_takes_its_workers_from_the_config() {
+    let workers = Workers::start(2).unwrap();
+    let server = Server::builder()
+        .tool("where", || async { thread_name() })
+        .build();
+    let mut config = HttpConfig::default();
+    config.workers = Some(workers.clone());
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let serving = tokio::spawn(
+        StreamableHttp::with_config(server, config).serve_with_shutdown(listener, async {
+            let _ = stopped.await;
+        }),
+    );
+    let mut seen = Vec::new();
+    for era in [EraChoice::Modern, EraChoice::Legacy] {
+        let client = within(Client::builder().era(era).connect_http(&url))
+            .await
+            .unwrap();
+        let result = within(client.call_tool("where", ())).await.unwrap();
+        seen.push(result.content[0].as_text().unwrap_or_default().to_owned());
+        within(client.close()).await.unwrap();
+    }
+    assert!(
+        seen.iter().all(|t| t.starts_with("duomcp-http-")),
+        "{seen:?}"
+    );
+    stop.send(()).unwrap();
+    within(serving).await.unwrap().unwrap();
 }

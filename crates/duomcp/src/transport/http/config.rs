@@ -113,6 +113,10 @@ pub struct HttpConfig {
     /// Bytes of the `initialize` request's `capabilities` and `clientInfo` a legacy session may
     /// keep (default 64 KiB, JSON text). A larger `initialize` is refused with `-32602`.
     pub max_client_data: usize,
+    /// Serve each connection on one of these single-threaded runtimes for its whole life
+    /// (thread-per-core; default `None`: on the runtime that runs `serve`). `serve` and
+    /// `serve_tls` only; see [`Workers`](super::Workers) for when it pays and what it costs.
+    pub workers: Option<super::Workers>,
 }
 
 impl Default for HttpConfig {
@@ -142,6 +146,7 @@ impl Default for HttpConfig {
             max_listen_streams: 256,
             session_handshake_timeout: Duration::from_secs(60),
             max_client_data: 64 * 1024,
+            workers: None,
         }
     }
 }
@@ -170,6 +175,7 @@ impl fmt::Debug for HttpConfig {
             .field("session_handshake_timeout", &self.session_handshake_timeout)
             .field("session_touch_interval", &self.session_touch_interval)
             .field("max_client_data", &self.max_client_data)
+            .field("workers", &self.workers)
             .finish_non_exhaustive()
     }
 }

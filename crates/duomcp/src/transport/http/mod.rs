@@ -292,7 +292,7 @@ impl StreamableHttp {
             header_timeout,
             signal,
             &transport,
-            None,
+            self.inner.config.workers.as_ref(),
         )
         .await;
         drop(listener);

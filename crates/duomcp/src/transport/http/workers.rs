@@ -14,7 +14,9 @@ use tokio::runtime::Handle;
 
 /// A set of single-threaded tokio runtimes, each on a thread of its own, that serve the
 /// connections [`serve_with`](super::serve_with) accepts when set in
-/// [`ServeOptions::workers`](super::ServeOptions::workers): each new connection goes to the
+/// [`ServeOptions::workers`](super::ServeOptions::workers) (or
+/// [`StreamableHttp::serve`](super::StreamableHttp::serve), in
+/// [`HttpConfig::workers`](super::HttpConfig::workers)): each new connection goes to the
 /// worker with the fewest open connections and stays there.
 ///
 /// It pays most where a request waits on other tasks: `duomcp gateway` in front of a stdio
