@@ -20,7 +20,7 @@ use tokio::runtime::Handle;
 /// worker with the fewest open connections and stays there.
 ///
 /// It pays most where a request waits on other tasks: `duomcp gateway` in front of a stdio
-/// server went from 54–56 % to 62–64 % of the direct server's throughput with it
+/// server went from 54–56 % to 62–66 % of the direct server's throughput with it
 /// (bench/README.md, "Gateway", round 11); `duomcp-echo` over HTTP, whose handler answers at
 /// once, carries 9–16 % more requests a second (32 connections, 2 cores). The cost is work
 /// stealing: a worker never takes work from
