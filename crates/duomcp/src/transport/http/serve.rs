@@ -164,47 +164,15 @@ where
             tracing::debug!(%peer, "TCP_NODELAY not set: {e}");
         }
         let (transport, service, closing) = (transport.clone(), service.clone(), closing.clone());
-        let Some(workers) = workers else {
-            connections.spawn(super::conn::accepted(
-                transport,
-                tcp,
-                peer,
-                service,
-                closing,
-                header_timeout,
-            ));
-            continue;
+        let serve = move |tcp| {
+            super::conn::accepted(transport, tcp, peer, service, closing, header_timeout)
         };
-        // Registered again with the chosen worker's reactor, so that its readiness wakes that
-        // worker and no other.
-        let tcp = match tcp.into_std() {
-            Ok(tcp) => tcp,
-            Err(e) => {
-                tracing::debug!(%peer, "connection dropped: {e}");
-                continue;
+        match workers {
+            Some(workers) => workers.spawn_connection(&mut connections, tcp, peer, serve),
+            None => {
+                connections.spawn(serve(tcp));
             }
-        };
-        let (worker, open) = workers.pick();
-        connections.spawn_on(
-            async move {
-                let _open = open;
-                match tokio::net::TcpStream::from_std(tcp) {
-                    Ok(tcp) => {
-                        super::conn::accepted(
-                            transport,
-                            tcp,
-                            peer,
-                            service,
-                            closing,
-                            header_timeout,
-                        )
-                        .await
-                    }
-                    Err(e) => tracing::debug!(%peer, "connection dropped: {e}"),
-                }
-            },
-            worker,
-        );
+        }
     }
     connections
 }

@@ -8,9 +8,13 @@
 //! [`Workers`] a connection, its requests and their handlers stay on one thread; only the wake-up
 //! that ends a wait crosses threads. See bench/README.md, "Gateway", for what it changes.
 
+use std::future::Future;
+use std::net::SocketAddr;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
+use tokio::net::TcpStream;
 use tokio::runtime::Handle;
+use tokio::task::JoinSet;
 
 /// A set of single-threaded tokio runtimes, each on a thread of its own, that serve the
 /// connections [`serve_with`](super::serve_with) accepts when set in
@@ -63,14 +67,15 @@ pub struct Workers {
 
 struct Inner {
     workers: Vec<Worker>,
-    threads: Mutex<Vec<std::thread::JoinHandle<()>>>,
 }
 
 struct Worker {
     handle: Handle,
     /// Connections open on this worker.
     open: Arc<AtomicUsize>,
-    stop: Mutex<Option<tokio::sync::oneshot::Sender<()>>>,
+    /// Ends the thread's `block_on`; taken when the workers are dropped.
+    stop: Option<tokio::sync::oneshot::Sender<()>>,
+    thread: Option<std::thread::JoinHandle<()>>,
 }
 
 impl std::fmt::Debug for Workers {
@@ -89,7 +94,6 @@ impl Workers {
     pub fn start(threads: usize) -> std::io::Result<Workers> {
         let threads = threads.max(1);
         let mut workers = Vec::with_capacity(threads);
-        let mut joins = Vec::with_capacity(threads);
         for i in 0..threads {
             let runtime = tokio::runtime::Builder::new_current_thread()
                 .enable_all()
@@ -106,15 +110,12 @@ impl Workers {
             workers.push(Worker {
                 handle,
                 open: Arc::default(),
-                stop: Mutex::new(Some(stop)),
+                stop: Some(stop),
+                thread: Some(join),
             });
-            joins.push(join);
         }
         Ok(Workers {
-            inner: Arc::new(Inner {
-                workers,
-                threads: Mutex::new(joins),
-            }),
+            inner: Arc::new(Inner { workers }),
         })
     }
 
@@ -150,9 +151,26 @@ impl Workers {
             .collect()
     }
 
-    /// The worker with the fewest open connections, and a guard that counts one more there
-    /// until it is dropped (with the connection's task).
-    pub(super) fn pick(&self) -> (&Handle, OpenGuard) {
+    /// Spawns `serve(tcp)` into `tasks` on the worker with the fewest open connections, which
+    /// counts it until the task ends. The socket is registered again with that worker's
+    /// reactor, so that its readiness wakes that worker and no other.
+    pub(super) fn spawn_connection<F, Fut>(
+        &self,
+        tasks: &mut JoinSet<()>,
+        tcp: TcpStream,
+        peer: SocketAddr,
+        serve: F,
+    ) where
+        F: FnOnce(TcpStream) -> Fut + Send + 'static,
+        Fut: Future<Output = ()> + Send,
+    {
+        let tcp = match tcp.into_std() {
+            Ok(tcp) => tcp,
+            Err(e) => {
+                tracing::debug!(%peer, "connection dropped: {e}");
+                return;
+            }
+        };
         let mut best = &self.inner.workers[0];
         for w in &self.inner.workers[1..] {
             if w.open.load(Ordering::Relaxed) < best.open.load(Ordering::Relaxed) {
@@ -160,12 +178,22 @@ impl Workers {
             }
         }
         best.open.fetch_add(1, Ordering::Relaxed);
-        (&best.handle, OpenGuard(best.open.clone()))
+        let open = OpenGuard(best.open.clone());
+        tasks.spawn_on(
+            async move {
+                let _open = open;
+                match TcpStream::from_std(tcp) {
+                    Ok(tcp) => serve(tcp).await,
+                    Err(e) => tracing::debug!(%peer, "connection dropped: {e}"),
+                }
+            },
+            &best.handle,
+        );
     }
 }
 
 /// Counts a connection open on a worker for as long as it lives.
-pub(super) struct OpenGuard(Arc<AtomicUsize>);
+struct OpenGuard(Arc<AtomicUsize>);
 
 impl Drop for OpenGuard {
     fn drop(&mut self) {
@@ -175,17 +203,17 @@ impl Drop for OpenGuard {
 
 impl Drop for Inner {
     fn drop(&mut self) {
-        for w in &self.workers {
-            if let Some(stop) = crate::util::lock(&w.stop).take() {
+        for w in &mut self.workers {
+            if let Some(stop) = w.stop.take() {
                 let _ = stop.send(());
             }
         }
         let me = std::thread::current().id();
-        for join in std::mem::take(&mut *crate::util::lock(&self.threads)) {
+        for thread in self.workers.iter_mut().filter_map(|w| w.thread.take()) {
             // Dropped on a worker's own thread (by a task there), that thread cannot wait for
             // itself: it stops when its runtime returns.
-            if join.thread().id() != me {
-                let _ = join.join();
+            if thread.thread().id() != me {
+                let _ = thread.join();
             }
         }
     }
