@@ -146,19 +146,16 @@ pub async fn run(args: GatewayArgs) -> ExitCode {
     // upstreams' connections, opened at start, are then served by one of them too, and a call
     // crosses to another thread only when its client's connection is on another one.
     let workers = match (&args.http, args.threads) {
-        (None, _) | (Some(_), Some(0)) => None,
-        (Some(_), Some(n)) => Some(Workers::start(usize::from(n))),
-        (Some(_), None) => Some(Workers::per_core()),
+        (None, _) | (Some(_), Some(0)) => return serve(args, config, None).await,
+        (Some(_), Some(n)) => Workers::start(usize::from(n)),
+        (Some(_), None) => Workers::per_core(),
     };
-    let workers = match workers.transpose() {
+    let workers = match workers {
         Ok(w) => w,
         Err(e) => {
             eprintln!("duomcp gateway: cannot start the threads serving HTTP: {e}");
             return ExitCode::FAILURE;
         }
-    };
-    let Some(workers) = workers else {
-        return serve(args, config, None).await;
     };
     let served = workers
         .handle(0)
