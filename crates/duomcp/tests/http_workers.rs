@@ -131,26 +131,35 @@ async fn a_request_in_flight_on_a_worker_finishes_after_the_shutdown_signal() {
     assert!(TcpStream::connect(addr).await.is_err());
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn an_mcp_servers_handlers_run_on_the_workers_in_both_revisions() {
-    let workers = Workers::start(2).unwrap();
-    let server = Server::builder()
+/// A server whose tool `where` answers the name of the thread it runs on.
+fn where_server() -> Server {
+    Server::builder()
         .tool("where", || async { thread_name() })
-        .build();
-    let app = StreamableHttp::new(server).router();
-    let (addr, stop, serving) = start(app, &workers).await;
-    let url = format!("http://{addr}/mcp");
+        .build()
+}
+
+/// Calls `where` at `url` `calls` times from a client of each revision: every call ran on a
+/// worker thread.
+async fn calls_run_on_the_workers(url: &str, calls: usize) {
     for era in [EraChoice::Modern, EraChoice::Legacy] {
-        let client = within(Client::builder().era(era).connect_http(&url))
+        let client = within(Client::builder().era(era).connect_http(url))
             .await
             .unwrap();
-        for _ in 0..3 {
+        for _ in 0..calls {
             let result = within(client.call_tool("where", ())).await.unwrap();
             let text = result.content[0].as_text().unwrap_or_default();
             assert!(text.starts_with("duomcp-http-"), "{era:?}: {text}");
         }
         within(client.close()).await.unwrap();
     }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_mcp_servers_handlers_run_on_the_workers_in_both_revisions() {
+    let workers = Workers::start(2).unwrap();
+    let app = StreamableHttp::new(where_server()).router();
+    let (addr, stop, serving) = start(app, &workers).await;
+    calls_run_on_the_workers(&format!("http://{addr}/mcp"), 3).await;
     stop.send(()).unwrap();
     within(serving).await.unwrap().unwrap();
 }
@@ -175,32 +184,17 @@ async fn the_worker_threads_stop_with_the_last_clone() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn streamable_http_serve_takes_its_workers_from_the_config() {
     let workers = Workers::start(2).unwrap();
-    let server = Server::builder()
-        .tool("where", || async { thread_name() })
-        .build();
     let mut config = HttpConfig::default();
     config.workers = Some(workers.clone());
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://{}/mcp", listener.local_addr().unwrap());
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
     let serving = tokio::spawn(
-        StreamableHttp::with_config(server, config).serve_with_shutdown(listener, async {
+        StreamableHttp::with_config(where_server(), config).serve_with_shutdown(listener, async {
             let _ = stopped.await;
         }),
     );
-    let mut seen = Vec::new();
-    for era in [EraChoice::Modern, EraChoice::Legacy] {
-        let client = within(Client::builder().era(era).connect_http(&url))
-            .await
-            .unwrap();
-        let result = within(client.call_tool("where", ())).await.unwrap();
-        seen.push(result.content[0].as_text().unwrap_or_default().to_owned());
-        within(client.close()).await.unwrap();
-    }
-    assert!(
-        seen.iter().all(|t| t.starts_with("duomcp-http-")),
-        "{seen:?}"
-    );
+    calls_run_on_the_workers(&url, 1).await;
     stop.send(()).unwrap();
     within(serving).await.unwrap().unwrap();
 }
