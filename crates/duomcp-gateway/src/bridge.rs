@@ -10,7 +10,7 @@
 //! retry brings the answer (or the hold times out, which cancels the upstream call).
 
 use crate::upstream::{Event, RouteGuard, Session, Upstream};
-use duomcp::client::{ClientError, RequestOptions};
+use duomcp::client::{ClientError, InputError, RequestOptions};
 use duomcp::era::Era;
 use duomcp::era::ProtocolError;
 use duomcp::server::{Context, HandlerError, InputRequired, RawToolResult, ToolOutput};
@@ -154,18 +154,17 @@ async fn settle(logs: Option<Arc<Session>>, route: Option<RouteGuard>) {
     drop(route);
 }
 
-/// Runs an upstream call holding its concurrency permit, then settles it (see [`settle`]).
+/// Runs an upstream call, then settles it (see [`settle`]). (Its concurrency permit is the
+/// [`Call`]'s: released while the call waits for its client.)
 ///
 /// The call is made here, by `make`: a future passed in would be stored twice in this one's
 /// (once as the argument, once while awaited).
 async fn settled<F: Future<Output = Result<Answer, ClientError>>>(
     make: impl FnOnce() -> F,
-    permit: Option<tokio::sync::OwnedSemaphorePermit>,
     logs: Option<Arc<Session>>,
     route: Option<RouteGuard>,
 ) -> Result<Answer, ClientError> {
     let result = make().await;
-    drop(permit);
     settle(logs, route).await;
     result
 }
@@ -186,6 +185,11 @@ struct Call {
     /// The capabilities the upstream asked for and the client lacks: when the call then
     /// fails, this is why (the client gets `MissingRequiredClientCapability`).
     missing: Option<Value>,
+    /// Its share of the upstream's concurrency, while it runs: given back as soon as it waits
+    /// for its client (held work never keeps a shared permit).
+    permit: Option<crate::upstream::Permit>,
+    /// Whose call it is (see [`owner`]), for the per-principal bound on held calls.
+    owner: Option<String>,
 }
 
 impl Call {
@@ -195,6 +199,7 @@ impl Call {
         events: Option<mpsc::Receiver<Event>>,
         done: Done,
         relay: bool,
+        owner: Option<String>,
     ) -> Call {
         Call {
             events,
@@ -205,6 +210,8 @@ impl Call {
             relay,
             poll_after: upstream.config.sse_poll_after(),
             missing: None,
+            permit: None,
+            owner,
         }
     }
 
@@ -257,23 +264,36 @@ enum GatewayState {
     },
 }
 
-/// Upstream calls held for a 2026-07-28 client's retry: bounded in number and in time.
+/// Upstream calls held for a 2026-07-28 client's retry: bounded in number, per principal, and
+/// in time.
 pub struct Holds {
     calls: Mutex<HashMap<String, Call>>,
     next: AtomicU64,
     ttl: Duration,
     max: usize,
+    per_principal: usize,
 }
 
 impl Holds {
-    /// At most `max` held calls, each for at most `ttl`.
-    pub fn new(ttl: Duration, max: usize) -> Arc<Self> {
+    /// At most `max` held calls, `per_principal` of them for one principal, each for at most
+    /// `ttl`.
+    pub fn new(ttl: Duration, max: usize, per_principal: usize) -> Arc<Self> {
         Arc::new(Holds {
             calls: Mutex::new(HashMap::new()),
             next: AtomicU64::new(1),
             ttl,
             max: max.max(1),
+            per_principal: per_principal.max(1),
         })
+    }
+
+    /// How many calls of the principal with this [`Principal::key`](duomcp::server::Principal::key)
+    /// are held now.
+    pub fn held_by(&self, principal: &str) -> usize {
+        self.lock()
+            .values()
+            .filter(|c| c.owner.as_deref() == Some(principal))
+            .count()
     }
 
     /// How many calls are held now.
@@ -300,6 +320,17 @@ impl Holds {
                 return Err(HandlerError::msg(format!(
                     "the gateway holds {} calls waiting for input already; try again later",
                     self.max
+                )));
+            }
+            let owner = &call.owner;
+            if owner.is_some()
+                && calls.values().filter(|c| c.owner == *owner).count() >= self.per_principal
+            {
+                tracing::warn!(upstream = %call.upstream.name(), "a principal reached its bound on held calls; its upstream call is cancelled");
+                return Err(HandlerError::msg(format!(
+                    "you have {} calls waiting for your input already: answer or abandon one \
+                     first",
+                    self.per_principal
                 )));
             }
             calls.insert(id.clone(), call);
@@ -431,7 +462,7 @@ async fn forward(
         }
         relayed => {
             let session = upstream
-                .session_for(ctx.client_capabilities())
+                .session_for(ctx)
                 .await
                 .map_err(|e| upstream_failure(upstream.name(), e))?;
             // Both sides 2026-07-28: the upstream's input rounds are the client's, relayed.
@@ -505,18 +536,25 @@ async fn follow_task(
     };
     ctx.detach().await;
     let session = upstream
-        .session_for(ctx.client_capabilities())
+        .session_for(ctx)
         .await
         .map_err(|e| upstream_failure(upstream.name(), e))?;
     let (tx, events) = mpsc::channel(EVENT_BUFFER);
-    let route = Some(session.routes.enter(tx, takes_logs(ctx)));
+    let route = Some(session.routes.enter(tx.clone(), takes_logs(ctx)));
     let handle = session.client.task(task_id);
     let logs = takes_logs(ctx).then(|| session.clone());
+    // The task's requests for input are this call's, and no other's.
+    let options = RequestOptions::new().on_input(answerer(tx));
     // Boxed: the task's cell (and every stage it goes through) then holds a pointer, not the
     // upstream call's whole future, copied each time.
-    let result = move || async move { handle.result().await.map(|r| Answer::Tool(Box::new(r))) };
-    let work: Work = Box::pin(settled(result, None, logs, route));
-    let call = Call::new(upstream, Some(events), Done::spawn(work), false);
+    let result = move || async move {
+        handle
+            .result_with(options)
+            .await
+            .map(|r| Answer::Tool(Box::new(r)))
+    };
+    let work: Work = Box::pin(settled(result, logs, route));
+    let call = Call::new(upstream, Some(events), Done::spawn(work), false, owner(ctx));
     Ok(drive(ctx, call, holds).await?.0)
 }
 
@@ -588,7 +626,8 @@ async fn start(
     relay: bool,
     plain: bool,
 ) -> Result<Call, HandlerError> {
-    let permit = upstream.permit().await;
+    let owner = owner(ctx);
+    let permit = upstream.permit(owner.as_deref()).await;
     let logs = takes_logs(ctx).then(|| session.clone());
     // A relayed call (both sides 2026-07-28) is sent nothing during the call but the progress
     // and log messages its request asked for: the upstream's requests for input come back as
@@ -606,6 +645,12 @@ async fn start(
     };
     let client = session.client.clone();
     let mut options = RequestOptions::new().timeout(upstream.config.timeout());
+    // The upstream's requests for input that belong to this call (see `on_input`) come to this
+    // call, and only to it. (A quiet call has no input to answer: both sides 2026-07-28, its
+    // rounds come back as results, relayed.)
+    if let Some(tx) = &progress {
+        options = options.on_input(answerer(tx.clone()));
+    }
     // A 2026-07-28 upstream logs at the level a request names, and only then: the client's own
     // (one that asked for none would get none from the gateway's server either). A 2025-11-25
     // upstream logs at its session's level, set once (see `upstream::connect`).
@@ -646,7 +691,7 @@ async fn start(
                 .await
                 .map(|r| Answer::Tool(Box::new(r)))
         };
-        Box::pin(settled(call, permit, logs, route))
+        Box::pin(settled(call, logs, route))
     } else if method == "tools/call" {
         // Relayed, or plain: the answer is read no further than its `resultType` (see
         // `raw_tool_answer`).
@@ -654,7 +699,7 @@ async fn start(
             let raw = client.request_raw(method, params, options).await?;
             raw_tool_answer(raw, relay)
         };
-        Box::pin(settled(call, permit, logs, route))
+        Box::pin(settled(call, logs, route))
     } else {
         let call = move || async move {
             client
@@ -662,7 +707,7 @@ async fn start(
                 .await
                 .map(Answer::Value)
         };
-        Box::pin(settled(call, permit, logs, route))
+        Box::pin(settled(call, logs, route))
     };
     // Only a bridged call (a 2025-11-25 upstream's request for a 2026-07-28 client) can be held.
     let done = if relay || plain {
@@ -670,7 +715,46 @@ async fn start(
     } else {
         Done::spawn(work)
     };
-    Ok(Call::new(upstream, events, done, relay))
+    let mut call = Call::new(upstream, events, done, relay, owner);
+    call.permit = permit;
+    Ok(call)
+}
+
+/// Whose call this is, for the per-principal bounds: the authenticated principal's key;
+/// `None` for a client without one (no `[auth]`), which only the gateway-wide bounds limit
+/// (anonymous clients cannot be told apart, and counting them as one would let one of them
+/// starve the others).
+pub(crate) fn owner(ctx: &Context) -> Option<String> {
+    ctx.principal().map(|p| p.key())
+}
+
+/// A call's own answerer of its upstream's requests for input: each one goes to the call's
+/// event channel (so to this call's client, see `drive`), and its answer back.
+fn answerer(
+    tx: mpsc::Sender<Event>,
+) -> impl Fn(InputRequest) -> Pin<Box<dyn Future<Output = Result<Value, InputError>> + Send>>
+       + Send
+       + Sync
+       + 'static {
+    move |request| {
+        let tx = tx.clone();
+        Box::pin(async move {
+            let (reply, answer) = oneshot::channel();
+            tx.send(Event::Input {
+                request: Box::new(request),
+                reply,
+            })
+            .await
+            .map_err(|_| InputError::new("the call this request belongs to has ended"))?;
+            match answer.await {
+                Ok(Ok(v)) => Ok(v),
+                Ok(Err(e)) => Err(InputError::new(e)),
+                Err(_) => Err(InputError::new(
+                    "the client did not answer (the held call was abandoned)",
+                )),
+            }
+        })
+    }
 }
 
 /// Relays the call's events until it completes, or holds it when the client must answer first.
@@ -697,6 +781,8 @@ async fn drive(
         let answers = if pending.is_empty() {
             Vec::new()
         } else {
+            // Waiting for the client: the upstream's concurrency is for calls that run.
+            call.permit = None;
             Box::pin(ask_all(ctx, &pending)).await
         };
         for ((key, request, reply), answer) in pending.into_iter().zip(answers) {
@@ -719,6 +805,16 @@ async fn drive(
             }
         }
         if !unanswered.is_empty() {
+            if !ctx.may_ask_for_input() {
+                // The server would refuse this round: nothing is held (dropping the call
+                // cancels it upstream), and the client learns why now.
+                return Err(ProtocolError::InvalidParams(
+                    "Invalid params: the request needed more rounds of input than the server \
+                     allows"
+                        .into(),
+                )
+                .into());
+            }
             call.pending = unanswered;
             let hold = holds.hold(call)?;
             ctx.set_request_state(GatewayState::Hold { hold });

@@ -77,6 +77,10 @@ pub struct GatewaySettings {
     pub hold_timeout_secs: u64,
     /// How many upstream calls may be held at once, over all clients (default 256).
     pub max_holds: usize,
+    /// How many of them one principal may hold (default 16): one client that never answers
+    /// cannot take every hold. Clients without a principal (no `[auth]`) are bounded by
+    /// `max_holds` only.
+    pub max_holds_per_principal: usize,
     /// Items per page of the gateway's lists, over all upstreams (default 100).
     pub page_size: usize,
     /// Upstream list changes within this many milliseconds of the first are re-synced together
@@ -91,6 +95,7 @@ impl Default for GatewaySettings {
             prefix: PrefixMode::Auto,
             hold_timeout_secs: 60,
             max_holds: 256,
+            max_holds_per_principal: 16,
             page_size: 100,
             list_change_window_ms: u64::try_from(crate::sync::LIST_CHANGE_WINDOW.as_millis())
                 .unwrap_or(30),
@@ -109,6 +114,31 @@ pub enum PrefixMode {
     Always,
     /// Never prefix (names must then not clash).
     Never,
+}
+
+/// Which clients share an upstream session (`[[upstream]] isolation`).
+///
+/// An upstream's request for input (elicitation, sampling, roots) reaches a client only when
+/// it belongs to exactly that client's call: a 2026-07-28 upstream's always does (it comes back
+/// in the call's result); a 2025-11-25 upstream's over Streamable HTTP does when it comes on the
+/// call's POST stream; over stdio (or its GET stream) only while the call is the only request in
+/// flight on the upstream session. Anything else is refused (the upstream gets an error) and
+/// traced. Isolation gives clients sessions of their own, so that such requests can be told
+/// apart, and so that what one client makes an upstream remember (its roots, resources it
+/// created, log level) is never another's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum Isolation {
+    /// Every client shares the upstream's sessions (default): cheapest; a 2025-11-25 stdio
+    /// upstream's requests for input work only while one call is in flight.
+    #[default]
+    Shared,
+    /// One upstream session per authenticated principal (a stdio upstream: one process each),
+    /// pooled (`max_isolated_sessions`); a client without a principal gets one per 2025-11-25
+    /// session, and a 2026-07-28 client without one shares.
+    Principal,
+    /// One upstream session per client session (2025-11-25), else per principal, else shared.
+    Client,
 }
 
 /// Which revision to speak to an upstream.
@@ -160,8 +190,20 @@ pub struct UpstreamConfig {
     pub deny_tools: Vec<String>,
     /// Per-request timeout, in seconds (default 60).
     pub timeout_secs: Option<u64>,
-    /// Requests in flight to this upstream at once (default 64); more wait.
+    /// Requests in flight to this upstream at once (default 64); more wait. A call waiting for
+    /// its client's input does not count.
     pub max_concurrency: Option<usize>,
+    /// Which clients share an upstream session (default `"shared"`; see [`Isolation`]).
+    #[serde(default)]
+    pub isolation: Isolation,
+    /// With `isolation` other than `"shared"`: upstream sessions (a stdio upstream: processes)
+    /// kept at once (default 16); a new one ends the least recently used idle one, and when
+    /// all are busy the call fails at once, saying so.
+    pub max_isolated_sessions: Option<usize>,
+    /// Of those, how many one principal may have (default: a quarter of `max_concurrency`, at
+    /// least 1); its further calls wait without taking a slot from the others. Clients without
+    /// a principal (no `[auth]`) are bounded by `max_concurrency` only.
+    pub max_concurrency_per_principal: Option<usize>,
     /// 2025-11-25 clients over HTTP: a call to this upstream still running after this many
     /// milliseconds has its SSE stream closed (after an event telling the client when to
     /// reconnect); the client resumes it with `GET` and `Last-Event-ID` and gets the rest
@@ -208,6 +250,18 @@ impl UpstreamConfig {
     /// The concurrency limit.
     pub fn concurrency(&self) -> usize {
         self.max_concurrency.unwrap_or(64).max(1)
+    }
+
+    /// Upstream sessions kept at once for isolated clients.
+    pub fn isolated_sessions(&self) -> usize {
+        self.max_isolated_sessions.unwrap_or(16).max(1)
+    }
+
+    /// Requests in flight to this upstream at once for one principal.
+    pub fn concurrency_per_principal(&self) -> usize {
+        self.max_concurrency_per_principal
+            .unwrap_or(self.concurrency() / 4)
+            .clamp(1, self.concurrency())
     }
 }
 

@@ -33,8 +33,8 @@ pub mod upstream;
 
 pub use bridge::Holds;
 pub use config::{
-    AuthConfig, ConfigError, GatewayConfig, GatewaySettings, UpstreamConfig, UpstreamEra,
-    UpstreamOAuth,
+    AuthConfig, ConfigError, GatewayConfig, GatewaySettings, Isolation, UpstreamConfig,
+    UpstreamEra, UpstreamOAuth,
 };
 pub use upstream::Upstream;
 
@@ -105,6 +105,7 @@ impl Gateway {
             holds: Holds::new(
                 Duration::from_secs(settings.hold_timeout_secs.max(1)),
                 settings.max_holds,
+                settings.max_holds_per_principal,
             ),
             sync: sync::SyncState::default(),
             list_change_window: Duration::from_millis(settings.list_change_window_ms),
@@ -301,7 +302,7 @@ fn notice(shared: Weak<Shared>, index: usize) -> upstream::Notice {
 async fn complete(
     shared: Weak<Shared>,
     mut params: CompleteRequestParams,
-    _ctx: Context,
+    ctx: Context,
 ) -> Result<CompleteResult, HandlerError> {
     let Some(shared) = shared.upgrade() else {
         return Err(HandlerError::msg("the gateway is shutting down"));
@@ -332,7 +333,7 @@ async fn complete(
         .client()
         .await
         .map_err(|e| bridge::upstream_failure(u.name(), e))?;
-    let _permit = u.permit().await;
+    let _permit = u.permit(bridge::owner(&ctx).as_deref()).await;
     client
         .complete(params)
         .await

@@ -435,19 +435,25 @@ type ReadFuture = std::pin::Pin<
     Box<dyn std::future::Future<Output = Result<ReadResourceResult, HandlerError>> + Send>,
 >;
 
-fn read_handler(u: &Arc<Upstream>) -> impl Fn(Uri) -> ReadFuture + Clone + Send + Sync + 'static {
+fn read_handler(
+    u: &Arc<Upstream>,
+) -> impl Fn(Context, Uri) -> ReadFuture + Clone + Send + Sync + 'static {
     let u = u.clone();
-    move |Uri(uri): Uri| {
+    move |ctx: Context, Uri(uri): Uri| {
         let u = u.clone();
         Box::pin(async move {
             let Some(inner) = u.naming.inner_uri(&uri) else {
                 return Err(HandlerError::resource_not_found(uri));
             };
+            // On the upstream session this client's calls use: a resource one of its calls
+            // made (a session-scoped one, e.g. a link in a tool's result) is readable there.
             let client = u
-                .client()
+                .session_for(&ctx)
                 .await
-                .map_err(|e| bridge::upstream_failure(u.name(), e))?;
-            let _permit = u.permit().await;
+                .map_err(|e| bridge::upstream_failure(u.name(), e))?
+                .client
+                .clone();
+            let _permit = u.permit(bridge::owner(&ctx).as_deref()).await;
             let mut result = client
                 .read_resource(inner)
                 .await

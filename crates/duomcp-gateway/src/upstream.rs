@@ -3,11 +3,12 @@
 //! calls in flight on each, and where the upstream's requests and notifications during a call
 //! are routed.
 
-use crate::config::{UpstreamConfig, UpstreamEra};
+use crate::config::{Isolation, UpstreamConfig, UpstreamEra};
 use crate::names::{Naming, ToolFilter};
 use duomcp::auth::OAuthClient;
 use duomcp::client::transport::ProcessOptions;
 use duomcp::client::{Client, ClientError, EraChoice, InputError, Notification};
+use duomcp::server::{ClientSession, Context};
 use duomcp_schema::{
     ClientCapabilities, ElicitationCapability, InputRequest, JsonObject, LoggingLevel,
     LoggingMessageNotificationParams, ProgressNotificationParams, RootsCapability,
@@ -40,9 +41,9 @@ pub(crate) enum Event {
 /// The calls in flight on one upstream session, newest last, and where what the upstream sends
 /// during them goes.
 ///
-/// An upstream's request for input goes to the newest call: the 2025-11-25 stdio transport
-/// does not say which call a server→client request belongs to. A log message says it no more
-/// (nor does it over stdio in 2026-07-28), so it goes to a call only when that call is the one
+/// An upstream's request for input does not go through this table: each call answers its own
+/// (see `bridge::start`). A log message names no call (in 2025-11-25, nor over stdio in
+/// 2026-07-28), so it goes to a call only when that call is the one
 /// it can belong to: the only call in flight on the session when the message is routed, the
 /// calls that ended counted until every message received before their result is routed (see
 /// `sweep`, which the routing task runs as soon as a call ends while a call whose client takes
@@ -149,15 +150,6 @@ impl Routes {
         }
     }
 
-    /// The newest call still running (where an input request goes).
-    fn current(&self) -> Option<mpsc::Sender<Event>> {
-        lock(&self.active)
-            .iter()
-            .rev()
-            .find(|r| r.state == RouteState::Live)
-            .map(|r| r.tx.clone())
-    }
-
     /// The call a log message routed now belongs to: the only one in the table (a call that
     /// ended stays in it until the messages received before its result are routed).
     fn log_owner(&self) -> Result<Option<mpsc::Sender<Event>>, usize> {
@@ -166,6 +158,13 @@ impl Routes {
             [only] => Ok(Some(only.tx.clone())),
             several => Err(several.len()),
         }
+    }
+
+    /// Whether no call is in flight on the session.
+    pub(crate) fn is_idle(&self) -> bool {
+        lock(&self.active)
+            .iter()
+            .all(|r| r.state != RouteState::Live)
     }
 
     /// The routing task's side of forgetting ended calls: marks the calls that ended so far,
@@ -191,28 +190,6 @@ impl Routes {
         let mut active = lock(&self.active);
         self.orphaned.store(true, Ordering::Release);
         active.retain(|r| r.state == RouteState::Live);
-    }
-
-    async fn ask(&self, request: InputRequest) -> Result<Value, InputError> {
-        let Some(tx) = self.current() else {
-            return Err(InputError::new(
-                "the gateway has no call in flight to route this request to",
-            ));
-        };
-        let (reply, answer) = oneshot::channel();
-        tx.send(Event::Input {
-            request: Box::new(request),
-            reply,
-        })
-        .await
-        .map_err(|_| InputError::new("the call this request belongs to has ended"))?;
-        match answer.await {
-            Ok(Ok(v)) => Ok(v),
-            Ok(Err(e)) => Err(InputError::new(e)),
-            Err(_) => Err(InputError::new(
-                "the client did not answer (the held call was abandoned)",
-            )),
-        }
     }
 }
 
@@ -316,7 +293,11 @@ pub struct Upstream {
     pub filter: ToolFilter,
     default: OnceCell<Arc<Session>>,
     pool: Mutex<HashMap<String, Arc<OnceCell<Arc<Session>>>>>,
+    /// `isolation` other than `"shared"`: sessions of their own, bounded.
+    isolated: Mutex<Vec<IsolatedSession>>,
     limit: Arc<Semaphore>,
+    /// Each principal's share of `limit` (see [`Upstream::permit`]).
+    shares: Mutex<HashMap<String, Arc<Semaphore>>>,
     notice: Notice,
     /// `[upstream.oauth]`: the gateway's own OAuth client, shared by every pooled session
     /// (one token for all); the error says why it could not be built.
@@ -342,7 +323,9 @@ impl Upstream {
             filter,
             default: OnceCell::new(),
             pool: Mutex::new(HashMap::new()),
+            isolated: Mutex::new(Vec::new()),
             limit,
+            shares: Mutex::new(HashMap::new()),
             notice,
             oauth,
         }
@@ -372,11 +355,12 @@ impl Upstream {
     /// Connected already (every call but the first), it is returned without awaiting anything;
     /// connecting is boxed. Inline, a connection's future would be part of every call's
     /// future (some 2 KB of the 3 KB the server boxes for each call).
-    pub(crate) async fn session_for(
-        &self,
-        caps: &ClientCapabilities,
-    ) -> Result<Arc<Session>, ClientError> {
-        let slot = self.slot(caps);
+    pub(crate) async fn session_for(&self, ctx: &Context) -> Result<Arc<Session>, ClientError> {
+        let caps = ctx.client_capabilities();
+        let slot = match self.isolated_key(ctx) {
+            Some((key, client)) => self.isolated_slot(key, client)?,
+            None => self.slot(caps),
+        };
         let cell = match &slot {
             Slot::Main => &self.default,
             Slot::Pooled(cell) => &**cell,
@@ -388,9 +372,104 @@ impl Upstream {
             Slot::Main => CapSet::all(),
             Slot::Pooled(_) => CapSet::of(caps),
         };
+        // (A session of the isolation pool declares what its client declared: one client, or
+        // the clients of one principal with the same capabilities, see `isolated_key`.)
         Box::pin(cell.get_or_try_init(|| self.connect(set)))
             .await
             .cloned()
+    }
+
+    /// The isolation pool's key for the client of `ctx` (with its client session, when the
+    /// key is that session's), or `None` when it shares (see [`Isolation`]).
+    fn isolated_key(&self, ctx: &Context) -> Option<(String, Option<ClientSession>)> {
+        let principal = || {
+            ctx.principal()
+                .filter(|p| **p != duomcp::server::Principal::local())
+                .map(|p| format!("p\u{1f}{}", p.key()))
+        };
+        let session = || {
+            ctx.client_session()
+                .map(|s| (format!("s\u{1f}{}", s.key()), Some(s)))
+        };
+        let (who, client) = match self.config.isolation {
+            Isolation::Shared => return None,
+            Isolation::Principal => principal().map(|k| (k, None)).or_else(session)?,
+            Isolation::Client => session().or_else(|| principal().map(|k| (k, None)))?,
+        };
+        Some((
+            format!("{who}\u{1f}{}", CapSet::of(ctx.client_capabilities()).key()),
+            client,
+        ))
+    }
+
+    /// The isolation pool's session for `key`: found, or a new one (ending the least
+    /// recently used idle one when the pool is full); an error when every one is busy.
+    fn isolated_slot(
+        &self,
+        key: String,
+        client: Option<ClientSession>,
+    ) -> Result<Slot, ClientError> {
+        let mut pool = lock(&self.isolated);
+        // Sessions of clients that ended go first.
+        let mut ended = Vec::new();
+        pool.retain(|e| {
+            let alive = e.client.as_ref().is_none_or(ClientSession::is_alive);
+            if !alive {
+                ended.push(e.cell.clone());
+            }
+            alive
+        });
+        let now = std::time::Instant::now();
+        let found = pool.iter_mut().find(|e| {
+            e.key == key
+                && match (&e.client, &client) {
+                    (Some(a), Some(b)) => a.same(b),
+                    (None, None) => true,
+                    _ => false,
+                }
+        });
+        let cell = match found {
+            Some(e) => {
+                e.used = now;
+                e.cell.clone()
+            }
+            None => {
+                if pool.len() >= self.config.isolated_sessions() {
+                    let idle = pool
+                        .iter()
+                        .enumerate()
+                        .filter(|(_, e)| e.cell.get().is_none_or(|s| s.routes.is_idle()))
+                        .min_by_key(|(_, e)| e.used)
+                        .map(|(i, _)| i);
+                    let Some(i) = idle else {
+                        drop(pool);
+                        close_all(ended);
+                        tracing::warn!(upstream = %self.name(), "isolation pool full: every session is busy; call refused");
+                        return Err(ClientError::Protocol(format!(
+                            "every one of its {} isolated sessions is busy; try again later",
+                            self.config.isolated_sessions()
+                        )));
+                    };
+                    ended.push(pool.swap_remove(i).cell);
+                }
+                let cell = Arc::new(OnceCell::new());
+                pool.push(IsolatedSession {
+                    key,
+                    client,
+                    cell: cell.clone(),
+                    used: now,
+                });
+                cell
+            }
+        };
+        drop(pool);
+        close_all(ended);
+        Ok(Slot::Pooled(cell))
+    }
+
+    /// Upstream sessions of the isolation pool now.
+    pub fn isolated_sessions(&self) -> usize {
+        lock(&self.isolated).len()
     }
 
     /// Which session serves a client with these capabilities.
@@ -428,10 +507,77 @@ impl Upstream {
         Box::pin(connect(&self.config, caps, self.notice.clone(), oauth)).await
     }
 
-    /// Waits for a free slot under the upstream's concurrency limit.
-    pub(crate) async fn permit(&self) -> Option<tokio::sync::OwnedSemaphorePermit> {
-        self.limit.clone().acquire_owned().await.ok()
+    /// Waits for a free slot under the upstream's concurrency limit, and under `owner`'s share
+    /// of it (`max_concurrency_per_principal`), so that one principal's slow calls never take
+    /// every slot: its share is waited for first, holding nothing of the others'.
+    pub(crate) async fn permit(&self, owner: Option<&str>) -> Option<Permit> {
+        let Some(owner) = owner else {
+            let global = self.limit.clone().acquire_owned().await.ok()?;
+            return Some(Permit {
+                _own: None,
+                _global: global,
+            });
+        };
+        let share = {
+            let mut shares = lock(&self.shares);
+            if shares.len() >= MAX_SHARES {
+                // Only shares nobody holds or waits for are forgotten: the map is bounded by
+                // the calls in flight (which the server bounds).
+                shares.retain(|_, s| Arc::strong_count(s) > 1);
+            }
+            shares
+                .entry(owner.to_owned())
+                .or_insert_with(|| {
+                    Arc::new(Semaphore::new(self.config.concurrency_per_principal()))
+                })
+                .clone()
+        };
+        let own = share.acquire_owned().await.ok()?;
+        let global = self.limit.clone().acquire_owned().await.ok()?;
+        Some(Permit {
+            _own: Some(own),
+            _global: global,
+        })
     }
+
+    /// Calls of `owner` running on this upstream now (holding a slot).
+    pub fn running_for(&self, owner: &str) -> usize {
+        let cap = self.config.concurrency_per_principal();
+        lock(&self.shares)
+            .get(owner)
+            .map_or(0, |s| cap.saturating_sub(s.available_permits()))
+    }
+}
+
+/// One upstream session of the isolation pool (see [`Isolation`]).
+struct IsolatedSession {
+    key: String,
+    /// The client session it is for (`Isolation::Client`, or a client without a principal).
+    client: Option<ClientSession>,
+    cell: Arc<OnceCell<Arc<Session>>>,
+    used: std::time::Instant,
+}
+
+/// Closes the upstream sessions of the isolation pool that were let go (a stdio upstream's
+/// process ends).
+fn close_all(cells: Vec<Arc<OnceCell<Arc<Session>>>>) {
+    for cell in cells {
+        if let Some(session) = cell.get().cloned() {
+            tokio::spawn(async move {
+                let _ = session.client.close().await;
+            });
+        }
+    }
+}
+
+/// Principals whose share of an upstream's concurrency is remembered before the idle ones are
+/// forgotten (a share in use is never forgotten).
+const MAX_SHARES: usize = 1024;
+
+/// A slot under an upstream's concurrency limit and under its principal's share of it.
+pub(crate) struct Permit {
+    _own: Option<tokio::sync::OwnedSemaphorePermit>,
+    _global: tokio::sync::OwnedSemaphorePermit,
 }
 
 /// Where [`Upstream::session_for`] finds a client's session.
@@ -461,30 +607,22 @@ async fn connect(
         .request_timeout(config.timeout())
         // The downstream client caches, not the gateway (list_changed re-syncs the lists).
         .cache(false);
+    // The capabilities are declared for the whole session, but a request for input is only
+    // ever answered by the call it belongs to (`bridge::start` gives each call its own
+    // answerer, `RequestOptions::on_input`). One that belongs to no call the gateway can name
+    // (a 2025-11-25 upstream's request over stdio or its GET stream while several calls are in
+    // flight, or with none) reaches no client: the upstream gets an error, and it is traced.
     if let Some(cap) = caps.elicitation {
-        let r = routes.clone();
-        b = b.on_elicit_with(cap, move |p| {
-            let r = r.clone();
-            async move { decode(r.ask(InputRequest::Elicit(p)).await?) }
-        });
+        let name = config.name.clone();
+        b = b.on_elicit_with(cap, move |_| unattributed(&name, "elicitation/create"));
     }
     if let Some(cap) = caps.sampling {
-        let r = routes.clone();
-        b = b.on_sample_with(cap, move |p| {
-            let r = r.clone();
-            async move { decode(r.ask(InputRequest::CreateMessage(p)).await?) }
-        });
+        let name = config.name.clone();
+        b = b.on_sample_with(cap, move |_| unattributed(&name, "sampling/createMessage"));
     }
     if caps.roots.is_some() {
-        let r = routes.clone();
-        b = b.on_roots(move || {
-            let r = r.clone();
-            async move {
-                let v = r.ask(InputRequest::ListRoots(None)).await?;
-                let list: duomcp_schema::ListRootsResult = decode(v)?;
-                Ok(list.roots)
-            }
-        });
+        let name = config.name.clone();
+        b = b.on_roots(move || unattributed(&name, "roots/list"));
     }
     let client = match (&config.command, &config.url) {
         (Some(command), _) => {
@@ -577,7 +715,19 @@ async fn connect(
     }))
 }
 
-fn decode<T: serde::de::DeserializeOwned>(v: Value) -> Result<T, InputError> {
-    serde_json::from_value(v)
-        .map_err(|e| InputError::new(format!("the client's answer is malformed: {e}")))
+/// The answer to an upstream's request for input that belongs to no call the gateway can name.
+fn unattributed<T>(
+    upstream: &str,
+    method: &'static str,
+) -> std::future::Ready<Result<T, InputError>> {
+    tracing::warn!(
+        upstream,
+        method,
+        "refused an upstream request for input that belongs to no one call (several calls, or \
+         none, in flight on its session)"
+    );
+    std::future::ready(Err(InputError::new(format!(
+        "the gateway cannot tell which call this {method} belongs to (several calls, or none, \
+         are in flight on this session); it is not relayed to any client"
+    ))))
 }

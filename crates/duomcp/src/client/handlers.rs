@@ -4,6 +4,7 @@
 //! 2026-07-28 they answer the `inputRequests` of an `InputRequiredResult`.
 
 use super::error::InputError;
+use super::options::InputFn;
 use super::transport::BoxFuture;
 use crate::jsonrpc;
 use duomcp_schema::error_code::{INTERNAL_ERROR, INVALID_PARAMS, METHOD_NOT_FOUND};
@@ -11,8 +12,8 @@ use duomcp_schema::methods::{self, RequestMethod};
 use duomcp_schema::ErrorObject;
 use duomcp_schema::{
     ClientCapabilities, CreateMessageRequestParams, CreateMessageResult, ElicitAction,
-    ElicitRequestParams, ElicitResult, ElicitationCapability, JsonObject, ListRootsResult, Root,
-    RootsCapability, SamplingCapability,
+    ElicitRequestParams, ElicitResult, ElicitationCapability, InputRequest, JsonObject,
+    ListRootsResult, Root, RootsCapability, SamplingCapability,
 };
 use serde_json::value::RawValue;
 use serde_json::Value;
@@ -161,6 +162,16 @@ impl HandlerCall {
             Self::Sample(_) => <methods::CreateMessage as RequestMethod>::NAME,
             Self::Roots => <methods::ListRoots as RequestMethod>::NAME,
         }
+    }
+
+    /// Runs a request's own answerer ([`RequestOptions::on_input`](super::RequestOptions::on_input)).
+    pub(crate) async fn run_own(self, own: &InputFn) -> Result<Value, ErrorObject> {
+        let request = match self {
+            Self::Elicit(p) => InputRequest::Elicit(p),
+            Self::Sample(p) => InputRequest::CreateMessage(p),
+            Self::Roots => InputRequest::ListRoots(None),
+        };
+        own(request).await.map_err(|e| e.to_error_object())
     }
 
     /// Runs the handler; without one the answer is `-32601`, as for any method this client

@@ -1,13 +1,20 @@
 //! Per-request settings: timeout, progress, log level, extra `_meta`.
 
-use duomcp_schema::{LoggingLevel, ProgressNotificationParams};
+use super::error::InputError;
+use super::transport::BoxFuture;
+use duomcp_schema::{InputRequest, LoggingLevel, ProgressNotificationParams};
 use serde_json::{Map, Value};
 use std::fmt;
+use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
 type ProgressFn = dyn Fn(&ProgressNotificationParams) + Send + Sync;
 type TaskStatusFn = dyn Fn(&super::TaskInfo) + Send + Sync;
+/// A request's own answerer of the server's requests for input (see
+/// [`RequestOptions::on_input`]).
+pub(crate) type InputFn =
+    dyn Fn(InputRequest) -> BoxFuture<'static, Result<Value, InputError>> + Send + Sync;
 
 /// Settings for one call; the defaults come from the [`ClientBuilder`](super::ClientBuilder).
 ///
@@ -38,6 +45,8 @@ pub struct RequestOptions {
     pub(crate) task_ttl: Option<Duration>,
     /// Called with each new status of the task behind a call.
     pub(crate) on_task_status: Option<Arc<TaskStatusFn>>,
+    /// Answers the server's requests for input that belong to this request.
+    pub(crate) on_input: Option<Arc<InputFn>>,
 }
 
 impl fmt::Debug for RequestOptions {
@@ -52,6 +61,7 @@ impl fmt::Debug for RequestOptions {
             .field("as_task", &self.as_task)
             .field("task_ttl", &self.task_ttl)
             .field("on_task_status", &self.on_task_status.is_some())
+            .field("on_input", &self.on_input.is_some())
             .finish()
     }
 }
@@ -158,6 +168,48 @@ impl RequestOptions {
     /// declaration for this request (a gateway declares its client's).
     pub fn meta(mut self, key: impl Into<String>, value: Value) -> Self {
         self.meta.insert(key.into(), value);
+        self
+    }
+
+    /// Answers the server's requests for input (elicitation, sampling, roots) that belong to
+    /// **this** request, instead of the client's handlers ([`on_elicit`], [`on_sample`],
+    /// [`on_roots`], which still declare the capabilities): for a caller that makes requests
+    /// on behalf of several users over one connection (a gateway), so that one user's call never
+    /// gets another's question.
+    ///
+    /// A request for input belongs to this request when the protocol says so:
+    /// - 2026-07-28: the `inputRequests` of this request's `InputRequiredResult`s (and of the
+    ///   task it becomes);
+    /// - 2025-11-25 over Streamable HTTP: the server's requests sent on this request's POST
+    ///   stream;
+    /// - 2025-11-25 over stdio, or on the GET stream, where nothing ties a server's request to
+    ///   one of ours: only while this is the **only** request in flight on the connection.
+    ///   Otherwise the server's request goes to the client's handlers.
+    ///
+    /// `f` gets the request and returns its result as JSON (an `ElicitResult`,
+    /// `CreateMessageResult` or `ListRootsResult`), handed to the server as it is.
+    ///
+    /// [`on_elicit`]: super::ClientBuilder::on_elicit
+    /// [`on_sample`]: super::ClientBuilder::on_sample
+    /// [`on_roots`]: super::ClientBuilder::on_roots
+    ///
+    /// ```
+    /// use duomcp::client::{InputError, RequestOptions};
+    /// use duomcp::schema::InputRequest;
+    /// let opts = RequestOptions::new().on_input(|request: InputRequest| async move {
+    ///     match request {
+    ///         InputRequest::Elicit(_) => Ok(serde_json::json!({ "action": "decline" })),
+    ///         _ => Err(InputError::new("this call answers elicitation only")),
+    ///     }
+    /// });
+    /// # let _ = opts;
+    /// ```
+    pub fn on_input<F, Fut>(mut self, f: F) -> Self
+    where
+        F: Fn(InputRequest) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<Value, InputError>> + Send + 'static,
+    {
+        self.on_input = Some(Arc::new(move |r| Box::pin(f(r))));
         self
     }
 }

@@ -100,6 +100,8 @@ fn per_request(opts: &RequestOptions) -> RequestOptions {
     RequestOptions {
         timeout: opts.timeout,
         log_level: opts.log_level,
+        // 2025-11-25: the server's requests on a `tasks/result` stream are the task's.
+        on_input: opts.on_input.clone(),
         ..RequestOptions::default()
     }
 }
@@ -608,7 +610,11 @@ impl TaskHandle {
                             });
                         }
                         rounds += 1;
-                        let responses = self.client.inner.answer_inputs(&pending).await?;
+                        let responses = self
+                            .client
+                            .inner
+                            .answer_inputs(&pending, opts.on_input.as_ref())
+                            .await?;
                         answered.extend(responses.keys().cloned());
                         tracing::debug!(task = %self.id, inputs = responses.len(), "answering the task's input requests");
                         self.update_with(responses, opts).await?;

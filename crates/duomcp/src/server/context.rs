@@ -27,6 +27,29 @@ use tokio_util::sync::CancellationToken;
 /// handler's own key. Clients that do not know it ignore it (`_meta` is open).
 pub const INPUT_KEY_META: &str = "io.duomcp/inputKey";
 
+/// A client's 2025-11-25 session, from [`Context::client_session`]: it does not keep the
+/// session alive, and tells whether it still is.
+#[derive(Clone, Debug)]
+pub struct ClientSession(std::sync::Weak<Session>);
+
+impl ClientSession {
+    /// Whether the session has not ended.
+    pub fn is_alive(&self) -> bool {
+        self.0.strong_count() > 0
+    }
+
+    /// Whether both handles are of the same session.
+    pub fn same(&self, other: &ClientSession) -> bool {
+        std::sync::Weak::ptr_eq(&self.0, &other.0)
+    }
+
+    /// A number that tells this session from the others alive now (it may be reused once the
+    /// session has ended: check [`same`](Self::same) with a kept handle).
+    pub fn key(&self) -> usize {
+        self.0.as_ptr() as usize
+    }
+}
+
 /// Everything a handler may want to know about, or do within, the request it serves.
 ///
 /// `Context` is cheap to clone. Take it as a handler argument:
@@ -437,6 +460,43 @@ impl Context {
     /// ```
     pub fn input_responses(&self) -> Map<String, Value> {
         lock(&self.inner.input).responses.clone()
+    }
+
+    /// The client's 2025-11-25 session, as an opaque handle (`None` in 2026-07-28, which has
+    /// no sessions): for a handler that keeps something per client session (a gateway's
+    /// upstream session per client), and must know when that session has ended.
+    ///
+    /// ```
+    /// # fn f(ctx: duomcp::server::Context) {
+    /// if let Some(session) = ctx.client_session() {
+    ///     assert!(session.is_alive());
+    /// }
+    /// # }
+    /// ```
+    pub fn client_session(&self) -> Option<ClientSession> {
+        self.inner
+            .session
+            .as_ref()
+            .map(|s| ClientSession(Arc::downgrade(s)))
+    }
+
+    /// Whether one more round of input may be asked of the client (2026-07-28: the request
+    /// has had fewer than [`ServerConfig::max_input_rounds`](crate::server::ServerConfig)
+    /// rounds; the server refuses the round after that). Always `true` in 2025-11-25, where
+    /// input is asked with requests. A handler that keeps something for the next round (a
+    /// gateway holding an upstream call) checks this first, so that a refused round leaves
+    /// nothing held.
+    ///
+    /// ```
+    /// # fn f(ctx: duomcp::server::Context) {
+    /// if !ctx.may_ask_for_input() {
+    ///     // answer without asking, or fail now
+    /// }
+    /// # }
+    /// ```
+    pub fn may_ask_for_input(&self) -> bool {
+        !self.inner.era.input_in_rounds()
+            || lock(&self.inner.input).rounds < self.inner.shared.config.max_input_rounds
     }
 
     /// Stores state that comes back, sealed, with the client's next round (2026-07-28).

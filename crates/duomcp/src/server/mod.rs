@@ -40,7 +40,7 @@ pub mod tasks;
 pub(crate) mod telemetry;
 mod uri_template;
 
-pub use context::{Context, INPUT_KEY_META};
+pub use context::{ClientSession, Context, INPUT_KEY_META};
 pub use error::{HandlerError, InputRequired};
 pub use handler::{
     Args, CallParts, FromCallParts, Handler, IntoPromptResult, IntoReadResult, IntoToolResult,

@@ -11,7 +11,7 @@ use super::error::ClientError;
 use super::handlers::{HandlerCall, Handlers};
 use super::mirror::{self, ToolHeaders};
 use super::notify::{Notification, OnDrop, Subscription};
-use super::options::RequestOptions;
+use super::options::{InputFn, RequestOptions};
 use super::transport::{Outgoing, RequestStream, Transport, TransportEvent};
 use super::validate::ToolSchemas;
 use super::EraChoice;
@@ -45,6 +45,15 @@ const MRTR_METHODS: &[&str] = &[
     <methods::CallTool as RequestMethod>::NAME,
     <methods::GetPrompt as RequestMethod>::NAME,
     <methods::ReadResource as RequestMethod>::NAME,
+];
+
+/// The methods during which a 2025-11-25 server may ask the client for input: the MRTR
+/// methods, and `tasks/result` (a task's input).
+const ASKING_METHODS: &[&str] = &[
+    <methods::CallTool as RequestMethod>::NAME,
+    <methods::GetPrompt as RequestMethod>::NAME,
+    <methods::ReadResource as RequestMethod>::NAME,
+    <methods::GetTaskPayload as RequestMethod>::NAME,
 ];
 
 /// Settings fixed when the client is built.
@@ -109,6 +118,19 @@ pub(crate) struct Inner {
     handled: watch::Sender<u64>,
     /// Fires when the connection is closed; calls in flight end at once.
     shutdown: CancellationToken,
+    /// The 2025-11-25 requests in flight, for the server's requests tied to none of them.
+    live: Mutex<Live>,
+}
+
+/// The 2025-11-25 requests in flight during which the server may ask for input (see
+/// `ASKING_METHODS`): how many, and those with their own answerer of input requests
+/// ([`RequestOptions::on_input`]). A server's request that the transport ties to no
+/// request of ours (stdio, the GET stream) belongs to a request only when that request is the
+/// only one in flight; never to "the newest".
+#[derive(Default)]
+struct Live {
+    count: usize,
+    own: Vec<(RequestId, Arc<InputFn>)>,
 }
 
 /// The kind of a result, from `resultType` (absent: a legacy server, so complete).
@@ -158,10 +180,17 @@ struct InFlight {
     id: RequestId,
     era: Era,
     cancel: Option<&'static str>,
+    /// Counted in `Inner::live`.
+    live: bool,
 }
 
 impl Drop for InFlight {
     fn drop(&mut self) {
+        if self.live {
+            let mut live = lock(&self.inner.live);
+            live.count = live.count.saturating_sub(1);
+            live.own.retain(|(id, _)| *id != self.id);
+        }
         if let Some(reason) = self.cancel.take() {
             if let Ok(handle) = tokio::runtime::Handle::try_current() {
                 let (inner, id, era) = (self.inner.clone(), self.id.clone(), self.era);
@@ -219,6 +248,7 @@ impl Inner {
             closed: Mutex::new(None),
             handled: watch::channel(0).0,
             shutdown: CancellationToken::new(),
+            live: Mutex::default(),
         }
     }
 
@@ -507,12 +537,23 @@ impl Inner {
             .on_progress
             .as_ref()
             .map(|report| (self.listen_progress(progress_token(&id)), report));
+        // Counted: the requests a server may ask for input during (a listing may not).
+        let serves_requests = super::era::of(speak.era).serves_server_requests()
+            && (opts.on_input.is_some() || ASKING_METHODS.contains(&method));
         let mut flight = InFlight {
             inner: self.clone(),
             id: id.clone(),
             era: speak.era,
             cancel: None,
+            live: serves_requests,
         };
+        if serves_requests {
+            let mut live = lock(&self.live);
+            live.count += 1;
+            if let Some(own) = &opts.on_input {
+                live.own.push((id.clone(), own.clone()));
+            }
+        }
         let mut stream = self.transport.request(msg).await?;
         if !opts.no_cancel {
             flight.cancel = Some("the client abandoned the request");
@@ -539,6 +580,10 @@ impl Inner {
                             }
                         }
                         return r.outcome.map_err(|error| ClientError::Rpc { method: method.to_owned(), error });
+                    }
+                    // A server's request on this request's stream (HTTP) is this request's.
+                    Some(Ok(Incoming::Request(req))) => {
+                        self.spawn_server_request(req, Some(opts.on_input.clone()))
                     }
                     Some(Ok(other)) => self.route(other),
                     Some(Err(e)) => {
@@ -712,7 +757,7 @@ impl Inner {
                 ));
             }
             let responses = match requests {
-                Some(r) => self.answer_inputs(r).await?,
+                Some(r) => self.answer_inputs(r, opts.on_input.as_ref()).await?,
                 None => Map::new(),
             };
             tracing::debug!(
@@ -731,6 +776,7 @@ impl Inner {
     pub(crate) async fn answer_inputs(
         &self,
         requests: &Map<String, Value>,
+        own: Option<&Arc<InputFn>>,
     ) -> Result<Map<String, Value>, ClientError> {
         let mut parsed = Vec::with_capacity(requests.len());
         for (key, raw) in requests {
@@ -740,7 +786,7 @@ impl Inner {
         }
         let answers = futures_util::future::try_join_all(parsed.into_iter().map(
             |(key, request)| async move {
-                Ok::<_, ClientError>((key, self.answer_input(request).await?))
+                Ok::<_, ClientError>((key, self.answer_input(request, own).await?))
             },
         ))
         .await?;
@@ -751,9 +797,20 @@ impl Inner {
         Ok(responses)
     }
 
-    /// Answers one input request with the application's handler.
-    async fn answer_input(&self, request: InputRequest) -> Result<Value, ClientError> {
+    /// Answers one input request with the request's own answerer (`own`), else the
+    /// application's handler.
+    async fn answer_input(
+        &self,
+        request: InputRequest,
+        own: Option<&Arc<InputFn>>,
+    ) -> Result<Value, ClientError> {
         let method = request.method();
+        if let Some(own) = own {
+            return own(request).await.map_err(|e| ClientError::Handler {
+                method: method.to_owned(),
+                message: e.message,
+            });
+        }
         let answer = match request {
             InputRequest::Elicit(p) => self
                 .handlers

@@ -8,7 +8,8 @@ impl Inner {
     /// Routes a message that is not the response being waited for. Never waits.
     pub(crate) fn route(self: &Arc<Self>, message: Incoming) {
         match message {
-            Incoming::Request(req) => self.spawn_server_request(req),
+            // Tied to no request of ours: see `Live`.
+            Incoming::Request(req) => self.spawn_server_request(req, None),
             Incoming::Notification(n) => self.on_notification(n),
             Incoming::Response(r) => {
                 tracing::debug!(id = %r.id, "ignored a response nobody waits for")
@@ -154,13 +155,34 @@ impl Inner {
         }
     }
 
+    /// The answerer of a server's request that the transport tied to no request of ours: the
+    /// own answerer of the one request in flight, when it is the only one and has one.
+    fn untied_answerer(&self) -> Option<Arc<InputFn>> {
+        let live = lock(&self.live);
+        match (live.count, live.own.as_slice()) {
+            (1, [(_, own)]) => Some(own.clone()),
+            _ => None,
+        }
+    }
+
     /// Runs a server→client request (2025-11-25) in its own task and sends the answer.
-    fn spawn_server_request(self: &Arc<Self>, req: IncomingRequest) {
+    ///
+    /// `tied`: `Some` when the transport tied it to one of our requests (its stream), with
+    /// that request's own answerer of input requests if it has one; `None`: tied to none.
+    pub(super) fn spawn_server_request(
+        self: &Arc<Self>,
+        req: IncomingRequest,
+        tied: Option<Option<Arc<InputFn>>>,
+    ) {
         if !self.adapter().is_some_and(|a| a.serves_server_requests()) {
             // 2026-07-28 servers must not send requests, and clients must not send responses.
             tracing::warn!(method = %req.method, "ignored a request from a 2026-07-28 server");
             return;
         }
+        let own = match tied {
+            Some(own) => own,
+            None => self.untied_answerer(),
+        };
         let inner = self.clone();
         let cancel = CancellationToken::new();
         let running = self.server_requests.admit(req.id.clone(), cancel.clone());
@@ -173,7 +195,7 @@ impl Inner {
                         biased;
                         // Cancelled by the server: no answer is sent.
                         _ = cancel.cancelled() => return,
-                        outcome = traced.scope(inner.answer_server_request(&req)) => outcome,
+                        outcome = traced.scope(inner.answer_server_request(&req, own)) => outcome,
                     };
                     traced.finish(&outcome);
                     drop(running);
@@ -206,7 +228,11 @@ impl Inner {
         });
     }
 
-    async fn answer_server_request(&self, req: &IncomingRequest) -> Result<Value, ErrorObject> {
+    async fn answer_server_request(
+        &self,
+        req: &IncomingRequest,
+        own: Option<Arc<InputFn>>,
+    ) -> Result<Value, ErrorObject> {
         let method = req.method.as_str();
         // Tasks this client hosts (2025-11-25), and task-augmented requests that create them.
         if let Some(answer) = self
@@ -220,7 +246,10 @@ impl Inner {
             return Ok(json!({}));
         }
         match HandlerCall::parse(method, req.params.as_deref()) {
-            Some(call) => call?.run(&self.handlers).await,
+            Some(call) => match own {
+                Some(own) => call?.run_own(own.as_ref()).await,
+                None => call?.run(&self.handlers).await,
+            },
             None => Err(jsonrpc::error(
                 error_code::METHOD_NOT_FOUND,
                 format!("Method not found: {method}"),
