@@ -37,6 +37,17 @@ async fn serve_gateway(gw: &Gateway) -> String {
     url
 }
 
+/// The reference server over Streamable HTTP on a free local port; its address.
+async fn reference_over_http() -> std::net::SocketAddr {
+    let upstream = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = upstream.local_addr().unwrap();
+    tokio::spawn(duomcp::transport::http::serve(
+        upstream,
+        duomcp_cli::reference::server().http_router(),
+    ));
+    addr
+}
+
 /// The questions a client was asked.
 type Asked = Arc<Mutex<Vec<String>>>;
 
@@ -240,12 +251,7 @@ async fn principal_isolation_gives_each_tenant_its_own_upstream_session() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn concurrent_eliciting_calls_of_two_tenants_each_get_their_own_question() {
     tokio::time::timeout(BOUND, async {
-        let upstream = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let up_addr = upstream.local_addr().unwrap();
-        tokio::spawn(duomcp::transport::http::serve(
-            upstream,
-            duomcp_cli::reference::server().http_router(),
-        ));
+        let up_addr = reference_over_http().await;
         let mut up = UpstreamConfig::http("ref", format!("http://{up_addr}/mcp"));
         up.era = duomcp_gateway::UpstreamEra::Legacy;
         let gw = Gateway::start(GatewayConfig::single(up)).await.unwrap();
@@ -300,12 +306,7 @@ async fn concurrent_eliciting_calls_of_two_tenants_each_get_their_own_question()
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn unanswered_calls_of_one_tenant_never_starve_another() {
     tokio::time::timeout(BOUND, async {
-        let upstream = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let up_addr = upstream.local_addr().unwrap();
-        tokio::spawn(duomcp::transport::http::serve(
-            upstream,
-            duomcp_cli::reference::server().http_router(),
-        ));
+        let up_addr = reference_over_http().await;
         let config = GatewayConfig::from_toml(&format!(
             r#"
             [gateway]
