@@ -375,6 +375,57 @@ async fn unanswered_calls_of_one_tenant_never_starve_another() {
     .expect("bounded");
 }
 
+/// A round one tenant leaves unanswered takes input away from nobody: alice (2026-07-28,
+/// relaying rounds herself) never answers her call's question, so the gateway holds her call on
+/// the shared stdio upstream session, its handler blocked on that question. Bob's eliciting call
+/// then runs beside it: its question is the only one a call in flight could have asked, and
+/// reaches bob, and only bob (before, with two calls in flight, it reached nobody until alice's
+/// hold timed out).
+async fn held_round_of_one_tenant_leaves_the_other_his_questions(bob_era: EraChoice) {
+    tokio::time::timeout(BOUND, async {
+        let gw = Gateway::start(legacy_stdio("shared")).await.unwrap();
+        let url = serve_gateway(&gw).await;
+        let (alice, alice_asked) = tenant(&url, "alice", EraChoice::Modern, Duration::ZERO).await;
+        let held = alice
+            .request_object(
+                "tools/call",
+                json_object(json!({ "name": "test_elicitation",
+                                    "arguments": { "message": "alice's question" } })),
+                RequestOptions::new().relay_input_required(),
+            )
+            .await
+            .unwrap();
+        assert_eq!(held["resultType"], "input_required", "{held}");
+        assert_eq!(gw.holds().len(), 1, "alice's call is held");
+
+        let (bob, bob_asked) = tenant(&url, "bob", bob_era, Duration::ZERO).await;
+        let r = bob
+            .call_tool("test_elicitation", json!({ "message": "bob's question" }))
+            .await
+            .expect("bob's call");
+        assert_ne!(r.is_error, Some(true), "{r:?}");
+        assert!(text(&r).contains("bob"), "bob's own answer: {}", text(&r));
+        assert_eq!(*bob_asked.lock().unwrap(), ["bob's question"]);
+        assert!(
+            alice_asked.lock().unwrap().is_empty(),
+            "alice's handlers were asked nothing (she relays her rounds)"
+        );
+        assert_eq!(gw.holds().len(), 1, "alice's call is still held, untouched");
+    })
+    .await
+    .expect("bounded");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn held_round_of_one_tenant_leaves_a_legacy_client_its_questions() {
+    held_round_of_one_tenant_leaves_the_other_his_questions(EraChoice::Legacy).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn held_round_of_one_tenant_leaves_a_modern_client_its_questions() {
+    held_round_of_one_tenant_leaves_the_other_his_questions(EraChoice::Modern).await;
+}
+
 fn json_object(v: Value) -> serde_json::Map<String, Value> {
     match v {
         Value::Object(m) => m,

@@ -10,7 +10,7 @@
 //! retry brings the answer (or the hold times out, which cancels the upstream call).
 
 use crate::upstream::{Event, RouteGuard, Session, Upstream};
-use duomcp::client::{ClientError, InputError, RequestOptions};
+use duomcp::client::{AwaitingInput, ClientError, InputError, RequestOptions};
 use duomcp::era::Era;
 use duomcp::era::ProtocolError;
 use duomcp::server::{Context, HandlerError, InputRequired, RawToolResult, ToolOutput};
@@ -190,6 +190,13 @@ struct Call {
     permit: Option<crate::upstream::Permit>,
     /// Whose call it is (see [`owner`]), for the per-principal bound on held calls.
     owner: Option<String>,
+    /// Set while the call waits for its client's answers: the upstream's requests that
+    /// nothing ties to a call may then belong to another call on its session (see
+    /// [`AwaitingInput`]).
+    awaiting: AwaitingInput,
+    /// Answers of the round so far, sent upstream once the whole round is answered (while
+    /// one is still unanswered, the call waits for its client, see `awaiting`).
+    answered: Vec<(Reply, Result<Value, String>)>,
 }
 
 impl Call {
@@ -200,6 +207,7 @@ impl Call {
         done: Done,
         relay: bool,
         owner: Option<String>,
+        awaiting: AwaitingInput,
     ) -> Call {
         Call {
             events,
@@ -212,6 +220,8 @@ impl Call {
             missing: None,
             permit: None,
             owner,
+            awaiting,
+            answered: Vec::new(),
         }
     }
 
@@ -544,7 +554,10 @@ async fn follow_task(
     let handle = session.client.task(task_id);
     let logs = takes_logs(ctx).then(|| session.clone());
     // The task's requests for input are this call's, and no other's.
-    let options = RequestOptions::new().on_input(answerer(tx));
+    let awaiting = AwaitingInput::new();
+    let options = RequestOptions::new()
+        .on_input(answerer(tx))
+        .awaiting_input(awaiting.clone());
     // Boxed: the task's cell (and every stage it goes through) then holds a pointer, not the
     // upstream call's whole future, copied each time.
     let result = move || async move {
@@ -554,7 +567,14 @@ async fn follow_task(
             .map(|r| Answer::Tool(Box::new(r)))
     };
     let work: Work = Box::pin(settled(result, logs, route));
-    let call = Call::new(upstream, Some(events), Done::spawn(work), false, owner(ctx));
+    let call = Call::new(
+        upstream,
+        Some(events),
+        Done::spawn(work),
+        false,
+        owner(ctx),
+        awaiting,
+    );
     Ok(drive(ctx, call, holds).await?.0)
 }
 
@@ -648,8 +668,11 @@ async fn start(
     // The upstream's requests for input that belong to this call (see `on_input`) come to this
     // call, and only to it. (A quiet call has no input to answer: both sides 2026-07-28, its
     // rounds come back as results, relayed.)
+    let awaiting = AwaitingInput::new();
     if let Some(tx) = &progress {
-        options = options.on_input(answerer(tx.clone()));
+        options = options
+            .on_input(answerer(tx.clone()))
+            .awaiting_input(awaiting.clone());
     }
     // A 2026-07-28 upstream logs at the level a request names, and only then: the client's own
     // (one that asked for none would get none from the gateway's server either). A 2025-11-25
@@ -715,7 +738,7 @@ async fn start(
     } else {
         Done::spawn(work)
     };
-    let mut call = Call::new(upstream, events, done, relay, owner);
+    let mut call = Call::new(upstream, events, done, relay, owner, awaiting);
     call.permit = permit;
     Ok(call)
 }
@@ -781,15 +804,15 @@ async fn drive(
         let answers = if pending.is_empty() {
             Vec::new()
         } else {
-            // Waiting for the client: the upstream's concurrency is for calls that run.
+            // Waiting for the client: the upstream's concurrency is for calls that run, and
+            // its untied requests are for the calls that could have asked.
             call.permit = None;
+            call.awaiting.set(true);
             Box::pin(ask_all(ctx, &pending)).await
         };
         for ((key, request, reply), answer) in pending.into_iter().zip(answers) {
             match answer {
-                Ok(v) => {
-                    let _ = reply.send(Ok(v));
-                }
+                Ok(v) => call.answered.push((reply, Ok(v))),
                 Err(HandlerError::InputRequired(_)) => unanswered.push((key, request, reply)),
                 // (A client that cannot answer, `MissingClientCapability` included, gets the
                 // upstream request answered with the error and the call goes on: a 2025-11-25
@@ -800,7 +823,7 @@ async fn drive(
                     {
                         call.missing = Some(caps.clone());
                     }
-                    let _ = reply.send(Err(e.to_string()));
+                    call.answered.push((reply, Err(e.to_string())));
                 }
             }
         }
@@ -816,9 +839,17 @@ async fn drive(
                 .into());
             }
             call.pending = unanswered;
+            // (Still waiting for the client, now for its next round.)
             let hold = holds.hold(call)?;
             ctx.set_request_state(GatewayState::Hold { hold });
             return Err(InputRequired.into());
+        }
+        // The round is complete: the call runs again (so said before the answers go: a
+        // request its handler sends after them is then the call's), and the upstream gets
+        // every answer of the round at once.
+        call.awaiting.set(false);
+        for (reply, answer) in call.answered.drain(..) {
+            let _ = reply.send(answer);
         }
         // No branch watches the request's cancellation: the server drops a cancelled
         // request's handler (`handle_request`, or the task runtime once detached), and with it

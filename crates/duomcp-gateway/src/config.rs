@@ -122,7 +122,9 @@ pub enum PrefixMode {
 /// it belongs to exactly that client's call: a 2026-07-28 upstream's always does (it comes back
 /// in the call's result); a 2025-11-25 upstream's over Streamable HTTP does when it comes on the
 /// call's POST stream; over stdio (or its GET stream) only while the call is the only request in
-/// flight on the upstream session. Anything else is refused (the upstream gets an error) and
+/// flight on the upstream session that could have asked (calls waiting for their clients'
+/// answers, held or asked, could not: their handlers are blocked on what they asked). Anything
+/// else is refused (the upstream gets an error) and
 /// traced. Isolation gives clients sessions of their own, so that such requests can be told
 /// apart, and so that what one client makes an upstream remember (its roots, resources it
 /// created, log level) is never another's.

@@ -723,11 +723,11 @@ fn unattributed<T>(
     tracing::warn!(
         upstream,
         method,
-        "refused an upstream request for input that belongs to no one call (several calls, or \
-         none, in flight on its session)"
+        "refused an upstream request for input that belongs to no one call (several calls that \
+         could have asked, or none, in flight on its session)"
     );
     std::future::ready(Err(InputError::new(format!(
-        "the gateway cannot tell which call this {method} belongs to (several calls, or none, \
-         are in flight on this session); it is not relayed to any client"
+        "the gateway cannot tell which call this {method} belongs to (several calls that could \
+         have asked, or none, are in flight on this session); it is not relayed to any client"
     ))))
 }

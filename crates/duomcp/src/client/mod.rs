@@ -68,7 +68,7 @@ pub use cache::{Clock, ManualClock, SystemClock};
 pub use error::{ClientError, InputError};
 pub use handlers::apply_elicit_defaults;
 pub use notify::{Notification, Notifications, Subscription};
-pub use options::RequestOptions;
+pub use options::{AwaitingInput, RequestOptions};
 pub use tasks::{TaskHandle, TaskInfo, TaskStart, TaskWatch};
 
 use crate::era::Era;

@@ -6,6 +6,7 @@ use duomcp_schema::{InputRequest, LoggingLevel, ProgressNotificationParams};
 use serde_json::{Map, Value};
 use std::fmt;
 use std::future::Future;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -47,6 +48,45 @@ pub struct RequestOptions {
     pub(crate) on_task_status: Option<Arc<TaskStatusFn>>,
     /// Answers the server's requests for input that belong to this request.
     pub(crate) on_input: Option<Arc<InputFn>>,
+    /// Set while this request waits for its user's answers (see [`AwaitingInput`]).
+    pub(crate) awaiting_input: Option<AwaitingInput>,
+}
+
+/// A request's flag, set by its owner while the request waits for its user to answer the input
+/// requests it already got (see [`RequestOptions::awaiting_input`]).
+///
+/// A 2025-11-25 server's request that nothing ties to one request of ours (stdio, the GET
+/// stream) belongs to a request only when that is the one request in flight that could have
+/// asked: requests waiting for their users' answers do not count, their server-side handlers
+/// being blocked on the questions they asked. (A handler that asks again while its earlier
+/// question is unanswered makes its request ambiguous: isolate such a server.)
+///
+/// ```
+/// use duomcp::client::{AwaitingInput, RequestOptions};
+/// let waiting = AwaitingInput::new();
+/// let opts = RequestOptions::new().awaiting_input(waiting.clone());
+/// waiting.set(true); // the user was asked; no answer yet
+/// assert!(waiting.is_set());
+/// # let _ = opts;
+/// ```
+#[derive(Clone, Debug, Default)]
+pub struct AwaitingInput(Arc<AtomicBool>);
+
+impl AwaitingInput {
+    /// A flag, not set.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Sets (`true`: waiting for the user's answers) or clears it.
+    pub fn set(&self, waiting: bool) {
+        self.0.store(waiting, Ordering::Release);
+    }
+
+    /// Whether it is set.
+    pub fn is_set(&self) -> bool {
+        self.0.load(Ordering::Acquire)
+    }
 }
 
 impl fmt::Debug for RequestOptions {
@@ -62,6 +102,7 @@ impl fmt::Debug for RequestOptions {
             .field("task_ttl", &self.task_ttl)
             .field("on_task_status", &self.on_task_status.is_some())
             .field("on_input", &self.on_input.is_some())
+            .field("awaiting_input", &self.awaiting_input)
             .finish()
     }
 }
@@ -183,7 +224,9 @@ impl RequestOptions {
     /// - 2025-11-25 over Streamable HTTP: the server's requests sent on this request's POST
     ///   stream;
     /// - 2025-11-25 over stdio, or on the GET stream, where nothing ties a server's request to
-    ///   one of ours: only while this is the **only** request in flight on the connection.
+    ///   one of ours: only while this is the **only** request in flight on the connection that
+    ///   could have asked (requests waiting for their users' answers, see
+    ///   [`awaiting_input`](Self::awaiting_input), could not).
     ///   Otherwise the server's request goes to the client's handlers.
     ///
     /// `f` gets the request and returns its result as JSON (an `ElicitResult`,
@@ -210,6 +253,20 @@ impl RequestOptions {
         Fut: Future<Output = Result<Value, InputError>> + Send + 'static,
     {
         self.on_input = Some(Arc::new(move |r| Box::pin(f(r))));
+        self
+    }
+
+    /// The flag this request's owner sets while the request waits for its user's answers to
+    /// input requests (see [`AwaitingInput`]); with [`on_input`](Self::on_input), so that
+    /// another request in flight can still be told its server's untied requests.
+    ///
+    /// ```
+    /// use duomcp::client::{AwaitingInput, RequestOptions};
+    /// let opts = RequestOptions::new().awaiting_input(AwaitingInput::new());
+    /// # let _ = opts;
+    /// ```
+    pub fn awaiting_input(mut self, flag: AwaitingInput) -> Self {
+        self.awaiting_input = Some(flag);
         self
     }
 }

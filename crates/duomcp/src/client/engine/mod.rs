@@ -126,11 +126,27 @@ pub(crate) struct Inner {
 /// `ASKING_METHODS`): how many, and those with their own answerer of input requests
 /// ([`RequestOptions::on_input`]). A server's request that the transport ties to no
 /// request of ours (stdio, the GET stream) belongs to a request only when that request is the
-/// only one in flight; never to "the newest".
+/// only one in flight that could have asked (requests waiting for their users' answers, see
+/// [`AwaitingInput`](super::AwaitingInput), could not); never to "the newest".
 #[derive(Default)]
 struct Live {
     count: usize,
-    own: Vec<(RequestId, Arc<InputFn>)>,
+    own: Vec<Own>,
+}
+
+/// A request in flight with its own answerer of input requests.
+struct Own {
+    id: RequestId,
+    answer: Arc<InputFn>,
+    awaiting: Option<super::AwaitingInput>,
+}
+
+impl Own {
+    fn is_awaiting(&self) -> bool {
+        self.awaiting
+            .as_ref()
+            .is_some_and(super::AwaitingInput::is_set)
+    }
 }
 
 /// The kind of a result, from `resultType` (absent: a legacy server, so complete).
@@ -189,7 +205,7 @@ impl Drop for InFlight {
         if self.live {
             let mut live = lock(&self.inner.live);
             live.count = live.count.saturating_sub(1);
-            live.own.retain(|(id, _)| *id != self.id);
+            live.own.retain(|o| o.id != self.id);
         }
         if let Some(reason) = self.cancel.take() {
             if let Ok(handle) = tokio::runtime::Handle::try_current() {
@@ -551,7 +567,11 @@ impl Inner {
             let mut live = lock(&self.live);
             live.count += 1;
             if let Some(own) = &opts.on_input {
-                live.own.push((id.clone(), own.clone()));
+                live.own.push(Own {
+                    id: id.clone(),
+                    answer: own.clone(),
+                    awaiting: opts.awaiting_input.clone(),
+                });
             }
         }
         let mut stream = self.transport.request(msg).await?;

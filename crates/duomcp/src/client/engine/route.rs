@@ -156,11 +156,24 @@ impl Inner {
     }
 
     /// The answerer of a server's request that the transport tied to no request of ours: the
-    /// own answerer of the one request in flight, when it is the only one and has one.
+    /// own answerer of the one request in flight that could have asked, when it has one.
+    /// Requests waiting for their users' answers could not (their handlers upstream are
+    /// blocked on what they asked), unless one is the only request in flight.
     fn untied_answerer(&self) -> Option<Arc<InputFn>> {
         let live = lock(&self.live);
-        match (live.count, live.own.as_slice()) {
-            (1, [(_, own)]) => Some(own.clone()),
+        if live.count == 1 {
+            return match live.own.as_slice() {
+                [own] => Some(own.answer.clone()),
+                _ => None,
+            };
+        }
+        let awaiting = live.own.iter().filter(|o| o.is_awaiting()).count();
+        if live.count.saturating_sub(awaiting) != 1 {
+            return None;
+        }
+        let mut asking = live.own.iter().filter(|o| !o.is_awaiting());
+        match (asking.next(), asking.next()) {
+            (Some(own), None) => Some(own.answer.clone()),
             _ => None,
         }
     }
