@@ -19,7 +19,8 @@ use std::time::{Duration, Instant};
 const BOUND: Duration = Duration::from_secs(120);
 
 /// The gateway's MCP endpoint over HTTP, behind a resource server that knows two tokens:
-/// `alice-token` (principal `alice`) and `bob-token` (principal `bob`).
+/// `alice-token` (principal `alice`, scope `files:write`) and `bob-token` (principal `bob`, no
+/// scopes).
 async fn serve_gateway(gw: &Gateway) -> String {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://{}/mcp", listener.local_addr().unwrap());
@@ -27,7 +28,10 @@ async fn serve_gateway(gw: &Gateway) -> String {
         .authorization_server("http://127.0.0.1:9/unused-issuer")
         .validator(
             StaticTokens::new()
-                .with("alice-token", Principal::new("alice"))
+                .with(
+                    "alice-token",
+                    Principal::new("alice").with_scopes(["files:write"]),
+                )
                 .with("bob-token", Principal::new("bob")),
         )
         .build()
@@ -424,6 +428,62 @@ async fn held_round_of_one_tenant_leaves_a_legacy_client_its_questions() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn held_round_of_one_tenant_leaves_a_modern_client_its_questions() {
     held_round_of_one_tenant_leaves_the_other_his_questions(EraChoice::Modern).await;
+}
+
+/// Per-tool authorization (`[[upstream.access]]`): a tool only alice may call, and a tool that
+/// needs a scope only alice holds. Bob is refused both, each saying why; alice gets both; a
+/// tool no rule covers serves both.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn access_rules_refuse_bob_what_only_alice_may_call() {
+    tokio::time::timeout(BOUND, async {
+        let config = GatewayConfig::from_toml(&format!(
+            r#"
+            [[upstream]]
+            name = "ref"
+            command = "{bin}"
+            args = ["serve", "--era", "legacy"]
+            [[upstream.access]]
+            tools = ["slow_*"]
+            allow_principals = ["ali?e"]
+            [[upstream.access]]
+            tools = ["test_image_content"]
+            require_scopes = ["files:write"]
+            "#,
+            bin = env!("CARGO_BIN_EXE_duomcp")
+        ))
+        .unwrap();
+        let gw = Gateway::start(config).await.unwrap();
+        let url = serve_gateway(&gw).await;
+        for era in [EraChoice::Legacy, EraChoice::Modern] {
+            let (alice, _) = tenant(&url, "alice", era, Duration::ZERO).await;
+            let (bob, _) = tenant(&url, "bob", era, Duration::ZERO).await;
+            let slow = json!({ "seconds": 0, "label": "x" });
+            let r = alice.call_tool("slow_compute", slow.clone()).await.unwrap();
+            assert_eq!(text(&r), "Computed x in 0s", "{era:?}");
+            let refused = bob.call_tool("slow_compute", slow).await.unwrap_err();
+            assert!(
+                refused.to_string().contains("not available to you"),
+                "{era:?}: {refused}"
+            );
+            let r = alice
+                .call_tool("test_image_content", json!({}))
+                .await
+                .unwrap();
+            assert_ne!(r.is_error, Some(true), "{era:?}: {r:?}");
+            let refused = bob
+                .call_tool("test_image_content", json!({}))
+                .await
+                .unwrap_err();
+            assert!(
+                refused.to_string().contains("files:write"),
+                "{era:?}: the refusal names the scope: {refused}"
+            );
+            let r = bob.call_tool("test_simple_text", json!({})).await.unwrap();
+            assert_ne!(r.is_error, Some(true), "{era:?}: {r:?}");
+        }
+    })
+    .await
+    .expect("bounded");
 }
 
 fn json_object(v: Value) -> serde_json::Map<String, Value> {

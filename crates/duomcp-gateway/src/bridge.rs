@@ -382,6 +382,17 @@ pub(crate) async fn call_tool(
     arguments: Value,
     flags: ToolFlags,
 ) -> Result<ToolOutput, HandlerError> {
+    // `[[upstream.access]]`: the scopes were checked by the runtime (the tool's spec names
+    // them); the principals are checked here.
+    if !upstream.config.admits_principal(&name, ctx.principal()) {
+        return Err(ProtocolError::InvalidParams(format!(
+            "Invalid params: the tool `{}` is not available to you (the gateway's access rules \
+             for upstream `{}`)",
+            upstream.naming.outer(&name),
+            upstream.name()
+        ))
+        .into());
+    }
     let mut params = Map::new();
     params.insert("name".into(), Value::String(name));
     if arguments.as_object().is_some_and(|a| !a.is_empty()) {

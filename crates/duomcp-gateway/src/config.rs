@@ -2,6 +2,7 @@
 //! into [`GatewayConfig`], checked once before anything starts.
 
 pub use crate::auth::{AuthConfig, UpstreamOAuth};
+use duomcp::server::Principal;
 use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -143,6 +144,48 @@ pub enum Isolation {
     Client,
 }
 
+/// One rule of an upstream's `[[upstream.access]]`: the tools it covers, and what a caller of
+/// them needs. A tool covered by several rules needs what each asks.
+///
+/// ```
+/// let config = duomcp_gateway::GatewayConfig::from_toml(r#"
+///     [[upstream]]
+///     name = "files"
+///     command = "files-server"
+///     [[upstream.access]]                 # the whole upstream: only the team
+///     allow_principals = ["team-*"]
+///     [[upstream.access]]                 # writing needs a scope too
+///     tools = ["write_*", "delete_*"]
+///     require_scopes = ["files:write"]
+/// "#).unwrap();
+/// assert_eq!(config.upstreams[0].access.len(), 2);
+/// ```
+#[derive(Debug, Clone, Deserialize, Default, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct AccessRule {
+    /// Globs (`*`, `?`) of the upstream's tool names (as the upstream names them) the rule
+    /// covers; empty: all of them.
+    #[serde(default)]
+    pub tools: Vec<String>,
+    /// OAuth scopes a caller must hold, all of them: without, the call is refused as the
+    /// runtime refuses any tool's missing scope (HTTP `403` with an `insufficient_scope`
+    /// challenge naming them).
+    #[serde(default)]
+    pub require_scopes: Vec<String>,
+    /// Globs of the principals (the token's subject) that may call; empty: any. A client
+    /// with no principal (a gateway without `[auth]`) matches none; the local user of a stdio
+    /// gateway matches all. Refused: `-32602`, saying the tool is not available to the caller.
+    #[serde(default)]
+    pub allow_principals: Vec<String>,
+}
+
+impl AccessRule {
+    /// Whether the rule covers the tool `name` (as the upstream names it).
+    pub fn covers(&self, name: &str) -> bool {
+        self.tools.is_empty() || self.tools.iter().any(|g| crate::names::glob(g, name))
+    }
+}
+
 /// Which revision to speak to an upstream.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Default)]
 #[serde(rename_all = "lowercase")]
@@ -211,6 +254,10 @@ pub struct UpstreamConfig {
     /// reconnect); the client resumes it with `GET` and `Last-Event-ID` and gets the rest
     /// (SSE polling, SEP-1699), so long calls do not hold connections. Default: never.
     pub sse_poll_after_ms: Option<u64>,
+    /// Who may call which of its tools (`[[upstream.access]]`): every rule whose `tools` match
+    /// a tool applies to it (see [`AccessRule`]). None: every client that reaches the gateway.
+    #[serde(default)]
+    pub access: Vec<AccessRule>,
     /// stdio: restarts in a row after the process dies on its own (default 5; a process that
     /// ran a minute starts the count again).
     pub max_restarts: Option<u32>,
@@ -257,6 +304,53 @@ impl UpstreamConfig {
     /// Upstream sessions kept at once for isolated clients.
     pub fn isolated_sessions(&self) -> usize {
         self.max_isolated_sessions.unwrap_or(16).max(1)
+    }
+
+    /// The scopes a caller of the tool `name` (as the upstream names it) must hold: those of
+    /// every `[[upstream.access]]` rule covering it, each once.
+    pub fn scopes_for(&self, name: &str) -> Vec<String> {
+        let mut scopes: Vec<String> = Vec::new();
+        for rule in self.access.iter().filter(|r| r.covers(name)) {
+            for scope in &rule.require_scopes {
+                if !scopes.contains(scope) {
+                    scopes.push(scope.clone());
+                }
+            }
+        }
+        scopes
+    }
+
+    /// Whether `principal` may call the tool `name` (as the upstream names it): it matches
+    /// `allow_principals` of every rule covering the tool that has one (see [`AccessRule`]).
+    ///
+    /// ```
+    /// use duomcp::auth::Principal;
+    /// let config = duomcp_gateway::GatewayConfig::from_toml(r#"
+    ///     [[upstream]]
+    ///     name = "files"
+    ///     command = "files-server"
+    ///     [[upstream.access]]
+    ///     tools = ["delete_*"]
+    ///     allow_principals = ["admin-*"]
+    /// "#).unwrap();
+    /// let files = &config.upstreams[0];
+    /// let (alice, root) = (Principal::new("alice"), Principal::new("admin-root"));
+    /// assert!(files.admits_principal("read_file", Some(&alice)));
+    /// assert!(!files.admits_principal("delete_file", Some(&alice)));
+    /// assert!(files.admits_principal("delete_file", Some(&root)));
+    /// assert!(!files.admits_principal("delete_file", None));
+    /// ```
+    pub fn admits_principal(&self, name: &str, principal: Option<&Principal>) -> bool {
+        self.access
+            .iter()
+            .filter(|r| r.covers(name) && !r.allow_principals.is_empty())
+            .all(|r| match principal {
+                Some(p) if *p == Principal::local() => true,
+                Some(p) => p
+                    .subject()
+                    .is_some_and(|s| r.allow_principals.iter().any(|g| crate::names::glob(g, s))),
+                None => false,
+            })
     }
 
     /// Requests in flight to this upstream at once for one principal.

@@ -33,7 +33,7 @@ pub mod upstream;
 
 pub use bridge::Holds;
 pub use config::{
-    AuthConfig, ConfigError, GatewayConfig, GatewaySettings, Isolation, UpstreamConfig,
+    AccessRule, AuthConfig, ConfigError, GatewayConfig, GatewaySettings, Isolation, UpstreamConfig,
     UpstreamEra, UpstreamOAuth,
 };
 pub use upstream::Upstream;

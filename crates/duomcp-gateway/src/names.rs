@@ -101,7 +101,7 @@ impl ToolFilter {
 
 /// `*` (any run, possibly empty) and `?` (one character); everything else literal.
 /// Iterative with one backtrack point: linear in practice, never exponential.
-fn glob(pattern: &str, text: &str) -> bool {
+pub(crate) fn glob(pattern: &str, text: &str) -> bool {
     let p: Vec<char> = pattern.chars().collect();
     let t: Vec<char> = text.chars().collect();
     let (mut pi, mut ti) = (0, 0);

@@ -246,7 +246,8 @@ pub(crate) async fn resync(shared: &Arc<Shared>, index: usize) {
                             && tool.meta.as_ref().is_some_and(|m| {
                                 m.get(duomcp::server::DEFER_TASK_META) == Some(&Value::Bool(true))
                             });
-                        let mut spec = ToolSpec::from(tool.clone());
+                        let mut spec =
+                            ToolSpec::from(tool.clone()).scopes(u.config.scopes_for(&inner));
                         if deferred {
                             spec = spec.defer_task();
                         }
