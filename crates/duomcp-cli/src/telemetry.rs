@@ -62,10 +62,31 @@ fn otlp_env_set() -> bool {
     .any(|v| std::env::var_os(v).is_some_and(|v| !v.is_empty()))
 }
 
+/// The telemetry a server records with, when asked for (feature `otel`; never without it).
+#[cfg(feature = "otel")]
+pub type Recorder = duomcp::otel::Telemetry;
+/// The telemetry a server records with, when asked for (feature `otel`; never without it).
+#[cfg(not(feature = "otel"))]
+pub type Recorder = std::convert::Infallible;
+
 impl ServeArgs {
     /// Gives the server its telemetry (when any option or `OTEL_EXPORTER_OTLP_ENDPOINT` asks
     /// for it) and starts the `/metrics` listener.
     pub async fn apply(&self, builder: ServerBuilder) -> Result<(ServerBuilder, Running), String> {
+        let (telemetry, running) = self.start("duomcp-serve").await?;
+        #[cfg(feature = "otel")]
+        let builder = match telemetry {
+            Some(t) => builder.telemetry(t),
+            None => builder,
+        };
+        #[cfg(not(feature = "otel"))]
+        let None = telemetry;
+        Ok((builder, running))
+    }
+
+    /// The telemetry `service` records with (`None` when no option or
+    /// `OTEL_EXPORTER_OTLP_ENDPOINT` asks for any), the `/metrics` listener started.
+    pub async fn start(&self, service: &str) -> Result<(Option<Recorder>, Running), String> {
         #[cfg(feature = "otel")]
         {
             let wanted = self.otlp.is_some()
@@ -73,10 +94,10 @@ impl ServeArgs {
                 || self.audit.is_some()
                 || otlp_env_set();
             if !wanted {
-                return Ok((builder, Running::default()));
+                return Ok((None, Running::default()));
             }
             let mut p = Pipeline::builder()
-                .service_name("duomcp-serve")
+                .service_name(service.to_owned())
                 .prometheus(self.metrics.is_some());
             if let Some(endpoint) = &self.otlp {
                 p = p.otlp_endpoint(endpoint.clone());
@@ -100,7 +121,7 @@ impl ServeArgs {
                 metrics_endpoint(addr, prometheus.clone()).await?;
             }
             Ok((
-                builder.telemetry(telemetry),
+                Some(telemetry),
                 Running {
                     pipeline: Some(pipeline),
                 },
@@ -108,10 +129,11 @@ impl ServeArgs {
         }
         #[cfg(not(feature = "otel"))]
         {
+            let _ = service;
             if self.otlp.is_some() || self.metrics.is_some() || self.audit.is_some() {
                 return Err("this duomcp was built without the `otel` feature".into());
             }
-            Ok((builder, Running::default()))
+            Ok((None, Running::default()))
         }
     }
 }

@@ -194,6 +194,81 @@ async fn one_trace_across_duomcp_call_and_duomcp_serve() {
     let _ = server.wait().await;
 }
 
+/// `duomcp call` → `duomcp gateway --http --otlp --metrics --audit` → `duomcp serve --otlp`
+/// (stdio): one trace through three processes, four spans, each the child of the one before:
+/// the command's client span, the gateway's server span, the gateway's client span for the
+/// upstream call, the upstream's server span. The gateway's `/metrics` passes promtool and its
+/// audit log has the call.
+#[tokio::test]
+async fn one_trace_through_the_gateway_to_its_upstream() {
+    let (otlp, got) = receiver().await;
+    let dir = std::env::temp_dir().join(format!("duomcp-gw-audit-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let audit = dir.join("audit.jsonl");
+    let _ = std::fs::remove_file(&audit);
+    let mut cmd = Command::new(BIN);
+    cmd.args([
+        "gateway",
+        "--http",
+        "127.0.0.1:0",
+        "--metrics",
+        "127.0.0.1:0",
+    ])
+    .args(["--otlp", &otlp, "--audit", audit.to_str().unwrap()])
+    .args(["--", BIN, "serve", "--otlp", &otlp])
+    .env("OTEL_BSP_SCHEDULE_DELAY", "100")
+    .env_remove("OTEL_EXPORTER_OTLP_ENDPOINT");
+    let (mut gateway, urls) = spawn_announced(
+        &mut cmd,
+        &["duomcp gateway: serving at", "serving metrics at"],
+        Duration::from_secs(30),
+    )
+    .await;
+    let [url, metrics_url] = <[String; 2]>::try_from(urls).unwrap();
+
+    call(&url, &otlp, None).await;
+    let kind = |s: &Exported, service: &str, k: SpanKind| {
+        s.name == NAME && s.service == service && s.kind == k as i32
+    };
+    let chain = |spans: &[Exported]| -> Option<[Exported; 4]> {
+        let client = spans
+            .iter()
+            .find(|s| kind(s, "duomcp-cli", SpanKind::Client))?;
+        let child_of = |parent: &Exported, service: &str, k: SpanKind| {
+            spans
+                .iter()
+                .find(|s| kind(s, service, k) && s.parent_span_id == parent.span_id)
+                .cloned()
+        };
+        let served = child_of(client, "duomcp-gateway", SpanKind::Server)?;
+        let upstream_call = child_of(&served, "duomcp-gateway", SpanKind::Client)?;
+        let upstream = child_of(&upstream_call, "duomcp-serve", SpanKind::Server)?;
+        Some([client.clone(), served, upstream_call, upstream])
+    };
+    let exported = wait_for(&got, |s| chain(s).is_some()).await;
+    let spans = chain(&exported).unwrap();
+    assert!(
+        spans.iter().all(|s| s.trace_id == spans[0].trace_id),
+        "one trace across the three processes"
+    );
+
+    let text = reqwest_like_get(&metrics_url).await;
+    assert!(
+        text.contains("mcp_server_operation_duration_seconds_count{")
+            && text.contains("gen_ai_tool_name=\"test_simple_text\""),
+        "{text}"
+    );
+    promtool_check(&text).await;
+    let lines = std::fs::read_to_string(&audit).unwrap();
+    let line: serde_json::Value =
+        serde_json::from_str(lines.lines().next().expect("an audit line")).expect("a JSON line");
+    assert_eq!(line["tool"], "test_simple_text", "{line}");
+
+    let _ = gateway.start_kill();
+    let _ = gateway.wait().await;
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// `GET url` over a plain HTTP/1.1 connection.
 async fn reqwest_like_get(url: &str) -> String {
     use http_body_util::{BodyExt as _, Empty};

@@ -93,6 +93,34 @@ impl Gateway {
     /// Connects to every upstream, registers what they list, and returns the gateway; an
     /// upstream that cannot be reached is left out (and logged), unless none can be.
     pub async fn start(config: GatewayConfig) -> Result<Gateway, GatewayError> {
+        Self::start_inner(config, Telemetry::default()).await
+    }
+
+    /// [`start`](Self::start), with telemetry (feature `otel`): the gateway's server records
+    /// its spans, metrics and audit lines with `telemetry`, and each upstream call is a client
+    /// span, child of the client's request, its trace context sent on to the upstream.
+    ///
+    /// ```no_run
+    /// # async fn run(config: duomcp_gateway::GatewayConfig) -> Result<(), Box<dyn std::error::Error>> {
+    /// let pipeline = duomcp::otel::Pipeline::builder()
+    ///     .service_name("duomcp-gateway")
+    ///     .prometheus(true)
+    ///     .build()?;
+    /// let gateway = duomcp_gateway::Gateway::start_with_telemetry(config, pipeline.telemetry()).await?;
+    /// # let _ = gateway; Ok(()) }
+    /// ```
+    #[cfg(feature = "otel")]
+    pub async fn start_with_telemetry(
+        config: GatewayConfig,
+        telemetry: duomcp::otel::Telemetry,
+    ) -> Result<Gateway, GatewayError> {
+        Self::start_inner(config, Telemetry(Some(telemetry))).await
+    }
+
+    async fn start_inner(
+        config: GatewayConfig,
+        telemetry: Telemetry,
+    ) -> Result<Gateway, GatewayError> {
         config.validate()?;
         let auth = match &config.auth {
             Some(a) => Some(a.resource_server().map_err(ConfigError::Invalid)?),
@@ -121,11 +149,10 @@ impl Gateway {
                 } else {
                     names::Naming::plain()
                 };
-                Arc::new(Upstream::new(
-                    u.clone(),
-                    naming,
-                    notice(Arc::downgrade(&shared), i),
-                ))
+                let upstream = Upstream::new(u.clone(), naming, notice(Arc::downgrade(&shared), i));
+                #[cfg(feature = "otel")]
+                let upstream = upstream.with_telemetry(telemetry.0.clone());
+                Arc::new(upstream)
             })
             .collect();
         let mut failures = Vec::new();
@@ -151,6 +178,12 @@ impl Gateway {
         let mut server_config = duomcp::server::ServerConfig::default();
         server_config.page_size = settings.page_size.max(1);
         let mut builder = Server::builder().config(server_config);
+        #[cfg(feature = "otel")]
+        if let Some(t) = telemetry.0 {
+            builder = builder.telemetry(t);
+        }
+        #[cfg(not(feature = "otel"))]
+        let Telemetry() = telemetry;
         match (&first_info, upstreams.len()) {
             // One upstream: the client sees its identity and instructions.
             (Some((info, instructions)), 1) => {
@@ -339,3 +372,12 @@ async fn complete(
         .await
         .map_err(|e| bridge::upstream_failure(u.name(), e))
 }
+
+/// The telemetry a gateway starts with (feature `otel`; nothing without it).
+#[derive(Default)]
+#[cfg(feature = "otel")]
+struct Telemetry(Option<duomcp::otel::Telemetry>);
+
+#[derive(Default)]
+#[cfg(not(feature = "otel"))]
+struct Telemetry();

@@ -302,7 +302,21 @@ pub struct Upstream {
     /// `[upstream.oauth]`: the gateway's own OAuth client, shared by every pooled session
     /// (one token for all); the error says why it could not be built.
     oauth: Result<Option<OAuthClient>, String>,
+    /// The gateway's telemetry: each upstream call is a client span.
+    telemetry: Traced,
 }
+
+/// The gateway's telemetry, for the upstream clients (feature `otel`; nothing without it).
+#[cfg(feature = "otel")]
+pub(crate) type Traced = Option<duomcp::otel::Telemetry>;
+/// The gateway's telemetry, for the upstream clients (feature `otel`; nothing without it).
+#[cfg(not(feature = "otel"))]
+pub(crate) type Traced = NoTelemetry;
+
+/// No telemetry: the gateway built without the feature `otel`.
+#[cfg(not(feature = "otel"))]
+#[derive(Clone, Default)]
+pub(crate) struct NoTelemetry;
 
 /// What the gateway does with an upstream's connection-wide notifications (list changes,
 /// resource updates).
@@ -328,7 +342,15 @@ impl Upstream {
             shares: Mutex::new(HashMap::new()),
             notice,
             oauth,
+            telemetry: Traced::default(),
         }
+    }
+
+    /// Records each call to the upstream as a client span (feature `otel`).
+    #[cfg(feature = "otel")]
+    pub(crate) fn with_telemetry(mut self, telemetry: Traced) -> Self {
+        self.telemetry = telemetry;
+        self
     }
 
     /// The upstream's name.
@@ -504,7 +526,15 @@ impl Upstream {
         let oauth = self.oauth.clone().map_err(ClientError::Protocol)?;
         // Boxed: a connection's future (handshake, process start) is large and rare; inline,
         // it would be part of every call's future, copied on every call.
-        Box::pin(connect(&self.config, caps, self.notice.clone(), oauth)).await
+        let telemetry = self.telemetry.clone();
+        Box::pin(connect(
+            &self.config,
+            caps,
+            self.notice.clone(),
+            oauth,
+            telemetry,
+        ))
+        .await
     }
 
     /// Waits for a free slot under the upstream's concurrency limit, and under `owner`'s share
@@ -594,6 +624,7 @@ async fn connect(
     caps: CapSet,
     notice: Notice,
     oauth: Option<OAuthClient>,
+    telemetry: Traced,
 ) -> Result<Arc<Session>, ClientError> {
     let routes = Arc::new(Routes::default());
     let mut b = Client::builder()
@@ -607,6 +638,14 @@ async fn connect(
         .request_timeout(config.timeout())
         // The downstream client caches, not the gateway (list_changed re-syncs the lists).
         .cache(false);
+    // Each upstream call a client span, child of the client's request (whose context the
+    // server's handler runs in), its trace context sent on.
+    #[cfg(feature = "otel")]
+    if let Some(t) = telemetry {
+        b = b.telemetry(t);
+    }
+    #[cfg(not(feature = "otel"))]
+    let NoTelemetry = telemetry;
     // The capabilities are declared for the whole session, but a request for input is only
     // ever answered by the call it belongs to (`bridge::start` gives each call its own
     // answerer, `RequestOptions::on_input`). One that belongs to no call the gateway can name

@@ -60,6 +60,10 @@ pub struct GatewayArgs {
     /// most 1024).
     #[arg(long, value_name = "N", requires = "http", value_parser = clap::value_parser!(u16).range(0..=1024))]
     pub threads: Option<u16>,
+    /// Telemetry: `--otlp`, `--metrics`, `--audit` (as `duomcp serve`'s): the gateway's
+    /// spans, metrics and audit lines, each upstream call a client span.
+    #[command(flatten)]
+    pub telemetry: crate::telemetry::ServeArgs,
     /// One stdio upstream: the command and its arguments, after `--`.
     #[arg(last = true, value_name = "CMD")]
     pub command: Vec<String>,
@@ -171,7 +175,22 @@ async fn serve(args: GatewayArgs, config: GatewayConfig, workers: Option<Workers
     // Installed before the upstreams are started and anything is served: from here on a
     // SIGINT or SIGTERM stops the gateway in order instead of killing it.
     let stop = duomcp::server::shutdown_signal();
-    let gateway = match Gateway::start(config).await {
+    // Kept to the end: dropping it exports what is pending.
+    let (telemetry, _running) = match args.telemetry.start("duomcp-gateway").await {
+        Ok(t) => t,
+        Err(e) => {
+            eprintln!("duomcp gateway: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let started = match telemetry {
+        #[cfg(feature = "otel")]
+        Some(t) => Gateway::start_with_telemetry(config, t).await,
+        #[cfg(not(feature = "otel"))]
+        Some(never) => match never {},
+        None => Gateway::start(config).await,
+    };
+    let gateway = match started {
         Ok(g) => Arc::new(g),
         Err(e) => {
             eprintln!("duomcp gateway: {e}");
