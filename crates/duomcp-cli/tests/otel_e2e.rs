@@ -258,6 +258,23 @@ async fn one_trace_through_the_gateway_to_its_upstream() {
             && text.contains("gen_ai_tool_name=\"test_simple_text\""),
         "{text}"
     );
+    // The per-upstream series, labelled by the upstream's configured name only.
+    let calls = text
+        .lines()
+        .find(|l| {
+            l.starts_with("duomcp_gateway_upstream_calls_total{")
+                && l.contains("upstream=\"upstream\"")
+                && l.contains("outcome=\"ok\"")
+                && l.contains("mcp_method_name=\"tools/call\"")
+        })
+        .unwrap_or_else(|| panic!("no upstream call series: {text}"));
+    assert!(calls.ends_with(" 1"), "{calls}");
+    assert!(
+        text.contains("duomcp_gateway_upstream_call_duration_seconds_count{")
+            && text.contains("duomcp_gateway_upstream_held_calls{")
+            && text.contains("duomcp_gateway_upstream_isolated_sessions{"),
+        "{text}"
+    );
     promtool_check(&text).await;
     let lines = std::fs::read_to_string(&audit).unwrap();
     let line: serde_json::Value =

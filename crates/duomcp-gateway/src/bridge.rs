@@ -306,6 +306,14 @@ impl Holds {
             .count()
     }
 
+    /// How many calls to the upstream named `upstream` are held now.
+    pub fn held_for(&self, upstream: &str) -> usize {
+        self.lock()
+            .values()
+            .filter(|c| c.upstream.name() == upstream)
+            .count()
+    }
+
     /// How many calls are held now.
     pub fn len(&self) -> usize {
         self.lock().len()
@@ -458,6 +466,21 @@ fn decode<T: serde::de::DeserializeOwned>(
 
 /// Carries `method` with `params` to the upstream and back; see the module's header.
 async fn forward(
+    upstream: &Arc<Upstream>,
+    holds: &Arc<Holds>,
+    ctx: &Context,
+    method: &'static str,
+    params: Map<String, Value>,
+    flags: ToolFlags,
+) -> Result<Answer, HandlerError> {
+    let started = std::time::Instant::now();
+    let answer = forward_uncounted(upstream, holds, ctx, method, params, flags).await;
+    upstream.record(method, started.elapsed(), &answer, Answer::is_error);
+    answer
+}
+
+/// [`forward`], uncounted.
+async fn forward_uncounted(
     upstream: &Arc<Upstream>,
     holds: &Arc<Holds>,
     ctx: &Context,

@@ -27,6 +27,8 @@ pub mod auth;
 pub mod bridge;
 pub mod config;
 pub mod http;
+#[cfg(feature = "otel")]
+mod metrics;
 pub mod names;
 mod sync;
 pub mod upstream;
@@ -138,6 +140,13 @@ impl Gateway {
             sync: sync::SyncState::default(),
             list_change_window: Duration::from_millis(settings.list_change_window_ms),
         });
+        #[cfg(feature = "otel")]
+        let metrics = telemetry.0.as_ref().map(|t| {
+            Arc::new(metrics::UpstreamMetrics::new(
+                t.meter(),
+                Arc::downgrade(&shared),
+            ))
+        });
         let prefixed = config.prefixed();
         let upstreams: Vec<Arc<Upstream>> = config
             .upstreams
@@ -151,7 +160,7 @@ impl Gateway {
                 };
                 let upstream = Upstream::new(u.clone(), naming, notice(Arc::downgrade(&shared), i));
                 #[cfg(feature = "otel")]
-                let upstream = upstream.with_telemetry(telemetry.0.clone());
+                let upstream = upstream.with_telemetry(telemetry.0.clone(), metrics.clone());
                 Arc::new(upstream)
             })
             .collect();

@@ -304,6 +304,9 @@ pub struct Upstream {
     oauth: Result<Option<OAuthClient>, String>,
     /// The gateway's telemetry: each upstream call is a client span.
     telemetry: Traced,
+    /// Its calls counted and timed (feature `otel`, with telemetry).
+    #[cfg(feature = "otel")]
+    metrics: Option<Arc<crate::metrics::UpstreamMetrics>>,
 }
 
 /// The gateway's telemetry, for the upstream clients (feature `otel`; nothing without it).
@@ -343,14 +346,44 @@ impl Upstream {
             notice,
             oauth,
             telemetry: Traced::default(),
+            #[cfg(feature = "otel")]
+            metrics: None,
         }
     }
 
     /// Records each call to the upstream as a client span (feature `otel`).
     #[cfg(feature = "otel")]
-    pub(crate) fn with_telemetry(mut self, telemetry: Traced) -> Self {
+    pub(crate) fn with_telemetry(
+        mut self,
+        telemetry: Traced,
+        metrics: Option<Arc<crate::metrics::UpstreamMetrics>>,
+    ) -> Self {
         self.telemetry = telemetry;
+        self.metrics = metrics;
         self
+    }
+
+    /// Counts and times one call of `method` (feature `otel`, with telemetry; else nothing).
+    pub(crate) fn record<T>(
+        &self,
+        method: &str,
+        took: std::time::Duration,
+        outcome: &Result<T, duomcp::server::HandlerError>,
+        is_error: impl FnOnce(&T) -> bool,
+    ) {
+        #[cfg(feature = "otel")]
+        if let Some(m) = &self.metrics {
+            use crate::metrics::Outcome;
+            let outcome = match outcome {
+                Ok(v) if is_error(v) => Outcome::Error,
+                Ok(_) => Outcome::Ok,
+                Err(duomcp::server::HandlerError::InputRequired(_)) => Outcome::InputRequired,
+                Err(_) => Outcome::Error,
+            };
+            m.record(self.name(), method, took, outcome);
+        }
+        #[cfg(not(feature = "otel"))]
+        let _ = (method, took, outcome, is_error);
     }
 
     /// The upstream's name.

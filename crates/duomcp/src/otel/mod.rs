@@ -123,6 +123,7 @@ pub struct Telemetry {
     pub(crate) m: Arc<Instruments>,
     pub(crate) audit: Option<Arc<AuditLog>>,
     pub(crate) tasks: Arc<TaskLinks>,
+    meter: Meter,
 }
 
 impl std::fmt::Debug for Telemetry {
@@ -210,6 +211,7 @@ impl Telemetry {
             m: Arc::new(Instruments::new(&meter)),
             audit: None,
             tasks: Arc::default(),
+            meter,
         }
     }
 
@@ -223,7 +225,20 @@ impl Telemetry {
             m: Arc::new(Instruments::new(&meter)),
             audit: None,
             tasks: Arc::default(),
+            meter,
         }
+    }
+
+    /// The meter of the MCP instruments, for an application's own (exported with them, to the
+    /// same places).
+    ///
+    /// ```
+    /// let t = duomcp::otel::Telemetry::global();
+    /// let jobs = t.meter().u64_counter("myapp.jobs").build();
+    /// jobs.add(1, &[]);
+    /// ```
+    pub fn meter(&self) -> &Meter {
+        &self.meter
     }
 
     /// Writes an audit line per tool call (server side) to `audit`.

@@ -235,12 +235,14 @@ fn write_data<T: AsF64>(out: &mut String, name: &str, help: &str, data: &MetricD
             }
         }
         MetricData::Sum(s) if s.is_monotonic() => {
-            let name = name.strip_suffix("_total").unwrap_or(name);
-            header(out, name, help, "counter");
+            // The text format (0.0.4) names a counter's family as its samples, `_total`
+            // included (OpenMetrics would leave the suffix out of the family's name).
+            let name = format!("{}_total", name.strip_suffix("_total").unwrap_or(name));
+            header(out, &name, help, "counter");
             for p in s.data_points() {
                 let _ = writeln!(
                     out,
-                    "{name}_total{} {}",
+                    "{name}{} {}",
                     labels(p.attributes(), None),
                     number(p.value().f())
                 );
