@@ -30,6 +30,7 @@ for line in sys.stdin:
               "capabilities": {"tools": {"listChanged": True}},
               "serverInfo": {"name": "hostile-" + tag, "version": "1"}}})
     elif meth == "ping":
+        with open(__file__ + ".pings", "a") as f: f.write("ping\n")
         send({"jsonrpc": "2.0", "id": i, "result": {}})
     elif meth == "tools/list":
         if mode == "many":
@@ -275,4 +276,77 @@ async fn an_oversized_answer_fails_its_call_at_once() {
             .unwrap();
         assert_eq!(r.content[0].as_text(), Some("a:echo"));
     }
+}
+
+/// `GET path` on the gateway at `url` (its MCP URL), with `auth` header lines; the response.
+async fn get(url: &str, path: &str, auth: &str) -> String {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let addr = url
+        .trim_start_matches("http://")
+        .split('/')
+        .next()
+        .unwrap()
+        .to_owned();
+    let mut tcp = tokio::net::TcpStream::connect(&addr).await.unwrap();
+    tcp.write_all(
+        format!("GET {path} HTTP/1.1\r\nHost: {addr}\r\n{auth}Connection: close\r\n\r\n")
+            .as_bytes(),
+    )
+    .await
+    .unwrap();
+    let mut response = String::new();
+    tcp.read_to_string(&mut response).await.unwrap();
+    response
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn healthz_says_only_up_without_the_token_and_probes_are_cached() {
+    let dir = setup(
+        &[("a", "names"), ("b", "names")],
+        "health_token = \"op-token\"",
+    );
+    let (_child, url, _) = gateway(&dir).await;
+    let pings = || {
+        std::fs::read_to_string(dir.0.join("hostile.py.pings"))
+            .unwrap_or_default()
+            .lines()
+            .count()
+    };
+    let before = pings();
+    // Two anonymous probers, ten probes each at once, then the operator.
+    let started = Instant::now();
+    let mut probes = Vec::new();
+    for _ in 0..20 {
+        let url = url.clone();
+        probes.push(tokio::spawn(async move { get(&url, "/healthz", "").await }));
+    }
+    for p in probes {
+        let response = p.await.unwrap();
+        assert!(response.starts_with("HTTP/1.1 200"), "{response}");
+        assert!(
+            response.ends_with("\r\n\r\n{\"ok\":true}"),
+            "no detail: {response}"
+        );
+    }
+    let ready = get(&url, "/readyz", "").await;
+    assert!(
+        ready.starts_with("HTTP/1.1 200") && ready.ends_with("ready\n"),
+        "{ready}"
+    );
+    let detail = get(&url, "/healthz", "Authorization: Bearer op-token\r\n").await;
+    let elapsed = started.elapsed();
+    assert!(
+        detail.contains("\"upstreams\"") && detail.contains("hostile-b"),
+        "{detail}"
+    );
+    // What is not served is in the operator's detail, escaped.
+    assert!(
+        detail.contains(r"tool `evil\\u{d}\\u{a}name` not served"),
+        "{detail}"
+    );
+    let probed = pings() - before;
+    eprintln!("22 probes in {elapsed:?}: {probed} upstream pings");
+    // One ping per upstream per 2 s window, however many probes (uncached: 44).
+    let windows = usize::try_from(elapsed.as_millis() / 2000).unwrap() + 1;
+    assert!(probed <= 2 * windows, "{probed} pings for 22 probes");
 }
