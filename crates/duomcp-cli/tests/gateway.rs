@@ -410,18 +410,33 @@ async fn modern_client_and_modern_upstream_relay_the_upstreams_own_input_rounds(
 async fn healthz_reports_every_upstream() {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
     tokio::time::timeout(BOUND, async {
-        let gw = std::sync::Arc::new(gateway(GatewayConfig::single(serve("legacy"))).await);
+        let mut config = GatewayConfig::single(serve("legacy"));
+        config.gateway.health_token = Some("operator-secret".into());
+        let gw = std::sync::Arc::new(gateway(config).await);
         let app = duomcp_gateway::http::app(gw, duomcp::transport::http::HttpConfig::default());
         let addr = serve_http(app).await;
-        let mut tcp = tokio::net::TcpStream::connect(addr).await.unwrap();
-        tcp.write_all(
-            format!("GET /healthz HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n")
-                .as_bytes(),
-        )
-        .await
-        .unwrap();
-        let mut response = String::new();
-        tcp.read_to_string(&mut response).await.unwrap();
+        let get = |path: &'static str, auth: &'static str| async move {
+            let mut tcp = tokio::net::TcpStream::connect(addr).await.unwrap();
+            tcp.write_all(
+                format!("GET {path} HTTP/1.1\r\nHost: {addr}\r\n{auth}Connection: close\r\n\r\n")
+                    .as_bytes(),
+            )
+            .await
+            .unwrap();
+            let mut response = String::new();
+            tcp.read_to_string(&mut response).await.unwrap();
+            response
+        };
+        // Without the operator's credential (or with a wrong one): up or down, nothing more.
+        for auth in ["", "Authorization: Bearer wrong\r\n"] {
+            let response = get("/healthz", auth).await;
+            assert!(response.starts_with("HTTP/1.1 200"), "{response}");
+            let body = response.split("\r\n\r\n").nth(1).unwrap();
+            assert_eq!(body, r#"{"ok":true}"#);
+        }
+        let response = get("/readyz", "").await;
+        assert!(response.starts_with("HTTP/1.1 200") && response.ends_with("ready\n"));
+        let response = get("/healthz", "Authorization: Bearer operator-secret\r\n").await;
         assert!(response.starts_with("HTTP/1.1 200"), "{response}");
         let body: Value = serde_json::from_str(response.split("\r\n\r\n").nth(1).unwrap()).unwrap();
         assert_eq!(body["ok"], true);

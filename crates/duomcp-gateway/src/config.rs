@@ -87,6 +87,9 @@ pub struct GatewaySettings {
     /// Upstream list changes within this many milliseconds of the first are re-synced together
     /// and reach the clients as one `list_changed` per list (default 30).
     pub list_change_window_ms: u64,
+    /// The operator's credential for `/healthz` (`Authorization: Bearer …`): with it the
+    /// answer has each upstream's detail; without it (or when unset) only `{"ok": …}`.
+    pub health_token: Option<String>,
 }
 
 impl Default for GatewaySettings {
@@ -100,6 +103,7 @@ impl Default for GatewaySettings {
             page_size: 100,
             list_change_window_ms: u64::try_from(crate::sync::LIST_CHANGE_WINDOW.as_millis())
                 .unwrap_or(30),
+            health_token: None,
         }
     }
 }
@@ -264,7 +268,19 @@ pub struct UpstreamConfig {
     /// stdio: the wait before the first restart in a row, in milliseconds (default 100); it
     /// doubles for each further one, up to 30 s.
     pub restart_backoff_ms: Option<u64>,
+    /// Items kept of each of this upstream's lists (tools, prompts, resources, templates;
+    /// default 10,000): paging stops there, the rest is not served (logged, and shown by
+    /// `duomcp gateway --check`).
+    pub max_list_items: Option<usize>,
+    /// Bytes (as JSON) kept of each of this upstream's lists (default 8 MiB): paging stops
+    /// there, the rest is not served.
+    pub max_list_bytes: Option<usize>,
 }
+
+/// The default of `[[upstream]] max_list_items`.
+pub const DEFAULT_MAX_LIST_ITEMS: usize = 10_000;
+/// The default of `[[upstream]] max_list_bytes`.
+pub const DEFAULT_MAX_LIST_BYTES: usize = 8 * 1024 * 1024;
 
 impl UpstreamConfig {
     /// A stdio upstream running `command` with `args`.
@@ -353,6 +369,16 @@ impl UpstreamConfig {
             })
     }
 
+    /// Items kept of each of this upstream's lists.
+    pub fn list_items(&self) -> usize {
+        self.max_list_items.unwrap_or(DEFAULT_MAX_LIST_ITEMS).max(1)
+    }
+
+    /// Bytes kept of each of this upstream's lists.
+    pub fn list_bytes(&self) -> usize {
+        self.max_list_bytes.unwrap_or(DEFAULT_MAX_LIST_BYTES).max(1)
+    }
+
     /// Requests in flight to this upstream at once for one principal.
     pub fn concurrency_per_principal(&self) -> usize {
         self.max_concurrency_per_principal
@@ -416,8 +442,17 @@ impl GatewayConfig {
             problems.extend(auth.problems());
         }
         let mut seen = std::collections::BTreeSet::new();
+        let prefixed = self.prefixed();
         for u in &self.upstreams {
             let n = &u.name;
+            // `a` + `-` + `b-x` and `a-b` + `-` + `x` would both be `a-b-x`.
+            if prefixed && !sep.is_empty() && n.contains(sep.as_str()) {
+                problems.push(format!(
+                    "upstream `{n}`: its name contains the separator `{sep}`, so its prefixed \
+                     names could be another upstream's; rename it or choose another [gateway] \
+                     separator"
+                ));
+            }
             if !valid_name(n) {
                 problems.push(format!(
                     "upstream `{n}`: a name is a letter then letters, digits, `.` or `-`"
@@ -522,11 +557,32 @@ mod tests {
     }
 
     #[test]
+    fn a_separator_inside_an_upstream_name_is_refused() {
+        let err = GatewayConfig::from_toml(
+            "[gateway]\nseparator='-'\n[[upstream]]\nname='a'\ncommand='x'\n\
+             [[upstream]]\nname='a-b'\ncommand='y'\n",
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            err.contains("upstream `a-b`: its name contains the separator `-`"),
+            "{err}"
+        );
+        // Not prefixed: the separator is not used.
+        GatewayConfig::from_toml(
+            "[gateway]\nseparator='-'\n[[upstream]]\nname='a-b'\ncommand='y'\n",
+        )
+        .unwrap();
+    }
+
+    #[test]
     fn defaults() {
         let c = GatewayConfig::from_toml("[[upstream]]\nname='a'\ncommand='x'\n").unwrap();
         assert_eq!(c.gateway.separator, "_");
         assert!(!c.prefixed());
         assert_eq!(c.upstreams[0].timeout(), Duration::from_secs(60));
         assert_eq!(c.upstreams[0].concurrency(), 64);
+        assert_eq!(c.upstreams[0].list_items(), 10_000);
+        assert_eq!(c.upstreams[0].list_bytes(), 8 * 1024 * 1024);
     }
 }

@@ -65,6 +65,11 @@ pub(crate) struct Shared {
     pub sync: sync::SyncState,
     /// `[gateway] list_change_window_ms`.
     pub list_change_window: Duration,
+    /// `[gateway] health_token`.
+    pub health_token: Option<String>,
+    /// The last health report and when it was made; held while a probe runs, so concurrent
+    /// probes wait for that one.
+    pub health: tokio::sync::Mutex<Option<(std::time::Instant, Vec<UpstreamHealth>)>>,
 }
 
 /// A running gateway: the [`Server`] to serve (over stdio or Streamable HTTP, as any duomcp
@@ -89,6 +94,10 @@ pub struct UpstreamHealth {
     pub tools: usize,
     /// Why it is not ok.
     pub error: Option<String>,
+    /// What of its lists is not served, and why (lists capped by `max_list_items` or
+    /// `max_list_bytes`, names outside the rules, names another upstream has): at most
+    /// 20 lines and a count of the rest.
+    pub dropped: Vec<String>,
 }
 
 impl Gateway {
@@ -139,6 +148,8 @@ impl Gateway {
             ),
             sync: sync::SyncState::default(),
             list_change_window: Duration::from_millis(settings.list_change_window_ms),
+            health_token: settings.health_token.clone().filter(|t| !t.is_empty()),
+            health: tokio::sync::Mutex::new(None),
         });
         #[cfg(feature = "otel")]
         let metrics = telemetry.0.as_ref().map(|t| {
@@ -255,20 +266,95 @@ impl Gateway {
     pub async fn health(&self, timeout: Duration) -> Vec<UpstreamHealth> {
         let mut out = Vec::new();
         for u in self.upstreams() {
-            out.push(check_upstream(u, timeout).await);
+            let mut h = check_upstream(u, timeout).await;
+            h.dropped = self.shared.sync.notes(u.name());
+            h.tools = self.shared.sync.tool_count(u.name());
+            out.push(h);
         }
         out
     }
 }
 
+impl Gateway {
+    /// [`Gateway::health`], made at most once per [`HEALTH_CACHE`]: a probe within that time
+    /// of the last one gets its report, and concurrent probes share one.
+    pub async fn health_cached(&self, timeout: Duration) -> Vec<UpstreamHealth> {
+        let mut last = self.shared.health.lock().await;
+        if let Some((at, report)) = last.as_ref() {
+            if at.elapsed() < HEALTH_CACHE {
+                return report.clone();
+            }
+        }
+        let report = self.health(timeout).await;
+        *last = Some((std::time::Instant::now(), report.clone()));
+        report
+    }
+
+    /// Whether `credential` is `[gateway] health_token` (never, when none is configured).
+    pub fn health_token_is(&self, credential: &str) -> bool {
+        self.shared.health_token.as_deref().is_some_and(|t| {
+            t.len() == credential.len()
+                && t.bytes()
+                    .zip(credential.bytes())
+                    .fold(0u8, |acc, (a, b)| acc | (a ^ b))
+                    == 0
+        })
+    }
+}
+
+/// How long a health report is reused (`/healthz`, `/readyz`).
+pub const HEALTH_CACHE: Duration = Duration::from_millis(2000);
+
 /// Connects to every upstream of `config` (without serving anything), pings it, counts its
 /// tools, and closes the connections: what `duomcp gateway --check` prints.
+///
+/// Its tools are listed as the gateway would (bounded, names checked, the first upstream
+/// keeping a name two have), and what the gateway would not serve is in `dropped`.
 pub async fn check(config: &GatewayConfig, timeout: Duration) -> Vec<UpstreamHealth> {
     let mut out = Vec::new();
+    let prefixed = config.prefixed();
+    let mut owners: std::collections::HashMap<String, String> = Default::default();
     for u in &config.upstreams {
         let quiet: upstream::Notice = Arc::new(|_: &Notification| {});
-        let up = Upstream::new(u.clone(), names::Naming::plain(), quiet);
-        out.push(check_upstream(&up, timeout).await);
+        let naming = if prefixed {
+            names::Naming::prefixed(&u.name, &config.gateway.separator)
+        } else {
+            names::Naming::plain()
+        };
+        let up = Upstream::new(u.clone(), naming, quiet);
+        let mut h = check_upstream(&up, timeout).await;
+        let mut notes = sync::Notes::new(&u.name);
+        let mut served = 0;
+        if h.ok {
+            match listed_tools(&up, timeout).await {
+                Ok(listed) => {
+                    if let Some(why) = listed.capped {
+                        notes.add(format!("tools: {why}"));
+                    }
+                    for t in listed.items.iter().filter(|t| up.filter.admits(&t.name)) {
+                        let outer = up.naming.outer(&t.name);
+                        if !names::valid_tool_name(&t.name) || outer.len() > names::MAX_NAME_CHARS {
+                            notes.add(format!(
+                                "tool `{}` not served: a tool name is 1 to 128 of A-Z a-z 0-9 _ - .",
+                                names::escaped(&outer)
+                            ));
+                        } else if let Some(other) = owners.get(&outer) {
+                            notes.add(format!(
+                                "tool `{}` not served: `{outer}` is upstream `{other}`'s",
+                                t.name
+                            ));
+                        } else {
+                            owners.insert(outer, u.name.clone());
+                            served += 1;
+                        }
+                    }
+                }
+                Err(e) => notes.add(format!("tools/list failed: {e}")),
+            }
+        }
+        h.tools = served;
+        h.dropped = notes.finish();
+        out.push(h);
         if let Ok(c) = up.client().await {
             let _ = c.close().await;
         }
@@ -276,7 +362,25 @@ pub async fn check(config: &GatewayConfig, timeout: Duration) -> Vec<UpstreamHea
     out
 }
 
-/// Connects to (or reuses the connection to) `u`, pings it and counts its tools.
+/// `u`'s tools as the gateway lists them (bounded by `max_list_items` and `max_list_bytes`).
+async fn listed_tools(
+    u: &Upstream,
+    timeout: Duration,
+) -> Result<sync::Listed<duomcp_schema::Tool>, String> {
+    let c = u.client().await.map_err(|e| e.to_string())?;
+    let listed = sync::all_pages(
+        |cursor| c.list_tools(cursor),
+        |p: duomcp_schema::ListToolsResult| (p.tools, p.next_cursor, p.ttl_ms),
+        u,
+    );
+    match tokio::time::timeout(timeout, listed).await {
+        Ok(r) => r.map_err(|e| e.to_string()),
+        Err(_) => Err(format!("no list within {timeout:?}")),
+    }
+}
+
+/// Connects to (or reuses the connection to) `u` and pings it (without listing anything: the
+/// tools served from it are counted by [`check`] and [`Gateway::health`]).
 pub async fn check_upstream(u: &Upstream, timeout: Duration) -> UpstreamHealth {
     let mut h = UpstreamHealth {
         name: u.name().to_owned(),
@@ -285,14 +389,13 @@ pub async fn check_upstream(u: &Upstream, timeout: Duration) -> UpstreamHealth {
         server: None,
         tools: 0,
         error: None,
+        dropped: Vec::new(),
     };
     let attempt = async {
         let c = u.client().await?;
         h.protocol_version = Some(c.protocol_version());
         h.server = c.server_info().map(|i| i.name);
         c.ping().await?;
-        let tools = c.list_all_tools().await?;
-        h.tools = tools.iter().filter(|t| u.filter.admits(&t.name)).count();
         Ok::<(), duomcp::client::ClientError>(())
     };
     match tokio::time::timeout(timeout, attempt).await {

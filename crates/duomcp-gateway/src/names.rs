@@ -71,6 +71,66 @@ impl Naming {
     }
 }
 
+/// The spec's rule for tool names: 1 to 128 characters, each of `A-Z a-z 0-9 _ - .`.
+///
+/// ```
+/// use duomcp_gateway::names::valid_tool_name;
+/// assert!(valid_tool_name("files_read-v2.1"));
+/// assert!(!valid_tool_name("evil\r\nname"));
+/// assert!(!valid_tool_name("rev\u{202e}"));
+/// assert!(!valid_tool_name(""));
+/// assert!(!valid_tool_name(&"a".repeat(129)));
+/// ```
+pub fn valid_tool_name(name: &str) -> bool {
+    (1..=MAX_NAME_CHARS).contains(&name.len())
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.'))
+}
+
+/// The longest name (a tool's or a prompt's) the gateway serves, in characters.
+pub const MAX_NAME_CHARS: usize = 128;
+
+/// A prompt name (or resource URI) the gateway serves: at most [`MAX_NAME_CHARS`] characters
+/// (URIs: 2,048 bytes), no control characters and no bidirectional overrides (which could make
+/// a terminal or a log show something else than what is there). Prompt names have no
+/// character rule in the spec, so spaces and letters of any script pass.
+///
+/// ```
+/// use duomcp_gateway::names::printable_name;
+/// assert!(printable_name("Résumé prompt", 128));
+/// assert!(!printable_name("a\u{1b}[2Jb", 128));
+/// assert!(!printable_name("x\u{202e}gpj.exe", 128));
+/// ```
+pub fn printable_name(name: &str, max_chars: usize) -> bool {
+    !name.is_empty()
+        && name.chars().count() <= max_chars
+        && !name.chars().any(|c| c.is_control() || is_bidi_control(c))
+}
+
+/// The Unicode bidirectional formatting characters (embeddings, overrides, isolates, marks).
+pub fn is_bidi_control(c: char) -> bool {
+    matches!(c, '\u{061c}' | '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+}
+
+/// `name` with control and bidirectional characters escaped (`\u{..}`) and cut to 80
+/// characters: safe to put in a log line or a report.
+pub fn escaped(name: &str) -> String {
+    let mut out = String::new();
+    for (i, c) in name.chars().enumerate() {
+        if i == 80 {
+            out.push_str(&format!("… ({} bytes)", name.len()));
+            break;
+        }
+        if c.is_control() || is_bidi_control(c) {
+            out.push_str(&format!("\\u{{{:x}}}", u32::from(c)));
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
 /// Which of an upstream's tools are served.
 #[derive(Debug, Clone, Default)]
 pub struct ToolFilter {

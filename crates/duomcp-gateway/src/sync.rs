@@ -3,6 +3,7 @@
 //! needs.
 
 use crate::bridge;
+use crate::names;
 use crate::upstream::Upstream;
 use crate::Shared;
 use duomcp::client::Client;
@@ -45,6 +46,8 @@ pub(crate) struct SyncState {
     /// The re-sync scheduled for when a 2026-07-28 upstream's lists go stale (`ttlMs`), per
     /// upstream (one each).
     stale_timers: Mutex<HashMap<usize, tokio::task::JoinHandle<()>>>,
+    /// What the last re-sync of each upstream did not serve, and why.
+    notes: Mutex<HashMap<String, Vec<String>>>,
 }
 
 /// A 2026-07-28 upstream whose lists say a shorter `ttlMs` is re-listed this often at most.
@@ -53,34 +56,131 @@ pub const MIN_LIST_TTL: std::time::Duration = std::time::Duration::from_secs(1);
 /// One page of a list: its items, the next cursor, its `ttlMs`.
 type Page<T> = (Vec<T>, Option<String>, Option<u64>);
 
-/// Pages a list to its end; with the shortest non-zero `ttlMs` its pages gave.
-async fn all_pages<P, T, F, Fut>(
+/// What the gateway kept of one upstream list.
+pub(crate) struct Listed<T> {
+    /// The items, at most `max_list_items` of them and `max_list_bytes` as JSON.
+    pub items: Vec<T>,
+    /// The shortest non-zero `ttlMs` its pages gave.
+    pub ttl: Option<u64>,
+    /// Why paging stopped early, when it did.
+    pub capped: Option<String>,
+}
+
+/// Counts the bytes of an item's JSON without keeping them.
+struct Counter(usize);
+
+impl std::io::Write for Counter {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0 += buf.len();
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// Pages a list to its end or to the upstream's caps (`max_list_items`, `max_list_bytes`),
+/// whichever comes first: an upstream listing without end, or huge items, cannot grow the
+/// gateway past them.
+pub(crate) async fn all_pages<P, T, F, Fut>(
     mut fetch: F,
     split: fn(P) -> Page<T>,
-) -> Result<(Vec<T>, Option<u64>), duomcp::client::ClientError>
+    u: &Upstream,
+) -> Result<Listed<T>, duomcp::client::ClientError>
 where
+    T: serde::Serialize,
     F: FnMut(Option<String>) -> Fut,
     Fut: std::future::Future<Output = Result<P, duomcp::client::ClientError>>,
 {
-    let mut all = Vec::new();
-    let mut ttl: Option<u64> = None;
+    let (max_items, max_bytes) = (u.config.list_items(), u.config.list_bytes());
+    let mut listed = Listed {
+        items: Vec::new(),
+        ttl: None,
+        capped: None,
+    };
+    let mut bytes = 0usize;
     let mut cursor = None;
     for _ in 0..MAX_LIST_PAGES {
         let (items, next, page_ttl) = split(fetch(cursor).await?);
-        all.extend(items);
-        ttl = match (ttl, page_ttl.filter(|t| *t > 0)) {
+        listed.ttl = match (listed.ttl, page_ttl.filter(|t| *t > 0)) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
         };
+        let mut left_out = 0usize;
+        for item in items {
+            let mut size = Counter(0);
+            let _ = serde_json::to_writer(&mut size, &item);
+            if left_out > 0
+                || listed.items.len() >= max_items
+                || bytes.saturating_add(size.0) > max_bytes
+            {
+                left_out += 1;
+                continue;
+            }
+            bytes += size.0;
+            listed.items.push(item);
+        }
+        let more = next.as_deref().is_some_and(|c| !c.is_empty());
+        if left_out > 0 || (more && listed.items.len() >= max_items) {
+            listed.capped = Some(format!(
+                "list capped at {} items, {bytes} bytes (max_list_items = {max_items}, \
+                 max_list_bytes = {max_bytes}): {left_out} more on the last page read{}",
+                listed.items.len(),
+                if more { ", further pages not read" } else { "" }
+            ));
+            return Ok(listed);
+        }
         match next {
             Some(c) if !c.is_empty() => cursor = Some(c),
-            _ => return Ok((all, ttl)),
+            _ => return Ok(listed),
         }
     }
     Err(duomcp::client::ClientError::Protocol(format!(
         "a list of more than {MAX_LIST_PAGES} pages"
     )))
 }
+
+/// What the gateway did not serve of one upstream's lists (capped lists, names it refused,
+/// names another upstream has), at most [`MAX_NOTES`] lines, each logged as it is noted.
+pub(crate) struct Notes {
+    upstream: String,
+    lines: Vec<String>,
+    more: usize,
+}
+
+/// Lines of [`Notes`] kept (and logged) per upstream and re-sync; the rest are counted.
+pub const MAX_NOTES: usize = 20;
+
+impl Notes {
+    pub(crate) fn new(upstream: &str) -> Self {
+        Notes {
+            upstream: upstream.to_owned(),
+            lines: Vec::new(),
+            more: 0,
+        }
+    }
+
+    pub(crate) fn add(&mut self, line: String) {
+        if self.lines.len() < MAX_NOTES {
+            tracing::warn!(upstream = %self.upstream, "{line}");
+            self.lines.push(line);
+        } else {
+            self.more += 1;
+        }
+    }
+
+    pub(crate) fn finish(mut self) -> Vec<String> {
+        if self.more > 0 {
+            let line = format!("and {} more not served", self.more);
+            tracing::warn!(upstream = %self.upstream, "{line}");
+            self.lines.push(line);
+        }
+        self.lines
+    }
+}
+
+/// The longest resource URI (or template) the gateway serves, in characters.
+pub const MAX_URI_CHARS: usize = 2048;
 
 /// Pages of one upstream list the gateway follows at most.
 const MAX_LIST_PAGES: usize = 10_000;
@@ -156,6 +256,26 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 }
 
 impl SyncState {
+    /// What the last re-sync of `upstream` did not serve, and why.
+    pub(crate) fn notes(&self, upstream: &str) -> Vec<String> {
+        lock(&self.notes).get(upstream).cloned().unwrap_or_default()
+    }
+
+    /// How many tools `upstream` registered.
+    pub(crate) fn tool_count(&self, upstream: &str) -> usize {
+        lock(&self.registered)
+            .get(upstream)
+            .map_or(0, |r| r.tools.len())
+    }
+
+    /// The other upstream that registered something `has` finds, if any.
+    fn owner(&self, me: &str, has: impl Fn(&Registered) -> bool) -> Option<String> {
+        lock(&self.registered)
+            .iter()
+            .find(|(name, r)| name.as_str() != me && has(r))
+            .map(|(name, _)| name.clone())
+    }
+
     /// Whether `upstream` registered the prompt or template `r` names (client-side names).
     pub(crate) fn owns(&self, upstream: &str, r: &CompleteReference) -> bool {
         let reg = lock(&self.registered);
@@ -217,6 +337,7 @@ pub(crate) async fn resync(shared: &Arc<Shared>, index: usize) {
     // The shortest `ttlMs` over the lists; a list without one (or 0: "do not cache") is kept
     // until the upstream's list_changed, as a 2025-11-25 upstream's.
     let mut ttl = None;
+    let mut notes = Notes::new(u.name());
     let mut shortest = |t: Option<u64>| {
         ttl = match (ttl, t.filter(|t| *t > 0)) {
             (Some(a), Some(b)) => Some(std::cmp::min(a, b)),
@@ -227,16 +348,49 @@ pub(crate) async fn resync(shared: &Arc<Shared>, index: usize) {
         let listed = all_pages(
             |c| client.list_tools(c),
             |p: duomcp_schema::ListToolsResult| (p.tools, p.next_cursor, p.ttl_ms),
+            u,
         )
         .await;
-        match listed.map(|(items, t)| {
-            shortest(t);
-            items
+        match listed.map(|l| {
+            shortest(l.ttl);
+            if let Some(why) = l.capped {
+                notes.add(format!("tools: {why}"));
+            }
+            l.items
         }) {
             Ok(tools) => {
                 for mut tool in tools.into_iter().filter(|t| u.filter.admits(&t.name)) {
+                    if !names::valid_tool_name(&tool.name) {
+                        notes.add(format!(
+                            "tool `{}` not served: a tool name is 1 to 128 of A-Z a-z 0-9 _ - .",
+                            names::escaped(&tool.name)
+                        ));
+                        continue;
+                    }
                     let inner = std::mem::take(&mut tool.name);
                     tool.name = u.naming.outer(&inner);
+                    if tool.name.len() > names::MAX_NAME_CHARS {
+                        notes.add(format!(
+                            "tool `{inner}` not served: `{}` is longer than 128 characters",
+                            tool.name
+                        ));
+                        continue;
+                    }
+                    if fresh.tools.contains_key(&tool.name) {
+                        notes.add(format!(
+                            "tool `{inner}` listed twice: the first one is served"
+                        ));
+                        continue;
+                    }
+                    let name = tool.name.as_str();
+                    if let Some(other) = shared.sync.owner(u.name(), |r| r.tools.contains_key(name))
+                    {
+                        notes.add(format!(
+                            "tool `{inner}` not served: `{}` is upstream `{other}`'s",
+                            tool.name
+                        ));
+                        continue;
+                    }
                     let def = serde_json::to_value(&tool).unwrap_or_default();
                     if old.tools.get(&tool.name) != Some(&def) {
                         // A 2025-11-25 upstream's task tool that a duomcp upstream says is
@@ -278,16 +432,44 @@ pub(crate) async fn resync(shared: &Arc<Shared>, index: usize) {
         let listed = all_pages(
             |c| client.list_prompts(c),
             |p: duomcp_schema::ListPromptsResult| (p.prompts, p.next_cursor, p.ttl_ms),
+            u,
         )
         .await;
-        match listed.map(|(items, t)| {
-            shortest(t);
-            items
+        match listed.map(|l| {
+            shortest(l.ttl);
+            if let Some(why) = l.capped {
+                notes.add(format!("prompts: {why}"));
+            }
+            l.items
         }) {
             Ok(prompts) => {
                 for mut prompt in prompts {
+                    if !names::printable_name(&prompt.name, names::MAX_NAME_CHARS) {
+                        notes.add(format!(
+                            "prompt `{}` not served: control or bidirectional characters, or \
+                             longer than 128 characters",
+                            names::escaped(&prompt.name)
+                        ));
+                        continue;
+                    }
                     let inner = std::mem::take(&mut prompt.name);
                     prompt.name = u.naming.outer(&inner);
+                    let name = prompt.name.as_str();
+                    if fresh.prompts.contains_key(name) {
+                        notes.add(format!(
+                            "prompt `{inner}` listed twice: the first one is served"
+                        ));
+                        continue;
+                    }
+                    if let Some(other) = shared
+                        .sync
+                        .owner(u.name(), |r| r.prompts.contains_key(name))
+                    {
+                        notes.add(format!(
+                            "prompt `{inner}` not served: `{name}` is upstream `{other}`'s"
+                        ));
+                        continue;
+                    }
                     let def = serde_json::to_value(&prompt).unwrap_or_default();
                     if old.prompts.get(&prompt.name) != Some(&def) {
                         server.add_prompt(
@@ -305,15 +487,37 @@ pub(crate) async fn resync(shared: &Arc<Shared>, index: usize) {
         let listed = all_pages(
             |c| client.list_resources(c),
             |p: duomcp_schema::ListResourcesResult| (p.resources, p.next_cursor, p.ttl_ms),
+            u,
         )
         .await;
-        match listed.map(|(items, t)| {
-            shortest(t);
-            items
+        match listed.map(|l| {
+            shortest(l.ttl);
+            if let Some(why) = l.capped {
+                notes.add(format!("resources: {why}"));
+            }
+            l.items
         }) {
             Ok(resources) => {
                 for mut r in resources {
+                    if !names::printable_name(&r.uri, MAX_URI_CHARS) {
+                        notes.add(format!(
+                            "resource `{}` not served: control or bidirectional characters, or \
+                             a URI longer than {MAX_URI_CHARS} characters",
+                            names::escaped(&r.uri)
+                        ));
+                        continue;
+                    }
                     r.uri = u.naming.outer_uri(&r.uri);
+                    let uri = r.uri.as_str();
+                    if let Some(other) = shared
+                        .sync
+                        .owner(u.name(), |o| o.resources.contains_key(uri))
+                    {
+                        notes.add(format!(
+                            "resource `{uri}` not served: it is upstream `{other}`'s"
+                        ));
+                        continue;
+                    }
                     let def = serde_json::to_value(&r).unwrap_or_default();
                     if old.resources.get(&r.uri) != Some(&def) {
                         server.add_resource(r.clone(), read_handler(u));
@@ -328,15 +532,37 @@ pub(crate) async fn resync(shared: &Arc<Shared>, index: usize) {
             |p: duomcp_schema::ListResourceTemplatesResult| {
                 (p.resource_templates, p.next_cursor, p.ttl_ms)
             },
+            u,
         )
         .await;
-        match listed.map(|(items, t)| {
-            shortest(t);
-            items
+        match listed.map(|l| {
+            shortest(l.ttl);
+            if let Some(why) = l.capped {
+                notes.add(format!("resource templates: {why}"));
+            }
+            l.items
         }) {
             Ok(templates) => {
                 for mut t in templates {
+                    if !names::printable_name(&t.uri_template, MAX_URI_CHARS) {
+                        notes.add(format!(
+                            "resource template `{}` not served: control or bidirectional \
+                             characters, or longer than {MAX_URI_CHARS} characters",
+                            names::escaped(&t.uri_template)
+                        ));
+                        continue;
+                    }
                     t.uri_template = u.naming.outer_uri(&t.uri_template);
+                    let uri = t.uri_template.as_str();
+                    if let Some(other) = shared
+                        .sync
+                        .owner(u.name(), |o| o.templates.contains_key(uri))
+                    {
+                        notes.add(format!(
+                            "resource template `{uri}` not served: it is upstream `{other}`'s"
+                        ));
+                        continue;
+                    }
                     let def = serde_json::to_value(&t).unwrap_or_default();
                     if old.templates.get(&t.uri_template) != Some(&def) {
                         if old.templates.contains_key(&t.uri_template) {
@@ -375,6 +601,7 @@ pub(crate) async fn resync(shared: &Arc<Shared>, index: usize) {
         server.remove_resource_template(t);
     }
     lock(&shared.sync.registered).insert(u.name().to_owned(), fresh);
+    lock(&shared.sync.notes).insert(u.name().to_owned(), notes.finish());
     if modern {
         schedule_stale_resync(shared, index, ttl);
     }

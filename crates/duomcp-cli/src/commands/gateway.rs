@@ -267,10 +267,16 @@ async fn check(config: &GatewayConfig) -> ExitCode {
             h.protocol_version.clone().unwrap_or_else(|| "-".into()),
             h.server.clone().unwrap_or_else(|| "-".into()),
             h.tools.to_string(),
-            h.error.clone().unwrap_or_default(),
+            super::output::safe(h.error.as_deref().unwrap_or_default()),
         ]);
     }
     println!("{table}");
+    // What the gateway would not serve: capped lists, refused names, names two upstreams have.
+    for h in &report {
+        for line in &h.dropped {
+            println!("{}: not served: {}", h.name, super::output::safe(line));
+        }
+    }
     if report.iter().all(|h| h.ok) {
         ExitCode::SUCCESS
     } else {

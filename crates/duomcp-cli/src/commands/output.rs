@@ -37,6 +37,37 @@ pub(crate) fn wrap(text: &str, width: usize) -> Vec<String> {
     lines
 }
 
+/// `text` from a server, safe to print on a terminal: control characters (CR, LF, ESC, NUL,
+/// …) and bidirectional overrides and isolates are shown escaped (`\u{1b}`), so a name cannot
+/// move the cursor, clear the screen, fake a line or reverse what follows it.
+pub(crate) fn safe(text: &str) -> String {
+    escape(text, false)
+}
+
+/// [`safe`], but keeping line feeds and tabs (for multi-line text such as a tool's result).
+pub(crate) fn safe_text(text: &str) -> String {
+    escape(text, true)
+}
+
+fn escape(text: &str, keep_lines: bool) -> String {
+    let bad = |c: char| {
+        (c.is_control() && !(keep_lines && matches!(c, '\n' | '\t')))
+            || duomcp_gateway::names::is_bidi_control(c)
+    };
+    if !text.chars().any(bad) {
+        return text.to_owned();
+    }
+    let mut out = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        if bad(c) {
+            out.push_str(&format!("\\u{{{:x}}}", u32::from(c)));
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
 /// Middle columns are kept to this width at most, so the last one keeps some room.
 const MIDDLE_MAX: u16 = 32;
 
@@ -54,7 +85,12 @@ fn table_of_width(headers: &[&str], rows: &[Vec<String>], width: usize) -> Strin
         .set_width(u16::try_from(width).unwrap_or(u16::MAX))
         .set_header(headers.iter().map(Cell::new));
     for row in rows {
-        table.add_row(row.iter().map(Cell::new));
+        // The first column (a name) on one line; the others may keep their line feeds.
+        table.add_row(
+            row.iter()
+                .enumerate()
+                .map(|(i, cell)| Cell::new(if i == 0 { safe(cell) } else { safe_text(cell) })),
+        );
     }
     let columns = headers.len();
     for (i, column) in table.column_iter_mut().enumerate() {
@@ -85,7 +121,7 @@ pub(crate) fn decoded_len(data: &str) -> usize {
 /// One content block as readable text.
 pub(crate) fn content(block: &ContentBlock) -> String {
     match block {
-        ContentBlock::Text(t) => t.text.clone(),
+        ContentBlock::Text(t) => safe_text(&t.text),
         ContentBlock::Image(i) => {
             format!("[image {}, {} bytes]", i.mime_type, decoded_len(&i.data))
         }
@@ -108,7 +144,7 @@ pub(crate) fn content(block: &ContentBlock) -> String {
 /// Resource contents as readable text: text as is, blobs summarised.
 pub(crate) fn resource_contents(contents: &ResourceContents) -> String {
     match contents {
-        ResourceContents::Text(t) => t.text.clone(),
+        ResourceContents::Text(t) => safe_text(&t.text),
         ResourceContents::Blob(b) => format!(
             "[blob {}, {} bytes]",
             b.mime_type.as_deref().unwrap_or("application/octet-stream"),
@@ -119,6 +155,19 @@ pub(crate) fn resource_contents(contents: &ResourceContents) -> String {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn safe_escapes_controls_and_bidi() {
+        assert_eq!(
+            super::safe("a\r\nb\u{1b}[2J\0\u{202e}c"),
+            "a\\u{d}\\u{a}b\\u{1b}[2J\\u{0}\\u{202e}c"
+        );
+        assert_eq!(
+            super::safe_text("line\nnext\tx\u{7}"),
+            "line\nnext\tx\\u{7}"
+        );
+        assert_eq!(super::safe("plain_name"), "plain_name");
+    }
+
     use super::*;
 
     #[test]

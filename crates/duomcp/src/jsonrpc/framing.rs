@@ -39,7 +39,15 @@ pub struct LineReader<R> {
     discarding: bool,
     /// `buf` holds a line already returned: clear it before reading on.
     returned: bool,
+    /// The first [`HEAD`] bytes of the current (or last) oversized line.
+    head: Vec<u8>,
+    /// The bytes of the current (or last) oversized line seen so far.
+    skipped: usize,
 }
+
+/// How much of an oversized line [`LineReader::oversized`] keeps: enough for the `jsonrpc`
+/// and `id` members a sender writes first.
+pub const HEAD: usize = 1024;
 
 impl<R: AsyncBufRead + Unpin> LineReader<R> {
     /// Wraps `inner`; lines longer than `max` bytes are reported as [`Line::TooLarge`].
@@ -50,7 +58,27 @@ impl<R: AsyncBufRead + Unpin> LineReader<R> {
             max,
             discarding: false,
             returned: false,
+            head: Vec::new(),
+            skipped: 0,
         }
+    }
+
+    /// After [`Line::TooLarge`]: the first bytes of that line (at most [`HEAD`]) and its
+    /// length in bytes, so that a reader can tell whose answer it was and how big.
+    pub fn oversized(&self) -> (&[u8], usize) {
+        (&self.head, self.skipped)
+    }
+
+    /// The line in `buf` plus `more` is over the limit: keep its head, start skipping.
+    fn start_discarding(&mut self, more: &[u8]) {
+        self.discarding = true;
+        self.head.clear();
+        let from_buf = self.buf.len().min(HEAD);
+        self.head.extend_from_slice(&self.buf[..from_buf]);
+        let from_more = more.len().min(HEAD - from_buf);
+        self.head.extend_from_slice(&more[..from_more]);
+        self.skipped = self.buf.len() + more.len();
+        self.buf.clear();
     }
 
     /// The next non-blank line, or `None` at end of input.
@@ -97,6 +125,14 @@ impl<R: AsyncBufRead + Unpin> LineReader<R> {
                     let fits = !self.discarding && self.buf.len() + pos <= self.max;
                     if fits {
                         self.buf.extend_from_slice(&available[..pos]);
+                    } else if self.discarding {
+                        let take = HEAD.saturating_sub(self.head.len()).min(pos);
+                        self.head.extend_from_slice(&available[..take]);
+                        self.skipped += pos;
+                    } else {
+                        let line_end = available[..pos.min(HEAD)].to_vec();
+                        self.start_discarding(&line_end);
+                        self.skipped += pos - line_end.len();
                     }
                     self.inner.consume(pos + 1);
                     self.returned = true;
@@ -104,11 +140,16 @@ impl<R: AsyncBufRead + Unpin> LineReader<R> {
                 }
                 None => {
                     let n = available.len();
-                    if !self.discarding && self.buf.len() + n > self.max {
-                        self.discarding = true;
-                        self.buf.clear();
-                    }
-                    if !self.discarding {
+                    if self.discarding {
+                        let take = HEAD.saturating_sub(self.head.len()).min(n);
+                        self.head.extend_from_slice(&available[..take]);
+                        self.skipped += n;
+                    } else if self.buf.len() + n > self.max {
+                        let more = available[..n.min(HEAD)].to_vec();
+                        self.start_discarding(&more);
+                        // Counted whole, though only its head was kept.
+                        self.skipped += n - more.len();
+                    } else {
                         self.buf.extend_from_slice(available);
                     }
                     self.inner.consume(n);
@@ -141,6 +182,29 @@ mod tests {
         );
         assert_eq!(reader.next_line().await.unwrap(), Some(Line::TooLarge));
         assert_eq!(reader.next_line().await.unwrap(), None);
+    }
+
+    #[tokio::test]
+    async fn an_oversized_line_leaves_its_head_and_length() {
+        let mut input = br#"{"jsonrpc":"2.0","id":7,"result":""#.to_vec();
+        input.extend_from_slice(&vec![b'z'; 5000]);
+        input.extend_from_slice(b"\"}\nok\n");
+        let line_len = input.len() - 4;
+        for capacity in [8, 64 * 1024] {
+            let mut reader = LineReader::new(
+                tokio::io::BufReader::with_capacity(capacity, &input[..]),
+                100,
+            );
+            assert_eq!(reader.next_line().await.unwrap(), Some(Line::TooLarge));
+            let (head, len) = reader.oversized();
+            assert_eq!(len, line_len, "capacity {capacity}");
+            assert_eq!(head.len(), HEAD);
+            assert!(head.starts_with(br#"{"jsonrpc":"2.0","id":7,"#));
+            assert_eq!(
+                reader.next_line().await.unwrap(),
+                Some(Line::Message(b"ok"))
+            );
+        }
     }
 
     #[tokio::test]

@@ -3,7 +3,7 @@
 use super::{
     BoxFuture, Outgoing, Pending, RequestStream, Routed, Transport, TransportError, TransportEvent,
 };
-use crate::jsonrpc::{decode, Incoming, Line, LineReader};
+use crate::jsonrpc::{decode, Incoming, Line, LineReader, RequestId};
 use crate::util::lock;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -166,7 +166,27 @@ async fn read_loop<R: AsyncRead + Unpin>(
         let bytes = match lines.next_line().await {
             Ok(Some(Line::Message(bytes))) => bytes,
             Ok(Some(Line::TooLarge)) => {
-                tracing::warn!("skipped a message from the server larger than {MAX_MESSAGE} bytes");
+                let (head, len) = lines.oversized();
+                let error = format!(
+                    "the server's answer is {len} bytes or more, over the limit of {MAX_MESSAGE} \
+                     bytes; it was dropped"
+                );
+                // Its request fails now, instead of waiting for its timeout: the id is among
+                // the first bytes of an answer (its sender's `jsonrpc` and `id` come first).
+                match top_level_id(head) {
+                    Some(id) => {
+                        let routed = Routed {
+                            response: Err(TransportError::Other(error.clone())),
+                            events_before: Some(shared.sent.load(Ordering::SeqCst)),
+                        };
+                        if !shared.pending.complete(&id, routed) {
+                            tracing::warn!(%id, "{error} (no request waits for it)");
+                        } else {
+                            tracing::warn!(%id, "{error}");
+                        }
+                    }
+                    None => tracing::warn!("{error} (no id in its first bytes)"),
+                }
                 continue;
             }
             Ok(None) => break None,
@@ -204,6 +224,58 @@ async fn read_loop<R: AsyncRead + Unpin>(
     // Every request still waiting ends with `reason` (its stream reads it from `closed`).
     shared.pending.close();
     let _ = events.send(TransportEvent::Closed(reason)).await;
+}
+
+/// The `id` member of the JSON object `head` starts with (at its top level, not in its
+/// `result`), when `head` gets that far; `head` may end anywhere.
+fn top_level_id(head: &[u8]) -> Option<RequestId> {
+    let mut depth = 0usize;
+    let mut i = 0;
+    while i < head.len() {
+        match head[i] {
+            b'{' | b'[' => depth += 1,
+            b'}' | b']' => depth = depth.checked_sub(1)?,
+            b'"' => {
+                let end = string_end(head, i)?;
+                let key = &head[i..=end];
+                i = end + 1;
+                if depth == 1 && key == b"\"id\"" {
+                    let rest = head[i..].trim_ascii_start().strip_prefix(b":")?;
+                    let rest = rest.trim_ascii_start();
+                    let value = if rest.first() == Some(&b'"') {
+                        &rest[..=string_end(rest, 0)?]
+                    } else {
+                        let n = rest
+                            .iter()
+                            .take_while(|b| b.is_ascii_digit() || **b == b'-')
+                            .count();
+                        if n == rest.len() {
+                            return None; // the number may go on past `head`
+                        }
+                        &rest[..n]
+                    };
+                    return serde_json::from_slice(value).ok();
+                }
+                continue;
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    None
+}
+
+/// The index of the quote closing the string that opens at `start`.
+fn string_end(bytes: &[u8], start: usize) -> Option<usize> {
+    let mut i = start + 1;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'\\' => i += 2,
+            b'"' => return Some(i),
+            _ => i += 1,
+        }
+    }
+    None
 }
 
 /// Newline-delimited JSON-RPC over any reader and writer: a socket, a pipe, or an in-memory
@@ -262,5 +334,35 @@ impl Transport for StreamTransport {
             self.core.close_writer().await;
             Ok(())
         })
+    }
+}
+
+#[cfg(test)]
+mod oversized_tests {
+    use super::*;
+
+    #[test]
+    fn the_id_of_a_truncated_answer_is_read_at_its_top_level_only() {
+        let id = |s: &str| top_level_id(s.as_bytes());
+        assert_eq!(
+            id(r#"{"jsonrpc":"2.0","id":7,"result":{"x"#),
+            Some(RequestId::from(7))
+        );
+        assert_eq!(
+            id(r#"{"jsonrpc":"2.0","id":"c-3","result":"#),
+            Some(RequestId::String("c-3".into()))
+        );
+        // An `id` inside the result is not the answer's.
+        assert_eq!(
+            id(r#"{"jsonrpc":"2.0","result":{"id":5,"text":"aaaa"#),
+            None
+        );
+        assert_eq!(
+            id(r#"{"result":"\"id\":9","id":2,"#),
+            Some(RequestId::from(2))
+        );
+        // Cut inside the id: unknown.
+        assert_eq!(id(r#"{"jsonrpc":"2.0","id":12"#), None);
+        assert_eq!(id(r#"{"jsonrpc":"2.0","id":"c-"#), None);
     }
 }
