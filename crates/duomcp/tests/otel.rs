@@ -592,6 +592,56 @@ async fn prometheus_text_has_the_histograms_and_gauges() {
     drop(client);
 }
 
+/// Issue 32 item 6: names a client makes up (tools, methods) are not label values; 2,000 of
+/// them leave the scrape with a handful of series while the registered tool keeps its own.
+#[tokio::test]
+async fn unknown_tool_names_and_methods_do_not_become_label_values() {
+    let prometheus = PrometheusMetrics::new();
+    let meter = SdkMeterProvider::builder()
+        .with_reader(prometheus.reader())
+        .build();
+    let tracer = SdkTracerProvider::builder().build();
+    let (transport, _serving) =
+        duomcp::transport::memory::pair(server(Telemetry::new(&tracer, &meter)));
+    let client = Client::builder()
+        .era(EraChoice::Legacy)
+        .connect_transport(transport)
+        .await
+        .unwrap();
+    client.call_tool("greet", json!({})).await.unwrap();
+    for i in 0..2000 {
+        let _ = client.call_tool(&format!("made-up-{i}"), json!({})).await;
+    }
+    for i in 0..50 {
+        let _ = client
+            .request_raw(
+                &format!("made/up/{i}"),
+                serde_json::Map::new(),
+                duomcp::client::RequestOptions::new(),
+            )
+            .await;
+    }
+    let text = prometheus.render();
+    let series = text
+        .lines()
+        .filter(|l| l.starts_with("mcp_server_operation_duration_seconds_count"))
+        .count();
+    eprintln!("scrape: {} bytes, {series} operation series", text.len());
+    assert!(
+        !text.contains("made-up"),
+        "an unknown tool became a label value"
+    );
+    assert!(
+        !text.contains("made/up"),
+        "an unknown method became a label value"
+    );
+    assert!(text.contains("gen_ai_tool_name=\"_OTHER\""), "{text}");
+    assert!(text.contains("gen_ai_tool_name=\"greet\""), "{text}");
+    assert!(series <= 10, "{series} series");
+    assert!(text.len() < 64 * 1024, "{} bytes", text.len());
+    drop(client);
+}
+
 /// A writer the test can read back.
 #[derive(Clone, Default)]
 struct Buffer(Arc<Mutex<Vec<u8>>>);
