@@ -12,7 +12,7 @@
 //! assert!(duomcp_cli::limits::apply(&mut config, &["no-such=1".into()]).is_err());
 //! ```
 
-use duomcp::transport::http::{HttpConfig, MemoryEventStore};
+use duomcp::transport::http::{HttpConfig, MemoryEventStore, Rate};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -52,7 +52,42 @@ pub const KEYS: &[(&str, &str)] = &[
         "MemoryEventStore, events kept per session",
     ),
     ("event-log-bytes", "MemoryEventStore::max_bytes"),
+    (
+        "principal-requests",
+        "HttpConfig::max_requests_per_principal",
+    ),
+    (
+        "principal-rate",
+        "HttpConfig::principal_rate, requests/s (0: none)",
+    ),
+    ("principal-burst", "HttpConfig::principal_rate, burst"),
+    ("peer-rate", "HttpConfig::peer_rate, requests/s (0: none)"),
+    ("peer-burst", "HttpConfig::peer_rate, burst"),
+    (
+        "limit-loopback-peers",
+        "HttpConfig::limit_loopback_peers (true/false)",
+    ),
+    ("max-principals", "HttpConfig::max_principals"),
 ];
+
+fn count(v: &str) -> Result<u32, String> {
+    v.trim()
+        .parse()
+        .map_err(|_| format!("`{v}` is not a count (0 to 4294967295)"))
+}
+
+/// Sets the per-second rate of `rate` (0: no limit), keeping its burst.
+fn set_rate(rate: &mut Option<Rate>, default: Rate, per_second: u32) {
+    let burst = rate.unwrap_or(default).burst;
+    *rate = (per_second > 0).then_some(Rate::new(per_second, burst));
+}
+
+/// Sets the burst of `rate`, keeping its per-second rate (no effect when not limited).
+fn set_burst(rate: &mut Option<Rate>, burst: u32) {
+    if let Some(r) = rate {
+        *r = Rate::new(r.per_second, burst);
+    }
+}
 
 fn duration(v: &str) -> Result<Duration, String> {
     let v = v.trim();
@@ -128,6 +163,27 @@ pub fn apply(config: &mut HttpConfig, settings: &[String]) -> Result<(), String>
                 events.2 = Some(size(value).map_err(bad)?);
                 store_changed = true;
             }
+            "principal-requests" => config.max_requests_per_principal = size(value).map_err(bad)?,
+            "principal-rate" => set_rate(
+                &mut config.principal_rate,
+                Rate::new(100, 200),
+                count(value).map_err(bad)?,
+            ),
+            "principal-burst" => set_burst(&mut config.principal_rate, count(value).map_err(bad)?),
+            "peer-rate" => set_rate(
+                &mut config.peer_rate,
+                Rate::new(1000, 2000),
+                count(value).map_err(bad)?,
+            ),
+            "peer-burst" => set_burst(&mut config.peer_rate, count(value).map_err(bad)?),
+            "limit-loopback-peers" => {
+                config.limit_loopback_peers = match value.trim() {
+                    "true" => true,
+                    "false" => false,
+                    v => return Err(bad(format!("`{v}` is not true or false"))),
+                }
+            }
+            "max-principals" => config.max_principals = size(value).map_err(bad)?,
             other => {
                 let known: Vec<&str> = KEYS.iter().map(|(k, _)| *k).collect();
                 return Err(format!(
@@ -160,5 +216,28 @@ mod tests {
         assert_eq!(size("64K"), Ok(65536));
         assert_eq!(size("2M"), Ok(2 << 20));
         assert!(size("x").is_err());
+    }
+
+    #[test]
+    fn sets_the_fairness_limits() {
+        let mut config = HttpConfig::default();
+        let settings: Vec<String> = [
+            "principal-rate=5",
+            "principal-burst=7",
+            "peer-rate=0",
+            "limit-loopback-peers=true",
+            "max-principals=9",
+            "principal-requests=3",
+        ]
+        .iter()
+        .map(|s| (*s).to_owned())
+        .collect();
+        apply(&mut config, &settings).unwrap();
+        assert_eq!(config.principal_rate, Some(Rate::new(5, 7)));
+        assert_eq!(config.peer_rate, None);
+        assert!(config.limit_loopback_peers);
+        assert_eq!(config.max_principals, 9);
+        assert_eq!(config.max_requests_per_principal, 3);
+        assert!(apply(&mut config, &["limit-loopback-peers=maybe".into()]).is_err());
     }
 }

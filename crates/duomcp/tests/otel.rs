@@ -501,9 +501,11 @@ async fn operation_duration_counts_calls_by_tool_and_outcome() {
     client_side.meter.force_flush().unwrap();
     let tool = |t: &str| KeyValue::new("gen_ai.tool.name", t.to_owned());
     let method = KeyValue::new("mcp.method.name", "tools/call");
-    for (side, name) in [
-        (&server_side, "mcp.server.operation.duration"),
-        (&client_side, "mcp.client.operation.duration"),
+    // The server labels a tool it does not have `_OTHER` (a client cannot make one series
+    // per name); the client labels what it called.
+    for (side, name, unknown) in [
+        (&server_side, "mcp.server.operation.duration", "_OTHER"),
+        (&client_side, "mcp.client.operation.duration", "nope"),
     ] {
         let m = &side.metrics;
         assert_eq!(
@@ -546,7 +548,7 @@ async fn operation_duration_counts_calls_by_tool_and_outcome() {
             histogram_counts(
                 m,
                 name,
-                &[tool("nope"), KeyValue::new("error.type", "-32602")]
+                &[tool(unknown), KeyValue::new("error.type", "-32602")]
             ),
             1,
             "{name}"
@@ -589,6 +591,56 @@ async fn prometheus_text_has_the_histograms_and_gauges() {
     assert!(text.contains("le=\"+Inf\""), "{text}");
     assert!(text.contains("duomcp_server_requests_active 0"), "{text}");
     assert!(text.contains("duomcp_server_sessions_active 1"), "{text}");
+    drop(client);
+}
+
+/// Issue 32 item 6: names a client makes up (tools, methods) are not label values; 2,000 of
+/// them leave the scrape with a handful of series while the registered tool keeps its own.
+#[tokio::test]
+async fn unknown_tool_names_and_methods_do_not_become_label_values() {
+    let prometheus = PrometheusMetrics::new();
+    let meter = SdkMeterProvider::builder()
+        .with_reader(prometheus.reader())
+        .build();
+    let tracer = SdkTracerProvider::builder().build();
+    let (transport, _serving) =
+        duomcp::transport::memory::pair(server(Telemetry::new(&tracer, &meter)));
+    let client = Client::builder()
+        .era(EraChoice::Legacy)
+        .connect_transport(transport)
+        .await
+        .unwrap();
+    client.call_tool("greet", json!({})).await.unwrap();
+    for i in 0..2000 {
+        let _ = client.call_tool(&format!("made-up-{i}"), json!({})).await;
+    }
+    for i in 0..50 {
+        let _ = client
+            .request_raw(
+                &format!("made/up/{i}"),
+                serde_json::Map::new(),
+                duomcp::client::RequestOptions::new(),
+            )
+            .await;
+    }
+    let text = prometheus.render();
+    let series = text
+        .lines()
+        .filter(|l| l.starts_with("mcp_server_operation_duration_seconds_count"))
+        .count();
+    eprintln!("scrape: {} bytes, {series} operation series", text.len());
+    assert!(
+        !text.contains("made-up"),
+        "an unknown tool became a label value"
+    );
+    assert!(
+        !text.contains("made/up"),
+        "an unknown method became a label value"
+    );
+    assert!(text.contains("gen_ai_tool_name=\"_OTHER\""), "{text}");
+    assert!(text.contains("gen_ai_tool_name=\"greet\""), "{text}");
+    assert!(series <= 10, "{series} series");
+    assert!(text.len() < 64 * 1024, "{} bytes", text.len());
     drop(client);
 }
 

@@ -64,6 +64,10 @@ pub struct GatewayArgs {
     /// spans, metrics and audit lines, each upstream call a client span.
     #[command(flatten)]
     pub telemetry: crate::telemetry::ServeArgs,
+    /// With `--http`: change a limit of the HTTP endpoint, `KEY=VALUE` (repeatable), the keys
+    /// of `duomcp serve --http --limit`, e.g. `principal-rate=50`, `max-principals=1000`.
+    #[arg(long = "limit", value_name = "KEY=VALUE", requires = "http")]
+    pub limits: Vec<String>,
     /// One stdio upstream: the command and its arguments, after `--`.
     #[arg(last = true, value_name = "CMD")]
     pub command: Vec<String>,
@@ -204,7 +208,7 @@ async fn serve(args: GatewayArgs, config: GatewayConfig, workers: Option<Workers
             .serve_stdio_with_shutdown(stop)
             .await
             .map_err(|e| e.to_string()),
-        Some(addr) => serve_http(gateway.clone(), addr, workers, stop).await,
+        Some(addr) => serve_http(gateway.clone(), addr, &args.limits, workers, stop).await,
     };
     for u in gateway.upstreams() {
         if let Ok(c) = u.client().await {
@@ -223,10 +227,13 @@ async fn serve(args: GatewayArgs, config: GatewayConfig, workers: Option<Workers
 async fn serve_http(
     gateway: Arc<Gateway>,
     addr: &str,
+    limits: &[String],
     workers: Option<Workers>,
     signal: impl std::future::Future<Output = ()> + Send + 'static,
 ) -> Result<(), String> {
     use duomcp::transport::http::{serve_with, HttpConfig, ServeOptions};
+    let mut config = HttpConfig::default();
+    crate::limits::apply(&mut config, limits)?;
     let listener = crate::serve_addr::bind(addr).await?;
     let local = listener.local_addr().map_err(|e| e.to_string())?;
     eprintln!(
@@ -241,7 +248,7 @@ async fn serve_http(
         );
     }
     let server = gateway.server().clone();
-    let app = duomcp_gateway::http::app(gateway, HttpConfig::default());
+    let app = duomcp_gateway::http::app(gateway, config);
     let stop = async move {
         signal.await;
         server.shutdown();

@@ -13,6 +13,8 @@ use std::time::{Instant, SystemTime};
 /// What the dispatcher knows of a request when it starts.
 pub(crate) struct RequestInfo<'a> {
     pub method: &'a str,
+    /// Whether `target` names a registered tool or prompt (only those become metric labels).
+    pub known_target: bool,
     pub id: String,
     /// The tool or prompt name, or the resource URI.
     pub target: Option<Cow<'a, str>>,
@@ -93,7 +95,7 @@ impl ServerCall {
         let mut attrs = Vec::with_capacity(12);
         let mut metric_attrs = Vec::with_capacity(5);
         attrs.push(KeyValue::new(MCP_METHOD_NAME, r.method.to_owned()));
-        metric_attrs.push(KeyValue::new(MCP_METHOD_NAME, r.method.to_owned()));
+        metric_attrs.push(KeyValue::new(MCP_METHOD_NAME, metric_method(r.method)));
         attrs.push(KeyValue::new(JSONRPC_REQUEST_ID, r.id.clone()));
         if let Some(v) = &version {
             attrs.push(KeyValue::new(MCP_PROTOCOL_VERSION, v.clone()));
@@ -112,12 +114,18 @@ impl ServerCall {
             ("tools/call", Some(tool)) => {
                 attrs.push(KeyValue::new(GEN_AI_TOOL_NAME, tool.to_string()));
                 attrs.push(KeyValue::new(GEN_AI_OPERATION_NAME, "execute_tool"));
-                metric_attrs.push(KeyValue::new(GEN_AI_TOOL_NAME, tool.to_string()));
+                metric_attrs.push(KeyValue::new(
+                    GEN_AI_TOOL_NAME,
+                    metric_name(r.known_target, tool),
+                ));
                 format!("{} {tool}", r.method)
             }
             ("prompts/get", Some(prompt)) => {
                 attrs.push(KeyValue::new(GEN_AI_PROMPT_NAME, prompt.to_string()));
-                metric_attrs.push(KeyValue::new(GEN_AI_PROMPT_NAME, prompt.to_string()));
+                metric_attrs.push(KeyValue::new(
+                    GEN_AI_PROMPT_NAME,
+                    metric_name(r.known_target, prompt),
+                ));
                 format!("{} {prompt}", r.method)
             }
             (m, Some(uri)) if m.starts_with("resources/") => {
@@ -286,4 +294,50 @@ pub(crate) fn task_created(t: &Telemetry, id: &str, status: &'static str) {
 pub(crate) fn task_moved(t: &Telemetry, from: &'static str, to: &'static str) {
     t.m.tasks.add(-1, &[KeyValue::new(TASK_STATUS, from)]);
     t.m.tasks.add(1, &[KeyValue::new(TASK_STATUS, to)]);
+}
+
+/// The metric label value of anything a client names that is not known: as the OpenTelemetry
+/// HTTP conventions do for methods, so that a client cannot make one series per name.
+pub(crate) const OTHER: &str = "_OTHER";
+
+/// A tool or prompt name as a metric label value: itself when registered, else [`OTHER`].
+fn metric_name(known: bool, name: &str) -> String {
+    if known {
+        name.to_owned()
+    } else {
+        OTHER.to_owned()
+    }
+}
+
+/// The MCP request methods that become metric label values; any other is [`OTHER`].
+const KNOWN_METHODS: &[&str] = &[
+    "initialize",
+    "ping",
+    "server/discover",
+    "tools/list",
+    "tools/call",
+    "prompts/list",
+    "prompts/get",
+    "resources/list",
+    "resources/templates/list",
+    "resources/read",
+    "resources/subscribe",
+    "resources/unsubscribe",
+    "subscriptions/listen",
+    "completion/complete",
+    "logging/setLevel",
+    "tasks/get",
+    "tasks/list",
+    "tasks/result",
+    "tasks/cancel",
+    "tasks/update",
+];
+
+/// A request method as a metric label value: itself when it is an MCP method, else [`OTHER`].
+fn metric_method(method: &str) -> &'static str {
+    KNOWN_METHODS
+        .iter()
+        .find(|m| **m == method)
+        .copied()
+        .unwrap_or(OTHER)
 }

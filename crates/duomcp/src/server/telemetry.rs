@@ -77,7 +77,14 @@ impl Call {
                 .and_then(|s| s.negotiated())
                 .map(|n| n.protocol_version);
             let target = super::middleware::target_of(req.params.as_deref());
+            // Only registered tools and prompts become metric label values.
+            let known_target = match (req.method.as_str(), target.as_deref()) {
+                ("tools/call", Some(name)) => shared.registry().tools.contains_key(name),
+                ("prompts/get", Some(name)) => shared.registry().prompts.contains_key(name),
+                _ => false,
+            };
             let info = crate::otel::server::RequestInfo {
+                known_target,
                 method: &req.method,
                 id: req.id.to_string(),
                 target,

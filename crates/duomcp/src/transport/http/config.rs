@@ -117,6 +117,22 @@ pub struct HttpConfig {
     /// (thread-per-core; default `None`: on the runtime that runs `serve`). `serve` and
     /// `serve_tls` only; see [`Workers`](super::Workers) for when it pays and what it costs.
     pub workers: Option<super::Workers>,
+    /// Requests of one caller (the authenticated principal, else the peer's IP address) in
+    /// flight at once, SSE streams included until they end (default 256); more get `429`.
+    pub max_requests_per_principal: usize,
+    /// The rate of each authenticated principal (default 100 requests/s, burst 200); over it
+    /// a request gets `429` with `Retry-After`. `None`: not limited.
+    pub principal_rate: Option<super::Rate>,
+    /// The rate of each peer IP address making requests without a principal (default 1,000
+    /// requests/s, burst 2,000); over it `429` with `Retry-After`. `None`: not limited.
+    pub peer_rate: Option<super::Rate>,
+    /// Whether loopback peers without a principal are limited by IP too (default `false`:
+    /// local tests and sidecars are not; principals are always limited).
+    pub limit_loopback_peers: bool,
+    /// Callers (principals and peer addresses) whose bucket is kept (default 10,000). When
+    /// full, idle callers whose bucket has refilled are forgotten first, then the idle one
+    /// seen longest ago; a new caller gets `503` only when every one has requests in flight.
+    pub max_principals: usize,
 }
 
 impl Default for HttpConfig {
@@ -147,6 +163,11 @@ impl Default for HttpConfig {
             session_handshake_timeout: Duration::from_secs(60),
             max_client_data: 64 * 1024,
             workers: None,
+            max_requests_per_principal: 256,
+            principal_rate: Some(super::Rate::new(100, 200)),
+            peer_rate: Some(super::Rate::new(1000, 2000)),
+            limit_loopback_peers: false,
+            max_principals: 10_000,
         }
     }
 }
@@ -176,6 +197,14 @@ impl fmt::Debug for HttpConfig {
             .field("session_touch_interval", &self.session_touch_interval)
             .field("max_client_data", &self.max_client_data)
             .field("workers", &self.workers)
+            .field(
+                "max_requests_per_principal",
+                &self.max_requests_per_principal,
+            )
+            .field("principal_rate", &self.principal_rate)
+            .field("peer_rate", &self.peer_rate)
+            .field("limit_loopback_peers", &self.limit_loopback_peers)
+            .field("max_principals", &self.max_principals)
             .finish_non_exhaustive()
     }
 }

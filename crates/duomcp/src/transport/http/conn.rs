@@ -24,6 +24,29 @@ use tokio_util::sync::CancellationToken;
 /// The endpoint as hyper sees it.
 pub(super) type Service = hyper_util::service::TowerToHyperService<Router>;
 
+/// [`Service`] that puts the peer's address in each request's extensions, as
+/// `PeerAddr` (read by the fairness caps).
+#[derive(Clone)]
+pub(super) struct WithPeer {
+    service: Service,
+    peer: Option<SocketAddr>,
+}
+
+impl hyper::service::Service<http::Request<hyper::body::Incoming>> for WithPeer {
+    type Response =
+        <Service as hyper::service::Service<http::Request<hyper::body::Incoming>>>::Response;
+    type Error = <Service as hyper::service::Service<http::Request<hyper::body::Incoming>>>::Error;
+    type Future =
+        <Service as hyper::service::Service<http::Request<hyper::body::Incoming>>>::Future;
+
+    fn call(&self, mut req: http::Request<hyper::body::Incoming>) -> Self::Future {
+        if let Some(peer) = self.peer {
+            req.extensions_mut().insert(super::fair::PeerAddr(peer));
+        }
+        hyper::service::Service::call(&self.service, req)
+    }
+}
+
 /// At most this many HTTP/2 streams (requests) at once on one connection: the value of the
 /// `SETTINGS_MAX_CONCURRENT_STREAMS` the server sends. The transport-wide limit
 /// ([`HttpConfig::max_concurrent_requests`](super::HttpConfig)) still applies across all
@@ -82,6 +105,7 @@ pub(super) async fn connection<I>(
     I: AsyncRead + AsyncWrite + Unpin + Send + 'static,
 {
     let io = hyper_util::rt::TokioIo::new(io);
+    let service = WithPeer { service, peer };
     let result = serve(io, service, &closing, header_timeout).await;
     if let Err(e) = result {
         match peer {
@@ -94,7 +118,7 @@ pub(super) async fn connection<I>(
 #[cfg(not(feature = "http2"))]
 async fn serve<I>(
     io: hyper_util::rt::TokioIo<I>,
-    service: Service,
+    service: WithPeer,
     closing: &CancellationToken,
     header_timeout: Duration,
 ) -> Result<(), Box<dyn std::error::Error + Send + Sync>>
@@ -122,7 +146,7 @@ where
 #[cfg(feature = "http2")]
 async fn serve<I>(
     io: hyper_util::rt::TokioIo<I>,
-    service: Service,
+    service: WithPeer,
     closing: &CancellationToken,
     header_timeout: Duration,
 ) -> Result<(), Box<dyn std::error::Error + Send + Sync>>

@@ -52,6 +52,7 @@ mod body;
 mod client_data;
 mod config;
 mod conn;
+mod fair;
 mod guard;
 pub(crate) mod headers;
 mod legacy;
@@ -70,6 +71,7 @@ mod workers;
 pub use config::{HttpConfig, ResponseMode};
 #[cfg(feature = "http2")]
 pub use conn::MAX_CONCURRENT_STREAMS;
+pub use fair::{PeerAddr, Rate};
 pub use serve::{serve, serve_with, ServeOptions};
 pub use session_store::{SessionRecord, SessionStore, Touched};
 pub use store::{EventStore, MemoryEventStore, StoreError, StoreFuture, StoredEvent, StreamState};
@@ -135,6 +137,8 @@ pub(crate) struct Inner {
     listen_streams: Arc<Semaphore>,
     /// Bytes of request bodies still being received (see `body`).
     body_budget: Arc<Semaphore>,
+    /// Per-caller rate and in-flight caps (see `fair`).
+    fair: Arc<fair::Fairness>,
 }
 
 impl std::fmt::Debug for StreamableHttp {
@@ -192,6 +196,7 @@ impl StreamableHttp {
                 get_streams: Arc::new(Semaphore::new(config.max_streams.max(1))),
                 listen_streams: Arc::new(Semaphore::new(config.max_listen_streams.max(1))),
                 body_budget: body::budget(config.max_body_bytes_in_flight),
+                fair: fair::Fairness::new(&config),
                 config,
             }),
         }
@@ -205,6 +210,12 @@ impl StreamableHttp {
     /// Legacy sessions alive now.
     pub fn session_count(&self) -> usize {
         self.inner.sessions.len()
+    }
+
+    /// Callers (principals and peer addresses) whose rate bucket is kept now; at most
+    /// [`HttpConfig::max_principals`].
+    pub fn tracked_callers(&self) -> usize {
+        self.inner.fair.len()
     }
 
     /// An axum router answering on [`HttpConfig::path`]. Merge or nest it into an application
@@ -352,12 +363,44 @@ async fn endpoint(State(t): State<Arc<Inner>>, req: Request) -> Response {
     if let Err((status, why)) = t.guard.check(&parts.headers, &parts.uri) {
         return rpc_error(status, None, error_code::INVALID_REQUEST, why);
     }
-    match parts.method {
+    let held = match t.fair.admit(&parts) {
+        Ok(held) => held,
+        Err(refusal) => return refused(refusal),
+    };
+    let res = match parts.method {
         Method::POST => post(&t, parts, body).await,
         Method::GET => legacy::get(&t, &parts).await,
         Method::DELETE => legacy::delete(&t, &parts).await,
         _ => method_not_allowed("GET, POST, DELETE"),
+    };
+    match held {
+        Some(held) => res.map(|body| fair::HeldBody::wrap(body, held)),
+        None => res,
     }
+}
+
+/// The answer to a request the fairness caps refused: `429 Too Many Requests` with
+/// `Retry-After` (whole seconds, rounded up), or `503` when the table of callers is full.
+fn refused(refusal: fair::Refusal) -> Response {
+    let (wait, what) = match refusal {
+        fair::Refusal::Rate(wait) => (wait, "this client's request rate is over its limit"),
+        fair::Refusal::InFlight => (
+            Duration::from_secs(1),
+            "this client has too many requests in flight",
+        ),
+        fair::Refusal::Full => return busy(None, "too many clients"),
+    };
+    let mut res = rpc_error(
+        StatusCode::TOO_MANY_REQUESTS,
+        None,
+        error_code::INTERNAL_ERROR,
+        format!("Too Many Requests: {what}"),
+    );
+    res.headers_mut().insert(
+        http::header::RETRY_AFTER,
+        HeaderValue::from(fair::retry_after_secs(wait)),
+    );
+    res
 }
 
 async fn post(t: &Arc<Inner>, parts: Parts, body: Body) -> Response {
