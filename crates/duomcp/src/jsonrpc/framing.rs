@@ -63,7 +63,7 @@ impl<R: AsyncBufRead + Unpin> LineReader<R> {
         }
     }
 
-    /// After [`Line::TooLarge`]: the first bytes of that line (at most [`HEAD`]) and its
+    /// After [`Line::TooLarge`]: the first bytes of that line (at most 1 KiB) and its
     /// length in bytes, so that a reader can tell whose answer it was and how big.
     pub fn oversized(&self) -> (&[u8], usize) {
         (&self.head, self.skipped)
