@@ -280,23 +280,8 @@ async fn an_oversized_answer_fails_its_call_at_once() {
 
 /// `GET path` on the gateway at `url` (its MCP URL), with `auth` header lines; the response.
 async fn get(url: &str, path: &str, auth: &str) -> String {
-    use tokio::io::{AsyncReadExt, AsyncWriteExt};
-    let addr = url
-        .trim_start_matches("http://")
-        .split('/')
-        .next()
-        .unwrap()
-        .to_owned();
-    let mut tcp = tokio::net::TcpStream::connect(&addr).await.unwrap();
-    tcp.write_all(
-        format!("GET {path} HTTP/1.1\r\nHost: {addr}\r\n{auth}Connection: close\r\n\r\n")
-            .as_bytes(),
-    )
-    .await
-    .unwrap();
-    let mut response = String::new();
-    tcp.read_to_string(&mut response).await.unwrap();
-    response
+    let addr = url.trim_start_matches("http://").split('/').next().unwrap();
+    support::http_get(addr, path, auth).await
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

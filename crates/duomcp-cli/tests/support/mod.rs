@@ -283,3 +283,19 @@ where
         self.inner.call(req)
     }
 }
+
+/// `GET path` over a fresh HTTP/1.1 connection to `addr` (`host:port`), with `headers` (whole
+/// header lines, each ending in `\r\n`); the raw response, status line to body.
+pub async fn http_get(addr: &str, path: &str, headers: &str) -> String {
+    use tokio::io::AsyncReadExt;
+    let mut tcp = tokio::net::TcpStream::connect(addr).await.unwrap();
+    tcp.write_all(
+        format!("GET {path} HTTP/1.1\r\nHost: {addr}\r\n{headers}Connection: close\r\n\r\n")
+            .as_bytes(),
+    )
+    .await
+    .unwrap();
+    let mut response = String::new();
+    tcp.read_to_string(&mut response).await.unwrap();
+    response
+}
