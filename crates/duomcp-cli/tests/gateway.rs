@@ -408,25 +408,13 @@ async fn modern_client_and_modern_upstream_relay_the_upstreams_own_input_rounds(
 
 #[tokio::test]
 async fn healthz_reports_every_upstream() {
-    use tokio::io::{AsyncReadExt, AsyncWriteExt};
     tokio::time::timeout(BOUND, async {
         let mut config = GatewayConfig::single(serve("legacy"));
         config.gateway.health_token = Some("operator-secret".into());
         let gw = std::sync::Arc::new(gateway(config).await);
         let app = duomcp_gateway::http::app(gw, duomcp::transport::http::HttpConfig::default());
-        let addr = serve_http(app).await;
-        let get = |path: &'static str, auth: &'static str| async move {
-            let mut tcp = tokio::net::TcpStream::connect(addr).await.unwrap();
-            tcp.write_all(
-                format!("GET {path} HTTP/1.1\r\nHost: {addr}\r\n{auth}Connection: close\r\n\r\n")
-                    .as_bytes(),
-            )
-            .await
-            .unwrap();
-            let mut response = String::new();
-            tcp.read_to_string(&mut response).await.unwrap();
-            response
-        };
+        let addr = serve_http(app).await.to_string();
+        let get = |path: &'static str, auth: &'static str| support::http_get(&addr, path, auth);
         // Without the operator's credential (or with a wrong one): up or down, nothing more.
         for auth in ["", "Authorization: Bearer wrong\r\n"] {
             let response = get("/healthz", auth).await;
@@ -771,6 +759,44 @@ async fn log_messages_during_calls_of_two_clients_at_once_reach_neither_other_cl
             "{:?}",
             a.side
         );
+    })
+    .await
+    .expect("bounded");
+}
+
+/// A 2026-07-28 upstream logs only for a request that names a level: a call whose client takes
+/// no log messages (here B's, running all along) cannot have sent one, so it does not make A's
+/// messages ambiguous. A, which set a level, gets each of its tool's messages; B gets none.
+/// (Dropped while B's call was in flight before: the conformance suite's
+/// `tools-call-with-logging` failed through the gateway when an earlier scenario's call lingered.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_modern_upstreams_log_messages_reach_the_one_call_that_asked_while_quiet_calls_run() {
+    tokio::time::timeout(BOUND, async {
+        let gw = gateway(GatewayConfig::single(serve("modern"))).await;
+        let is_log = |m: &Value| m["method"] == "notifications/message";
+        let mut a = Wire::in_process(gw.server().clone(), LEGACY);
+        a.initialize(json!({})).await;
+        a.ok("logging/setLevel", json!({ "level": "debug" })).await;
+        let mut b = Wire::in_process(gw.server().clone(), LEGACY);
+        b.initialize(json!({})).await;
+        b.send(json!({ "jsonrpc": "2.0", "id": 201, "method": "tools/call",
+            "params": { "name": "slow_compute", "arguments": { "seconds": 2 } } }))
+            .await;
+        // B's call is upstream before A's starts.
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        for _ in 0..3 {
+            a.side.clear();
+            let r = a
+                .ok("tools/call", json!({ "name": "test_tool_with_logging" }))
+                .await;
+            assert_ne!(r["isError"], true, "{r}");
+            let got: Vec<&Value> = a.side.iter().filter(|m| is_log(m)).collect();
+            assert_eq!(got.len(), 3, "A's tool logs three times: {:?}", a.side);
+        }
+        let r = b.response_to(&json!(201)).await;
+        assert_ne!(r["result"]["isError"], true, "{r}");
+        let foreign: Vec<&Value> = b.side.iter().filter(|m| is_log(m)).collect();
+        assert!(foreign.is_empty(), "B was sent log messages: {foreign:?}");
     })
     .await
     .expect("bounded");

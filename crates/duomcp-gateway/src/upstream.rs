@@ -47,7 +47,9 @@ pub(crate) enum Event {
 /// it can belong to: the only call in flight on the session when the message is routed, the
 /// calls that ended counted until every message received before their result is routed (see
 /// `sweep`, which the routing task runs as soon as a call ends while a call whose client takes
-/// log messages is in flight, or such a call starts). When several calls run at
+/// log messages is in flight, or such a call starts). A 2026-07-28 upstream logs only for a
+/// request that names a level, so there only the calls whose clients take log messages count
+/// (`scoped_logs`). When several calls that could have sent it run at
 /// once the message is not any one client's to see, and is dropped (traced at debug level):
 /// under concurrency a client may miss log messages, but never gets another client's. A
 /// relayed 2026-07-28 call that asks for neither log messages nor progress is not in the table
@@ -61,6 +63,12 @@ pub(crate) struct Routes {
     ended: Notify,
     /// The routing task is gone (the connection closed): an ended call is forgotten at once.
     orphaned: AtomicBool,
+    /// The upstream speaks 2026-07-28, whose log messages are request-scoped: it sends them
+    /// only for a request that named a log level, so only calls whose client takes log
+    /// messages (and whose request to the upstream therefore names one) can own one. A call
+    /// in flight that asked for none (progress only, or held for its client's input) does not
+    /// make another call's messages ambiguous.
+    scoped_logs: AtomicBool,
 }
 
 /// One call in the route table.
@@ -153,10 +161,13 @@ impl Routes {
     /// The call a log message routed now belongs to: the only one in the table (a call that
     /// ended stays in it until the messages received before its result are routed).
     fn log_owner(&self) -> Result<Option<mpsc::Sender<Event>>, usize> {
-        match lock(&self.active).as_slice() {
-            [] => Ok(None),
-            [only] => Ok(Some(only.tx.clone())),
-            several => Err(several.len()),
+        let scoped = self.scoped_logs.load(Ordering::Relaxed);
+        let active = lock(&self.active);
+        let mut owners = active.iter().filter(|r| !scoped || r.logs);
+        match (owners.next(), owners.next()) {
+            (None, _) => Ok(None),
+            (Some(only), None) => Ok(Some(only.tx.clone())),
+            (Some(_), Some(_)) => Err(2 + owners.count()),
         }
     }
 
@@ -731,6 +742,9 @@ async fn connect(
     // A 2025-11-25 upstream logs at the session's level, unset until the client sets it (a
     // request's own level is 2026-07-28): every message comes to the gateway, whose server
     // passes on what each client asked for.
+    routes
+        .scoped_logs
+        .store(client.era() == duomcp::era::Era::Modern, Ordering::Relaxed);
     if client.era() == duomcp::era::Era::Legacy && client.server_capabilities().logging.is_some() {
         if let Err(e) = client.set_log_level(LoggingLevel::Debug).await {
             tracing::debug!(upstream = %config.name, "logging/setLevel failed: {e}");
