@@ -839,3 +839,93 @@ async fn duomcp_call_runs_a_task_tool_and_shows_its_status() {
         assert!(err.contains(last), "{era}: {err}");
     }
 }
+
+/// A task's handler asks a second question while its first is still unanswered (its user may
+/// answer them in any order, or only once it has seen both): the client asks it at once, while
+/// the first is still with its user, and each answer reaches the server when it is given.
+/// (The client used to wait for every answer of what it had seen before it polled the task
+/// again, so the second question waited for the first answer: a gateway relaying the task
+/// showed its client one question of two.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_question_asked_while_another_waits_for_its_answer_is_asked_at_once() {
+    use duomcp::schema::{ElicitRequestFormParams, ElicitRequestParams};
+    let ask = |message: &str| {
+        let schema = json!({ "type": "object", "properties": { "ok": { "type": "boolean" } } });
+        ElicitRequestParams::Form(ElicitRequestFormParams::new(
+            message.to_owned(),
+            serde_json::from_value(schema).unwrap(),
+        ))
+    };
+    let server = Server::builder()
+        .tasks(TaskConfig::default().poll_interval(Duration::from_millis(50)))
+        .tool(
+            ToolSpec::new("two_questions").long_running(),
+            move |ctx: duomcp::server::Context| async move {
+                let (a, b) = tokio::join!(ctx.elicit("first", ask("first")), async {
+                    tokio::time::sleep(Duration::from_millis(300)).await;
+                    ctx.elicit("second", ask("second")).await
+                });
+                let (a, b) = (a?, b?);
+                Ok::<_, duomcp::server::HandlerError>(format!(
+                    "{} {}",
+                    a.content.is_some(),
+                    b.content.is_some()
+                ))
+            },
+        )
+        .build();
+    // The user answers the first question only once the second has been asked (or after 5 s).
+    let second_asked = Arc::new(tokio::sync::Notify::new());
+    let seen_second = Arc::new(Mutex::new(None::<bool>));
+    let (asked, seen) = (second_asked.clone(), seen_second.clone());
+    let b = Client::builder()
+        .name("tasks-test")
+        .era(EraChoice::Modern)
+        .on_elicit(move |req| {
+            let (asked, seen) = (asked.clone(), seen.clone());
+            async move {
+                let message = serde_json::to_value(&req).unwrap()["message"].clone();
+                if message == "second" {
+                    asked.notify_one();
+                } else {
+                    let waited = tokio::time::timeout(Duration::from_secs(5), asked.notified());
+                    *seen.lock().unwrap() = Some(waited.await.is_ok());
+                }
+                Ok(ElicitResult::accept(Some(
+                    serde_json::from_value(json!({ "ok": true })).unwrap(),
+                )))
+            }
+        });
+    let (client, log) = connect(server, b).await;
+    let t0 = Instant::now();
+    let r = client
+        .call_tool_with("two_questions", (), RequestOptions::new().as_task())
+        .await
+        .unwrap();
+    assert_eq!(text(&r), "true true");
+    assert!(log.created_task().is_some(), "the call ran as a task");
+    assert_eq!(
+        *seen_second.lock().unwrap(),
+        Some(true),
+        "the second question was asked while the first waited for its answer"
+    );
+    assert!(t0.elapsed() < Duration::from_secs(4), "{:?}", t0.elapsed());
+    // Each answer went to the server as it was given: the second's first (the first's with it
+    // at the latest, when both were given together).
+    let updates = log.sent("tasks/update");
+    let keys: Vec<Vec<String>> = updates
+        .iter()
+        .map(|(_, u)| {
+            u["params"]["inputResponses"]
+                .as_object()
+                .map(|m| m.keys().cloned().collect())
+                .unwrap_or_default()
+        })
+        .collect();
+    assert_eq!(keys.concat().len(), 2, "{keys:?}");
+    assert!(
+        keys.first()
+            .is_some_and(|k| k.contains(&"second".to_owned())),
+        "{keys:?}"
+    );
+}

@@ -1207,3 +1207,104 @@ async fn a_client_cancelling_a_call_cancels_the_upstream_call_in_both_revisions(
     .await
     .expect("bounded");
 }
+
+/// A 2026-07-28 upstream's task asks a second question while its first still waits for an
+/// answer (its handler waits on both): the gateway's task shows its client both at once, as
+/// the upstream's does, and the client answers them together. (The gateway asked the second
+/// only once the first was answered: a client waiting to see both, as the conformance suite's
+/// `tasks-mrtr-input` does, saw one of two.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_relayed_tasks_question_asked_while_another_waits_reaches_the_client_at_once() {
+    use duomcp::schema::{ElicitRequestFormParams, ElicitRequestParams};
+    use duomcp::server::{Context, HandlerError, Server, ToolSpec};
+    tokio::time::timeout(BOUND, async {
+        let ask = |message: &str| {
+            let schema = json!({ "type": "object", "properties": { "ok": { "type": "boolean" } } });
+            ElicitRequestParams::Form(ElicitRequestFormParams::new(
+                message.to_owned(),
+                serde_json::from_value(schema).unwrap(),
+            ))
+        };
+        let upstream = Server::builder()
+            .tasks(
+                duomcp::server::tasks::TaskConfig::default()
+                    .poll_interval(Duration::from_millis(50)),
+            )
+            .tool(
+                ToolSpec::new("two_questions").long_running(),
+                move |ctx: Context| async move {
+                    let (a, b) = tokio::join!(ctx.elicit("first", ask("first")), async {
+                        tokio::time::sleep(Duration::from_millis(300)).await;
+                        ctx.elicit("second", ask("second")).await
+                    });
+                    let (a, b) = (a?, b?);
+                    Ok::<_, HandlerError>(format!(
+                        "{} {}",
+                        a.content.is_some(),
+                        b.content.is_some()
+                    ))
+                },
+            )
+            .build();
+        let addr = serve_http(upstream.http_router()).await;
+        let gw = gateway(GatewayConfig::single(remote(
+            addr,
+            duomcp_gateway::UpstreamEra::Modern,
+        )))
+        .await;
+        let mut wire = Wire::in_process(gw.server().clone(), MODERN);
+        let caps = json!({ "elicitation": {},
+                           "extensions": { "io.modelcontextprotocol/tasks": {} } });
+        let r = wire
+            .ok(
+                "tools/call",
+                modern(json!({ "name": "two_questions" }), caps.clone()),
+            )
+            .await;
+        assert_eq!(r["resultType"], "task", "{r}");
+        let id = r["taskId"].as_str().unwrap().to_owned();
+        let get = |id: &str| modern(json!({ "taskId": id }), caps.clone());
+        // The client answers nothing before it has seen both questions.
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
+        let keys = loop {
+            let t = wire.ok("tasks/get", get(&id)).await;
+            let keys: Vec<String> = t["inputRequests"]
+                .as_object()
+                .map(|m| m.keys().cloned().collect())
+                .unwrap_or_default();
+            if keys.len() >= 2 || tokio::time::Instant::now() > deadline {
+                break keys;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        };
+        assert_eq!(
+            keys.len(),
+            2,
+            "both questions, before either is answered: {keys:?}"
+        );
+        let answers: serde_json::Map<String, Value> = keys
+            .iter()
+            .map(|k| {
+                (
+                    k.clone(),
+                    json!({ "action": "accept", "content": { "ok": true } }),
+                )
+            })
+            .collect();
+        let mut update = get(&id);
+        update["inputResponses"] = Value::Object(answers);
+        wire.ok("tasks/update", update).await;
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+        let done = loop {
+            let t = wire.ok("tasks/get", get(&id)).await;
+            if t["status"] == "completed" || tokio::time::Instant::now() > deadline {
+                break t;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        };
+        assert_eq!(done["status"], "completed", "{done}");
+        assert_eq!(text(&done["result"]), "true true", "{done}");
+    })
+    .await
+    .expect("bounded");
+}

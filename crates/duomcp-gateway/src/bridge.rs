@@ -15,6 +15,7 @@ use duomcp::era::Era;
 use duomcp::era::ProtocolError;
 use duomcp::server::{Context, HandlerError, InputRequired, RawToolResult, ToolOutput};
 use duomcp_schema::{CallToolResult, GetPromptResult, InputRequest};
+use futures_util::stream::{FuturesUnordered, StreamExt as _};
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
@@ -230,12 +231,15 @@ impl Call {
     fn push_input(&mut self, mut request: Box<InputRequest>, reply: Reply) {
         let key = match take_input_key(&mut request) {
             Some(k) if !self.pending.iter().any(|(p, _, _)| *p == k) => k,
-            _ => {
-                self.next_key += 1;
-                format!("gateway-{}", self.next_key)
-            }
+            _ => self.fresh_key(),
         };
         self.pending.push((key, request, reply));
+    }
+
+    /// A key of the gateway's own, for a request whose upstream gave none (or one in use).
+    fn fresh_key(&mut self) -> String {
+        self.next_key += 1;
+        format!("gateway-{}", self.next_key)
     }
 }
 
@@ -835,16 +839,16 @@ async fn drive(
         let mut unanswered = Vec::new();
         // Asked together: a task's client (`tasks/update`) may answer them in any order.
         let pending = std::mem::take(&mut call.pending);
-        let answers = if pending.is_empty() {
+        let asked = if pending.is_empty() {
             Vec::new()
         } else {
             // Waiting for the client: the upstream's concurrency is for calls that run, and
             // its untied requests are for the calls that could have asked.
             call.permit = None;
             call.awaiting.set(true);
-            Box::pin(ask_all(ctx, &pending)).await
+            Box::pin(ask_round(ctx, &mut call, pending)).await
         };
-        for ((key, request, reply), answer) in pending.into_iter().zip(answers) {
+        for ((key, request, reply), answer) in asked {
             match answer {
                 Ok(v) => call.answered.push((reply, Ok(v))),
                 Err(HandlerError::InputRequired(_)) => unanswered.push((key, request, reply)),
@@ -951,17 +955,68 @@ async fn next_event(events: &mut Option<mpsc::Receiver<Event>>) -> Option<Event>
     }
 }
 
-/// Asks the client every pending input request at once.
-async fn ask_all(
+/// One input request of a round, and the client's answer to it.
+type Asked = (
+    (String, Box<InputRequest>, Reply),
+    Result<Value, HandlerError>,
+);
+
+/// Asks the client every pending input request at once, and any the upstream sends while the
+/// client has not answered yet (a task's client answers when it likes, in any order: a request
+/// the upstream's handler sends meanwhile, e.g. the second of two it asks together, joins the
+/// round rather than wait for the others' answers). Returns when every one has its answer (or
+/// is `InputRequired`, at once, for a client asked in rounds); in the order asked.
+async fn ask_round(
     ctx: &Context,
-    pending: &[(String, Box<InputRequest>, Reply)],
-) -> Vec<Result<Value, HandlerError>> {
-    futures_util::future::join_all(
-        pending
-            .iter()
-            .map(|(key, request, _)| ask_client(ctx, key, request)),
-    )
-    .await
+    call: &mut Call,
+    pending: Vec<(String, Box<InputRequest>, Reply)>,
+) -> Vec<Asked> {
+    let ask = |i: usize, key: String, request: Box<InputRequest>| async move {
+        (i, ask_client(ctx, &key, &request).await)
+    };
+    let mut asks = FuturesUnordered::new();
+    let mut items = Vec::with_capacity(pending.len());
+    for (i, (key, request, reply)) in pending.into_iter().enumerate() {
+        asks.push(ask(i, key.clone(), request.clone()));
+        items.push((key, request, reply));
+    }
+    let mut answers: Vec<Option<Result<Value, HandlerError>>> = Vec::new();
+    answers.resize_with(items.len(), || None);
+    loop {
+        tokio::select! {
+            biased;
+            Some((i, answer)) = asks.next() => {
+                if let Some(slot) = answers.get_mut(i) {
+                    *slot = Some(answer);
+                }
+                if asks.is_empty() {
+                    break;
+                }
+            }
+            event = next_event(&mut call.events), if call.events.is_some() => match event {
+                Some(Event::Input { mut request, reply }) => {
+                    let key = match take_input_key(&mut request) {
+                        Some(k) if !items.iter().any(|(p, _, _)| *p == k) => k,
+                        _ => call.fresh_key(),
+                    };
+                    asks.push(ask(items.len(), key.clone(), request.clone()));
+                    items.push((key, request, reply));
+                    answers.push(None);
+                }
+                Some(other) => Box::pin(relay(ctx, other)).await,
+                None => call.events = None,
+            },
+        }
+    }
+    items
+        .into_iter()
+        .zip(answers)
+        .map(|(item, answer)| {
+            let answer =
+                answer.unwrap_or_else(|| Err(HandlerError::msg("the input request was not asked")));
+            (item, answer)
+        })
+        .collect()
 }
 
 async fn relay(ctx: &Context, event: Event) {

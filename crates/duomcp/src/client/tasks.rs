@@ -46,13 +46,17 @@ use base64::Engine as _;
 use duomcp_schema::tasks::ext::DetailedTask;
 use duomcp_schema::{
     meta, CallToolResult, ClientTasksCapability, ClientTasksElicitationCapability,
-    ClientTasksRequestsCapability, ClientTasksSamplingCapability, InputRequests, JsonObject,
-    ListTasksResult, Task, TaskStatus, TaskSupport, Tool,
+    ClientTasksRequestsCapability, ClientTasksSamplingCapability, InputRequest, InputRequests,
+    JsonObject, ListTasksResult, Task, TaskStatus, TaskSupport, Tool,
 };
+use futures_util::stream::{FuturesUnordered, StreamExt as _};
+use futures_util::FutureExt as _;
 use serde::Serialize;
 use serde_json::value::RawValue;
 use serde_json::{json, Map, Value};
 use std::collections::{HashMap, HashSet};
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::sync::watch;
@@ -495,6 +499,12 @@ impl TaskHandle {
         let mut interval = poll_interval(info.poll_interval);
         let mut reported: Option<(TaskStatus, Option<String>)> = None;
         let mut answered: HashSet<String> = HashSet::new();
+        // 2026-07-28: input requests being answered. The task is polled on meanwhile, so a
+        // request that appears while others wait for their answers is asked at once (its
+        // handler may be waiting on all of them together), and each answer goes to the server
+        // as soon as it is given.
+        let mut asked: HashSet<String> = HashSet::new();
+        let mut answering: FuturesUnordered<Answering<'_>> = FuturesUnordered::new();
         let mut rounds = 0;
         loop {
             if let Some(f) = &opts.on_task_status {
@@ -594,15 +604,14 @@ impl TaskHandle {
                     });
                 }
                 (Era::Modern, TaskStatus::InputRequired) => {
-                    let mut pending = Map::new();
-                    if let Some(Value::Object(requests)) = info.raw.get("inputRequests") {
-                        for (k, v) in requests {
-                            if !answered.contains(k) {
-                                pending.insert(k.clone(), v.clone());
-                            }
-                        }
-                    }
-                    if !pending.is_empty() {
+                    let new: Vec<(&String, &Value)> = match info.raw.get("inputRequests") {
+                        Some(Value::Object(requests)) => requests
+                            .iter()
+                            .filter(|(k, _)| !answered.contains(*k) && !asked.contains(*k))
+                            .collect(),
+                        _ => Vec::new(),
+                    };
+                    if !new.is_empty() {
                         if rounds >= self.client.inner.config.max_input_rounds {
                             return Err(ClientError::TooManyInputRounds {
                                 method: CALL.into(),
@@ -610,25 +619,62 @@ impl TaskHandle {
                             });
                         }
                         rounds += 1;
-                        let responses = self
-                            .client
-                            .inner
-                            .answer_inputs(&pending, opts.on_input.as_ref())
-                            .await?;
-                        answered.extend(responses.keys().cloned());
-                        tracing::debug!(task = %self.id, inputs = responses.len(), "answering the task's input requests");
-                        self.update_with(responses, opts).await?;
-                        info = self.get_with(opts).await?;
-                        continue;
+                        tracing::debug!(task = %self.id, inputs = new.len(), "answering the task's input requests");
+                        for (key, raw) in new {
+                            asked.insert(key.clone());
+                            answering.push(self.answer(key.clone(), raw.clone(), opts));
+                        }
                     }
                 }
                 (_, TaskStatus::Working) => {}
             }
-            tokio::time::sleep(interval).await;
+            // The next poll, or sooner the answers given meanwhile (together when several are).
+            let first = if answering.is_empty() {
+                tokio::time::sleep(interval).await;
+                None
+            } else {
+                tokio::select! {
+                    biased;
+                    Some(done) = answering.next() => Some(done),
+                    () = tokio::time::sleep(interval) => None,
+                }
+            };
+            if let Some(first) = first {
+                let mut responses = Map::new();
+                let mut ready = Some(first);
+                while let Some((key, answer)) = ready {
+                    asked.remove(&key);
+                    answered.insert(key.clone());
+                    responses.insert(key, answer?);
+                    ready = answering.next().now_or_never().flatten();
+                }
+                self.update_with(responses, opts).await?;
+            }
             info = self.get_with(opts).await?;
         }
     }
+
+    /// Answers one of the task's input requests (2026-07-28) with the call's own answerer of
+    /// input requests, else the client's handlers.
+    fn answer<'a>(&'a self, key: String, raw: Value, opts: &'a RequestOptions) -> Answering<'a> {
+        Box::pin(async move {
+            let answer = match serde_json::from_value::<InputRequest>(raw) {
+                Ok(request) => {
+                    self.client
+                        .inner
+                        .answer_input(request, opts.on_input.as_ref())
+                        .await
+                }
+                Err(e) => Err(ClientError::Protocol(format!("input request `{key}`: {e}"))),
+            };
+            (key, answer)
+        })
+    }
 }
+
+/// One input request of a task being answered: its key, and the answer.
+type Answering<'a> =
+    Pin<Box<dyn Future<Output = (String, Result<Value, ClientError>)> + Send + 'a>>;
 
 /// The states of a task, from [`TaskHandle::watch`]. Ends after a terminal state or an error.
 ///

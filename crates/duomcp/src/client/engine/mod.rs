@@ -819,7 +819,7 @@ impl Inner {
 
     /// Answers one input request with the request's own answerer (`own`), else the
     /// application's handler.
-    async fn answer_input(
+    pub(crate) async fn answer_input(
         &self,
         request: InputRequest,
         own: Option<&Arc<InputFn>>,
