@@ -164,6 +164,7 @@ fn mcp_post(addr: SocketAddr, token: Option<&str>) -> Vec<u8> {
         ("Content-Type", "application/json"),
         ("Accept", "application/json, text/event-stream"),
         ("MCP-Protocol-Version", "2026-07-28"),
+        ("Mcp-Method", "server/discover"),
     ];
     if let Some(b) = &bearer {
         headers.push(("Authorization", b.as_str()));
@@ -381,4 +382,51 @@ fn auth_flags_need_a_resource_when_the_port_is_picked_by_the_system() {
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("give --auth-resource"), "{err}");
+}
+
+/// `duomcp gateway --limit`: the fairness bounds of its HTTP endpoint, as `duomcp serve` takes
+/// them. A loopback peer is exempt by default (every request answered); with
+/// `limit-loopback-peers=true`, `peer-rate=1` and `peer-burst=3`, a peer sending eight requests
+/// at once gets its burst, then `429` with `Retry-After` and a JSON-RPC error.
+#[tokio::test]
+async fn limit_flags_bound_a_flooding_peer_of_the_gateway_command() {
+    tokio::time::timeout(BOUND, async {
+        let mut statuses = Vec::new();
+        for limits in [
+            &[][..],
+            &["limit-loopback-peers=true", "peer-rate=1", "peer-burst=3"][..],
+        ] {
+            let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_duomcp"));
+            cmd.args(["gateway", "--http", "127.0.0.1:0"]);
+            for l in limits {
+                cmd.args(["--limit", l]);
+            }
+            cmd.args(["--", env!("CARGO_BIN_EXE_duomcp"), "serve"]);
+            let (_child, urls) =
+                duomcp_testkit::process::spawn_announced(&mut cmd, &["serving at"], WITHIN).await;
+            let addr: SocketAddr = urls[0]
+                .trim_start_matches("http://")
+                .trim_end_matches("/mcp")
+                .parse()
+                .unwrap();
+            let mut seen = Vec::new();
+            for _ in 0..8 {
+                let res = exchange(addr, &mcp_post(addr, None), WITHIN).await;
+                if res.status == 429 {
+                    let retry = res.header("retry-after").unwrap_or_default();
+                    assert!(retry.parse::<u64>().is_ok_and(|s| s >= 1), "{res:?}");
+                    assert_eq!(res.json()["error"]["code"], -32603, "{res:?}");
+                }
+                seen.push(res.status);
+            }
+            statuses.push(seen);
+        }
+        assert!(statuses[0].iter().all(|s| *s == 200), "{statuses:?}");
+        let ok = statuses[1].iter().filter(|s| **s == 200).count();
+        let refused = statuses[1].iter().filter(|s| **s == 429).count();
+        assert!((3..=5).contains(&ok) && ok + refused == 8, "{statuses:?}");
+        assert_eq!(&statuses[1][..3], &[200, 200, 200], "{statuses:?}");
+    })
+    .await
+    .expect("bounded");
 }
