@@ -281,6 +281,43 @@ async fn one_trace_through_the_gateway_to_its_upstream() {
         serde_json::from_str(lines.lines().next().expect("an audit line")).expect("a JSON line");
     assert_eq!(line["tool"], "test_simple_text", "{line}");
 
+    // The upstream's restarts: none yet; its process killed, the gateway restarts it (after
+    // 100 ms) and counts one.
+    let restarts = |text: &str| -> Option<String> {
+        text.lines()
+            .find(|l| {
+                l.starts_with("duomcp_gateway_upstream_restarts_total{")
+                    && l.contains("upstream=\"upstream\"")
+            })
+            .map(|l| l.rsplit(' ').next().unwrap_or_default().to_owned())
+    };
+    assert_eq!(restarts(&text).as_deref(), Some("0"), "{text}");
+    let pid = gateway.id().unwrap().to_string();
+    let children = std::process::Command::new("pgrep")
+        .args(["-P", &pid])
+        .output()
+        .unwrap();
+    let children = String::from_utf8_lossy(&children.stdout).to_string();
+    let upstream = children
+        .split_whitespace()
+        .next()
+        .expect("the upstream process");
+    assert!(std::process::Command::new("kill")
+        .args(["-9", upstream])
+        .status()
+        .unwrap()
+        .success());
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    let text = loop {
+        let text = reqwest_like_get(&metrics_url).await;
+        if restarts(&text).as_deref() == Some("1") || std::time::Instant::now() > deadline {
+            break text;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    assert_eq!(restarts(&text).as_deref(), Some("1"), "{text}");
+    promtool_check(&text).await;
+
     let _ = gateway.start_kill();
     let _ = gateway.wait().await;
     let _ = std::fs::remove_dir_all(&dir);

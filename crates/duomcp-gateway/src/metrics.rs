@@ -1,10 +1,11 @@
 //! Per-upstream instruments (feature `otel`), on the meter of the gateway's telemetry: calls
-//! and their outcome, call latency, calls held for their client, the isolation pool's size.
+//! and their outcome, call latency, calls held for their client, the isolation pool's size,
+//! restarts.
 //! Their one label of the gateway's own is the upstream's name, which only the configuration
 //! sets (never a client): the series are bounded by the upstreams configured.
 
 use crate::Shared;
-use opentelemetry::metrics::{Counter, Histogram, Meter, ObservableGauge};
+use opentelemetry::metrics::{Counter, Histogram, Meter, ObservableCounter, ObservableGauge};
 use opentelemetry::KeyValue;
 use std::sync::Weak;
 use std::time::Duration;
@@ -15,6 +16,7 @@ pub(crate) struct UpstreamMetrics {
     duration: Histogram<f64>,
     _held: ObservableGauge<u64>,
     _isolated: ObservableGauge<u64>,
+    _restarts: ObservableCounter<u64>,
 }
 
 /// How a call to an upstream ended, as counted.
@@ -71,6 +73,28 @@ impl UpstreamMetrics {
                 })
                 .build()
         };
+        let restarts = {
+            let shared = shared.clone();
+            meter
+                .u64_observable_counter("duomcp.gateway.upstream.restarts")
+                .with_unit("{restart}")
+                .with_description(
+                    "Times an upstream's connection was made again (a stdio process restarted \
+                     after it died, an HTTP session the upstream forgot)",
+                )
+                .with_callback(move |obs| {
+                    let Some(shared) = shared.upgrade() else {
+                        return;
+                    };
+                    for u in shared.upstreams.get().into_iter().flatten() {
+                        obs.observe(
+                            u.restarts(),
+                            &[KeyValue::new("upstream", u.name().to_owned())],
+                        );
+                    }
+                })
+                .build()
+        };
         let isolated = meter
             .u64_observable_gauge("duomcp.gateway.upstream.isolated_sessions")
             .with_unit("{session}")
@@ -92,6 +116,7 @@ impl UpstreamMetrics {
             duration,
             _held: held,
             _isolated: isolated,
+            _restarts: restarts,
         }
     }
 

@@ -215,6 +215,16 @@ pub(crate) struct Session {
     /// To the task routing the connection's notifications: "route everything received so far,
     /// then answer".
     flushes: mpsc::Sender<oneshot::Sender<()>>,
+    /// Its upstream's count of the restarts of sessions let go: this one's are added when it
+    /// goes (see [`Upstream::restarts`]).
+    retired_restarts: Arc<AtomicU64>,
+}
+
+impl Drop for Session {
+    fn drop(&mut self) {
+        self.retired_restarts
+            .fetch_add(self.client.restarts(), Ordering::Relaxed);
+    }
 }
 
 impl Session {
@@ -310,6 +320,8 @@ pub struct Upstream {
     /// Each principal's share of `limit` (see [`Upstream::permit`]).
     shares: Mutex<HashMap<String, Arc<Semaphore>>>,
     notice: Notice,
+    /// Restarts of its sessions that were let go (see [`Upstream::restarts`]).
+    retired_restarts: Arc<AtomicU64>,
     /// `[upstream.oauth]`: the gateway's own OAuth client, shared by every pooled session
     /// (one token for all); the error says why it could not be built.
     oauth: Result<Option<OAuthClient>, String>,
@@ -355,6 +367,7 @@ impl Upstream {
             limit,
             shares: Mutex::new(HashMap::new()),
             notice,
+            retired_restarts: Arc::new(AtomicU64::new(0)),
             oauth,
             telemetry: Traced::default(),
             #[cfg(feature = "otel")]
@@ -577,8 +590,29 @@ impl Upstream {
             self.notice.clone(),
             oauth,
             telemetry,
+            self.retired_restarts.clone(),
         ))
         .await
+    }
+
+    /// How many times its connections were made again (a stdio process restarted after it
+    /// died, an HTTP session the upstream forgot), over the gateway's life: its sessions' counts
+    /// ([`Client::restarts`]), those of sessions let go included (once they have closed).
+    pub fn restarts(&self) -> u64 {
+        let mut n = self.retired_restarts.load(Ordering::Relaxed);
+        let mut count = |cell: &OnceCell<Arc<Session>>| {
+            if let Some(s) = cell.get() {
+                n += s.client.restarts();
+            }
+        };
+        count(&self.default);
+        for cell in lock(&self.pool).values() {
+            count(cell);
+        }
+        for i in lock(&self.isolated).iter() {
+            count(&i.cell);
+        }
+        n
     }
 
     /// Waits for a free slot under the upstream's concurrency limit, and under `owner`'s share
@@ -669,6 +703,7 @@ async fn connect(
     notice: Notice,
     oauth: Option<OAuthClient>,
     telemetry: Traced,
+    retired_restarts: Arc<AtomicU64>,
 ) -> Result<Arc<Session>, ClientError> {
     let routes = Arc::new(Routes::default());
     let mut b = Client::builder()
@@ -798,6 +833,7 @@ async fn connect(
         client,
         routes,
         flushes,
+        retired_restarts,
     }))
 }
 

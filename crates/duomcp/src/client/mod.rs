@@ -164,6 +164,24 @@ impl Client {
         self.negotiated().protocol_version
     }
 
+    /// How many times the connection was made again since the client connected: a stdio
+    /// server process restarted after it died
+    /// ([`max_restarts`](transport::ProcessOptions::max_restarts)), or a new HTTP session after
+    /// the server forgot the old one. Each time the server's state is gone.
+    ///
+    /// ```no_run
+    /// # async fn run(client: duomcp::client::Client) {
+    /// if client.restarts() > 0 {
+    ///     eprintln!("the server restarted {} times", client.restarts());
+    /// }
+    /// # }
+    /// ```
+    pub fn restarts(&self) -> u64 {
+        self.inner
+            .restarts
+            .load(std::sync::atomic::Ordering::Relaxed)
+    }
+
     /// What the server offers (from `initialize` or `server/discover`).
     pub fn server_capabilities(&self) -> ServerCapabilities {
         self.negotiated().capabilities

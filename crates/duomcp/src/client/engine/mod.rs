@@ -120,6 +120,9 @@ pub(crate) struct Inner {
     shutdown: CancellationToken,
     /// The 2025-11-25 requests in flight, for the server's requests tied to none of them.
     live: Mutex<Live>,
+    /// How many times the transport reconnected (a restarted server process, a new HTTP
+    /// session), see [`Client::restarts`](super::Client::restarts).
+    pub restarts: std::sync::atomic::AtomicU64,
 }
 
 /// The 2025-11-25 requests in flight during which the server may ask for input (see
@@ -265,6 +268,7 @@ impl Inner {
             handled: watch::channel(0).0,
             shutdown: CancellationToken::new(),
             live: Mutex::default(),
+            restarts: std::sync::atomic::AtomicU64::new(0),
         }
     }
 

@@ -272,6 +272,8 @@ impl Inner {
 
     /// After the transport restarted the server: nothing the old process knew survives.
     pub(super) fn on_restart(self: &Arc<Self>) {
+        self.restarts
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         self.cache.invalidate(Invalidate::All);
         self.tools.clear();
         self.tool_headers.clear();
