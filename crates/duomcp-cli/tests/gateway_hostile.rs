@@ -47,7 +47,9 @@ for line in sys.stdin:
         name = m["params"]["name"]
         if name == "big":
             sys.stdout.write('{"jsonrpc":"2.0","id":%s,"result":{"content":[{"type":"text","text":"' % json.dumps(i))
-            sys.stdout.write("z" * (65 * 1024 * 1024)); sys.stdout.write('"}]}}\n'); sys.stdout.flush()
+            chunk = "z" * (1024 * 1024)
+            for _ in range(200): sys.stdout.write(chunk)
+            sys.stdout.write('"}]}}\n'); sys.stdout.flush()
         else:
             send({"jsonrpc": "2.0", "id": i, "result": {"content": [{"type": "text", "text": tag + ":" + name}]}})
     else:
@@ -251,7 +253,8 @@ fn a_separator_inside_an_upstream_name_is_refused_at_load() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_oversized_answer_fails_its_call_at_once() {
     let dir = setup(&[("a", "names")], "");
-    let (_child, url, _) = gateway(&dir).await;
+    let (child, url, _) = gateway(&dir).await;
+    let pid = child.id().unwrap();
     for client in two_clients(&url).await {
         let started = Instant::now();
         let r = client.call_tool("big", serde_json::json!({})).await;
@@ -276,6 +279,21 @@ async fn an_oversized_answer_fails_its_call_at_once() {
             .unwrap();
         assert_eq!(r.content[0].as_text(), Some("a:echo"));
     }
+    // Two 200 MiB answers later, the gateway's peak memory is the 64 MiB line bound's, not
+    // the answers' (LIMITS.md, "Upstream answer (stdio line)").
+    let peak = peak_rss_kb(pid);
+    eprintln!(
+        "gateway peak RSS after two 200 MiB answers: {} MiB",
+        peak / 1024
+    );
+    assert!(peak < 256 * 1024, "peak RSS {peak} kB");
+}
+
+/// The peak resident set of process `pid` (VmHWM), in kB.
+fn peak_rss_kb(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    let line = status.lines().find(|l| l.starts_with("VmHWM:")).unwrap();
+    line.split_whitespace().nth(1).unwrap().parse().unwrap()
 }
 
 /// `GET path` on the gateway at `url` (its MCP URL), with `auth` header lines; the response.
