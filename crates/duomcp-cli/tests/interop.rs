@@ -343,6 +343,10 @@ async fn everything_stdio(kit: &Kit, through_gateway: bool) {
         .roots(vec![
             Root::new("file:///tmp/duomcp-interop-root").with_name("Interop root")
         ])
+        // Directly, our client runs server-everything's async elicitation and sampling as
+        // tasks of its own; through the gateway, the gateway does (for the call they belong
+        // to, whose client is asked).
+        .host_tasks(true)
         .connect_stdio(cmd)
         .await
         .expect("connect to server-everything over stdio");
@@ -385,6 +389,10 @@ async fn everything_stdio(kit: &Kit, through_gateway: bool) {
         "trigger-sampling-request",
         "trigger-long-running-operation",
         "simulate-research-query",
+        // Registered only for a client that runs input requests as tasks (2025-11-25): ours,
+        // or the gateway in front.
+        "trigger-elicitation-request-async",
+        "trigger-sampling-request-async",
     ] {
         assert!(names.contains(expected), "{expected} not listed: {names:?}");
     }
@@ -710,6 +718,25 @@ async fn call_everything_tool(client: &Client, name: &str) {
             );
         }
         "simulate-research-query" => research_task(client).await,
+        // The server asks for input as a task the client runs, polls it with `tasks/get`, then
+        // takes its `tasks/result`.
+        "trigger-elicitation-request-async" => {
+            let t = text(&call(json!({})).await);
+            assert!(
+                t.contains("[COMPLETED] User provided the requested information!")
+                    && t.contains("Name: Ada Lovelace"),
+                "{t}"
+            );
+        }
+        "trigger-sampling-request-async" => {
+            let v = call(json!({ "prompt": "Say hi as a task", "maxTokens": 20 })).await;
+            let t = text(&v);
+            assert!(
+                t.contains("[COMPLETED] Async sampling completed!")
+                    && t.contains("A sampled answer from the duomcp test client."),
+                "{t}"
+            );
+        }
         other => panic!("no arguments known for the tool {other}: add it to this test"),
     }
 }

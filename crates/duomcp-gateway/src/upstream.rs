@@ -730,6 +730,7 @@ async fn connect(
     // answerer, `RequestOptions::on_input`). One that belongs to no call the gateway can name
     // (a 2025-11-25 upstream's request over stdio or its GET stream while several calls are in
     // flight, or with none) reaches no client: the upstream gets an error, and it is traced.
+    let asks = caps.elicitation.is_some() || caps.sampling.is_some();
     if let Some(cap) = caps.elicitation {
         let name = config.name.clone();
         b = b.on_elicit_with(cap, move |_| unattributed(&name, "elicitation/create"));
@@ -741,6 +742,13 @@ async fn connect(
     if caps.roots.is_some() {
         let name = config.name.clone();
         b = b.on_roots(move || unattributed(&name, "roots/list"));
+    }
+    // A 2025-11-25 upstream may ask for input as a task the client runs (task-augmented
+    // `elicitation/create` or `sampling/createMessage`, then `tasks/get` and `tasks/result`):
+    // the gateway hosts such tasks, each one's question asked of the call it belongs to, as
+    // any other request for input is.
+    if asks {
+        b = b.host_tasks(true);
     }
     let client = match (&config.command, &config.url) {
         (Some(command), _) => {

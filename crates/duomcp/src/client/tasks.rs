@@ -36,7 +36,7 @@
 use super::engine::Inner;
 use super::error::ClientError;
 use super::handlers::{HandlerCall, Handlers};
-use super::options::RequestOptions;
+use super::options::{InputFn, RequestOptions};
 use super::{decode, object, Client};
 use crate::era::Era;
 use crate::jsonrpc::{self, error_code, ErrorObject};
@@ -1007,6 +1007,7 @@ impl ClientTasks {
         handlers: &Handlers,
         method: &str,
         params: Option<&RawValue>,
+        own: Option<&Arc<InputFn>>,
     ) -> Option<Result<Value, ErrorObject>> {
         if !handlers.host_tasks {
             return None;
@@ -1025,7 +1026,7 @@ impl ClientTasks {
                 } else {
                     handlers.sample.is_some()
                 };
-                if !has_handler {
+                if !has_handler && own.is_none() {
                     return None;
                 }
                 let (raw, value) = match (params, parse()) {
@@ -1034,7 +1035,10 @@ impl ClientTasks {
                     (None, Ok(_)) => return None,
                 };
                 let task = value.get("task")?;
-                Some(self.hosted.create(handlers.clone(), method, task, raw))
+                Some(
+                    self.hosted
+                        .create(handlers.clone(), own.cloned(), method, task, raw),
+                )
             }
             GET | RESULT | LIST | CANCEL => {
                 let params = match parse() {
@@ -1183,6 +1187,7 @@ impl Hosted {
     fn create(
         &self,
         handlers: Handlers,
+        own: Option<Arc<InputFn>>,
         method: &str,
         task: &Value,
         params: &RawValue,
@@ -1204,7 +1209,14 @@ impl Hosted {
                 )))
             }
         };
-        let job = async move { call.run(&handlers).await };
+        // The request's own answerer (the one request of ours it belongs to, see
+        // `RequestOptions::on_input`) when it has one, else the client's handlers.
+        let job = async move {
+            match own {
+                Some(own) => call.run_own(own.as_ref()).await,
+                None => call.run(&handlers).await,
+            }
+        };
         let mut bytes = [0u8; 16];
         getrandom::fill(&mut bytes).map_err(|e| {
             jsonrpc::error(

@@ -250,7 +250,7 @@ impl Inner {
         // Tasks this client hosts (2025-11-25), and task-augmented requests that create them.
         if let Some(answer) = self
             .tasks
-            .serve(&self.handlers, method, req.params.as_deref())
+            .serve(&self.handlers, method, req.params.as_deref(), own.as_ref())
             .await
         {
             return answer;
