@@ -238,7 +238,8 @@ async fn principal_isolation_gives_each_tenant_its_own_upstream_session() {
             );
             assert_eq!(bob_asked.lock().unwrap().clone(), ["for bob"]);
         }
-        let up = &gw.upstreams()[0];
+        let ups = gw.upstreams();
+        let up = &ups[0];
         assert_eq!(
             up.isolated_sessions(),
             2,

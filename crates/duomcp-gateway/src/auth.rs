@@ -35,7 +35,7 @@ use serde::Deserialize;
 /// let rs = config.auth.unwrap().resource_server().unwrap();
 /// assert_eq!(rs.metadata().resource, "https://mcp.example.com/mcp");
 /// ```
-#[derive(Debug, Clone, Deserialize, Default)]
+#[derive(Debug, Clone, Deserialize, Default, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct AuthConfig {
     /// The gateway's canonical resource URI: its MCP endpoint as clients reach it (the
@@ -87,7 +87,7 @@ pub struct AuthConfig {
 /// "#).unwrap();
 /// assert_eq!(config.upstreams[0].oauth.as_ref().unwrap().client_id, "gateway");
 /// ```
-#[derive(Debug, Clone, Deserialize, Default)]
+#[derive(Debug, Clone, Deserialize, Default, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct UpstreamOAuth {
     /// The gateway's client id at the upstream's authorization server.

@@ -50,7 +50,7 @@ pub enum ConfigError {
 /// assert_eq!(config.upstreams.len(), 2);
 /// assert!(config.prefixed(), "several upstreams: names are prefixed");
 /// ```
-#[derive(Debug, Clone, Deserialize, Default)]
+#[derive(Debug, Clone, Deserialize, Default, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct GatewayConfig {
     /// Gateway-wide settings.
@@ -64,7 +64,7 @@ pub struct GatewayConfig {
 }
 
 /// Gateway-wide settings (`[gateway]`).
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields, default)]
 pub struct GatewaySettings {
     /// Between an upstream's name and a tool's or prompt's (default `_`); only `_`, `.` and
@@ -204,7 +204,7 @@ pub enum UpstreamEra {
 }
 
 /// One server behind the gateway (`[[upstream]]`): a command (stdio) or a URL.
-#[derive(Debug, Clone, Deserialize, Default)]
+#[derive(Debug, Clone, Deserialize, Default, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct UpstreamConfig {
     /// The upstream's name: `^[A-Za-z][A-Za-z0-9.-]*$` (it prefixes names and URI schemes).

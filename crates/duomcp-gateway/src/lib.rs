@@ -60,7 +60,8 @@ pub enum GatewayError {
 /// What the handlers and notification relays share.
 pub(crate) struct Shared {
     pub server: OnceLock<Server>,
-    pub upstreams: OnceLock<Vec<Arc<Upstream>>>,
+    /// The upstreams, in configuration order; replaced whole by [`Gateway::reload`].
+    pub upstreams: std::sync::RwLock<Arc<Vec<Arc<Upstream>>>>,
     pub holds: Arc<Holds>,
     pub sync: sync::SyncState,
     /// `[gateway] list_change_window_ms`.
@@ -70,6 +71,56 @@ pub(crate) struct Shared {
     /// The last health report and when it was made; held while a probe runs, so concurrent
     /// probes wait for that one.
     pub health: tokio::sync::Mutex<Option<(std::time::Instant, Vec<UpstreamHealth>)>>,
+    /// The configuration the gateway started with, without its upstreams: what a reload
+    /// does not change (`[gateway]`, `[auth]`), and how upstreams are named.
+    pub base: GatewayConfig,
+    /// One reload at a time.
+    pub reloading: tokio::sync::Mutex<()>,
+    /// The telemetry and per-upstream instruments each upstream records with (feature `otel`).
+    #[cfg(feature = "otel")]
+    pub upstream_telemetry: OnceLock<(upstream::Traced, Option<Arc<metrics::UpstreamMetrics>>)>,
+}
+
+impl Shared {
+    /// The upstreams now (a snapshot: a reload replaces the list, not what a caller holds).
+    pub(crate) fn upstreams(&self) -> Arc<Vec<Arc<Upstream>>> {
+        self.upstreams
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone()
+    }
+
+    /// The upstream named `name` now.
+    pub(crate) fn upstream(&self, name: &str) -> Option<Arc<Upstream>> {
+        self.upstreams().iter().find(|u| u.name() == name).cloned()
+    }
+
+    /// An upstream of `config`, named as `prefixed` says.
+    fn make_upstream(self: &Arc<Self>, config: &UpstreamConfig, prefixed: bool) -> Arc<Upstream> {
+        let naming = if prefixed {
+            names::Naming::prefixed(&config.name, &self.base.gateway.separator)
+        } else {
+            names::Naming::plain()
+        };
+        let upstream = Upstream::new(
+            config.clone(),
+            naming,
+            notice(Arc::downgrade(self), &config.name),
+        );
+        #[cfg(feature = "otel")]
+        let upstream = match self.upstream_telemetry.get() {
+            Some((t, m)) => upstream.with_telemetry(t.clone(), m.clone()),
+            None => upstream,
+        };
+        Arc::new(upstream)
+    }
+
+    fn set_upstreams(&self, upstreams: Vec<Arc<Upstream>>) {
+        *self
+            .upstreams
+            .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = Arc::new(upstreams);
+    }
 }
 
 /// A running gateway: the [`Server`] to serve (over stdio or Streamable HTTP, as any duomcp
@@ -140,7 +191,7 @@ impl Gateway {
         let settings = &config.gateway;
         let shared = Arc::new(Shared {
             server: OnceLock::new(),
-            upstreams: OnceLock::new(),
+            upstreams: std::sync::RwLock::new(Arc::new(Vec::new())),
             holds: Holds::new(
                 Duration::from_secs(settings.hold_timeout_secs.max(1)),
                 settings.max_holds,
@@ -150,6 +201,13 @@ impl Gateway {
             list_change_window: Duration::from_millis(settings.list_change_window_ms),
             health_token: settings.health_token.clone().filter(|t| !t.is_empty()),
             health: tokio::sync::Mutex::new(None),
+            base: GatewayConfig {
+                upstreams: Vec::new(),
+                ..config.clone()
+            },
+            reloading: tokio::sync::Mutex::new(()),
+            #[cfg(feature = "otel")]
+            upstream_telemetry: OnceLock::new(),
         });
         #[cfg(feature = "otel")]
         let metrics = telemetry.0.as_ref().map(|t| {
@@ -158,22 +216,15 @@ impl Gateway {
                 Arc::downgrade(&shared),
             ))
         });
+        #[cfg(feature = "otel")]
+        let _ = shared
+            .upstream_telemetry
+            .set((telemetry.0.clone(), metrics));
         let prefixed = config.prefixed();
         let upstreams: Vec<Arc<Upstream>> = config
             .upstreams
             .iter()
-            .enumerate()
-            .map(|(i, u)| {
-                let naming = if prefixed {
-                    names::Naming::prefixed(&u.name, &settings.separator)
-                } else {
-                    names::Naming::plain()
-                };
-                let upstream = Upstream::new(u.clone(), naming, notice(Arc::downgrade(&shared), i));
-                #[cfg(feature = "otel")]
-                let upstream = upstream.with_telemetry(telemetry.0.clone(), metrics.clone());
-                Arc::new(upstream)
-            })
+            .map(|u| shared.make_upstream(u, prefixed))
             .collect();
         let mut failures = Vec::new();
         let mut first_info: Option<(Implementation, Option<String>)> = None;
@@ -227,10 +278,10 @@ impl Gateway {
             }))
             .build();
         let _ = shared.server.set(server);
-        let _ = shared.upstreams.set(upstreams.clone());
-        for (i, u) in upstreams.iter().enumerate() {
+        shared.set_upstreams(upstreams.clone());
+        for u in &upstreams {
             if u.client().await.is_ok() {
-                sync::resync(&shared, i).await;
+                sync::resync(&shared, u.name()).await;
             }
         }
         Ok(Gateway { shared, auth })
@@ -252,9 +303,10 @@ impl Gateway {
         }
     }
 
-    /// The upstreams, in configuration order.
-    pub fn upstreams(&self) -> &[Arc<Upstream>] {
-        self.shared.upstreams.get().map_or(&[], Vec::as_slice)
+    /// The upstreams, in configuration order (those of the configuration loaded last, see
+    /// [`reload`](Self::reload)).
+    pub fn upstreams(&self) -> Arc<Vec<Arc<Upstream>>> {
+        self.shared.upstreams()
     }
 
     /// Upstream calls held for a 2026-07-28 client's retry.
@@ -265,13 +317,142 @@ impl Gateway {
     /// Pings every upstream (within `timeout` each) and reports.
     pub async fn health(&self, timeout: Duration) -> Vec<UpstreamHealth> {
         let mut out = Vec::new();
-        for u in self.upstreams() {
+        for u in self.upstreams().iter() {
             let mut h = check_upstream(u, timeout).await;
             h.dropped = self.shared.sync.notes(u.name());
             h.tools = self.shared.sync.tool_count(u.name());
             out.push(h);
         }
         out
+    }
+}
+
+/// What [`Gateway::reload`] did, by upstream name.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Reloaded {
+    /// Upstreams new in the configuration: connected, their items served.
+    pub added: Vec<String>,
+    /// Upstreams gone from it: their items are no longer served; their sessions close once
+    /// the calls in flight on them have ended.
+    pub removed: Vec<String>,
+    /// Upstreams whose configuration (or naming) changed: replaced by a new connection, their
+    /// items served again calling it; the old one closes as a removed one does.
+    pub changed: Vec<String>,
+    /// Upstreams left as they were (their sessions and the calls on them untouched).
+    pub unchanged: Vec<String>,
+    /// Sections that changed but that a reload does not apply (`[gateway]`, `[auth]`): they
+    /// take effect at the next start.
+    pub ignored: Vec<String>,
+}
+
+impl Reloaded {
+    /// Whether any upstream was added, removed or changed.
+    pub fn changed_anything(&self) -> bool {
+        !(self.added.is_empty() && self.removed.is_empty() && self.changed.is_empty())
+    }
+}
+
+impl Gateway {
+    /// Applies `config`'s upstreams without a restart: new ones are connected and served,
+    /// removed ones stop being served, changed ones are replaced; clients hear
+    /// `list_changed`. Calls in flight and client sessions go on: a call already running on a
+    /// removed or replaced upstream finishes there (its sessions close once no call is left on
+    /// them, or after its call timeout). `[gateway]` and `[auth]` are not reloaded (see
+    /// [`Reloaded::ignored`]). A configuration that does not validate changes nothing.
+    ///
+    /// ```no_run
+    /// # async fn run(gateway: duomcp_gateway::Gateway) -> Result<(), Box<dyn std::error::Error>> {
+    /// let config = duomcp_gateway::GatewayConfig::from_file("gateway.toml")?;
+    /// let done = gateway.reload(config).await?;
+    /// println!("added {:?}, removed {:?}, changed {:?}", done.added, done.removed, done.changed);
+    /// # Ok(()) }
+    /// ```
+    pub async fn reload(&self, config: GatewayConfig) -> Result<Reloaded, GatewayError> {
+        config.validate()?;
+        let shared = &self.shared;
+        let _one = shared.reloading.lock().await;
+        let mut done = Reloaded::default();
+        if config.gateway != shared.base.gateway {
+            done.ignored.push("[gateway]".into());
+        }
+        if config.auth != shared.base.auth {
+            done.ignored.push("[auth]".into());
+        }
+        // Named with the settings the gateway started with, for the new set of upstreams.
+        let prefixed = GatewayConfig {
+            upstreams: config.upstreams.clone(),
+            ..shared.base.clone()
+        }
+        .prefixed();
+        let old = shared.upstreams();
+        let mut next = Vec::with_capacity(config.upstreams.len());
+        let mut retired = Vec::new();
+        for u in &config.upstreams {
+            let made = shared.make_upstream(u, prefixed);
+            match old.iter().find(|o| o.name() == u.name) {
+                Some(o) if o.config == *u && o.naming == made.naming => {
+                    done.unchanged.push(u.name.clone());
+                    next.push(o.clone());
+                }
+                found => {
+                    // Connected before it serves (a failure is logged; its calls then fail
+                    // clearly until it answers).
+                    if let Err(e) = made.client().await {
+                        tracing::warn!(upstream = %u.name, "cannot reach the upstream: {e}");
+                    }
+                    match found {
+                        Some(o) => {
+                            done.changed.push(u.name.clone());
+                            retired.push(o.clone());
+                        }
+                        None => done.added.push(u.name.clone()),
+                    }
+                    next.push(made);
+                }
+            }
+        }
+        for o in old.iter() {
+            if !config.upstreams.iter().any(|u| u.name == o.name()) {
+                done.removed.push(o.name().to_owned());
+                retired.push(o.clone());
+            }
+        }
+        if !done.changed_anything() {
+            return Ok(done);
+        }
+        let Some(server) = shared.server.get() else {
+            return Ok(done);
+        };
+        // Everything the reload adds and removes reaches the clients once per list.
+        let _batch = server.batch_list_changes();
+        shared.set_upstreams(next);
+        for name in &done.removed {
+            sync::forget(shared, name, true).await;
+        }
+        for name in &done.changed {
+            sync::forget(shared, name, false).await;
+        }
+        for name in done.added.iter().chain(&done.changed) {
+            sync::resync(shared, name).await;
+        }
+        for list in [
+            duomcp::server::ListKind::Tools,
+            duomcp::server::ListKind::Prompts,
+            duomcp::server::ListKind::Resources,
+        ] {
+            server.notify_list_changed(list);
+        }
+        for o in retired {
+            o.retire();
+        }
+        tracing::info!(
+            added = ?done.added,
+            removed = ?done.removed,
+            changed = ?done.changed,
+            ignored = ?done.ignored,
+            "configuration reloaded"
+        );
+        Ok(done)
     }
 }
 
@@ -414,29 +595,27 @@ fn unreachable_server() -> ! {
 
 /// An upstream's connection-wide notifications: list changes re-sync, resource updates reach
 /// the subscribed clients under the gateway's URI.
-fn notice(shared: Weak<Shared>, index: usize) -> upstream::Notice {
+fn notice(shared: Weak<Shared>, name: &str) -> upstream::Notice {
+    let name: Arc<str> = name.into();
     Arc::new(move |n: &Notification| {
         let Some(shared) = shared.upgrade() else {
             return;
         };
         match n {
             Notification::ToolsListChanged => {
-                sync::list_changed(shared, index, duomcp::server::ListKind::Tools)
+                sync::list_changed(shared, &name, duomcp::server::ListKind::Tools)
             }
             Notification::PromptsListChanged => {
-                sync::list_changed(shared, index, duomcp::server::ListKind::Prompts)
+                sync::list_changed(shared, &name, duomcp::server::ListKind::Prompts)
             }
             Notification::ResourcesListChanged => {
-                sync::list_changed(shared, index, duomcp::server::ListKind::Resources)
+                sync::list_changed(shared, &name, duomcp::server::ListKind::Resources)
             }
             Notification::ResourceUpdated { uri } => {
-                let (Some(server), Some(ups)) = (shared.server.get(), shared.upstreams.get())
-                else {
+                let (Some(server), Some(u)) = (shared.server.get(), shared.upstream(&name)) else {
                     return;
                 };
-                if let Some(u) = ups.get(index) {
-                    server.notify_resource_updated(u.naming.outer_uri(uri));
-                }
+                server.notify_resource_updated(u.naming.outer_uri(uri));
             }
             _ => {}
         }
@@ -452,7 +631,7 @@ async fn complete(
     let Some(shared) = shared.upgrade() else {
         return Err(HandlerError::msg("the gateway is shutting down"));
     };
-    let ups = shared.upstreams.get().cloned().unwrap_or_default();
+    let ups = shared.upstreams();
     let found = ups.iter().find_map(|u| {
         let inner = match &params.r#ref {
             CompleteReference::Prompt(p) => u.naming.inner(&p.name),

@@ -66,7 +66,7 @@ impl UpstreamMetrics {
                     let Some(shared) = shared.upgrade() else {
                         return;
                     };
-                    for u in shared.upstreams.get().into_iter().flatten() {
+                    for u in shared.upstreams().iter() {
                         let n = shared.holds.held_for(u.name());
                         obs.observe(n as u64, &[KeyValue::new("upstream", u.name().to_owned())]);
                     }
@@ -86,7 +86,7 @@ impl UpstreamMetrics {
                     let Some(shared) = shared.upgrade() else {
                         return;
                     };
-                    for u in shared.upstreams.get().into_iter().flatten() {
+                    for u in shared.upstreams().iter() {
                         obs.observe(
                             u.restarts(),
                             &[KeyValue::new("upstream", u.name().to_owned())],
@@ -103,7 +103,7 @@ impl UpstreamMetrics {
                 let Some(shared) = shared.upgrade() else {
                     return;
                 };
-                for u in shared.upstreams.get().into_iter().flatten() {
+                for u in shared.upstreams().iter() {
                     obs.observe(
                         u.isolated_sessions() as u64,
                         &[KeyValue::new("upstream", u.name().to_owned())],

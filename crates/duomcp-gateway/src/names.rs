@@ -2,7 +2,7 @@
 //! URIs, and the allow/deny globs of tools.
 
 /// How one upstream's names and URIs look from the client's side.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Naming {
     /// `None`: names and URIs are served as the upstream has them.
     prefix: Option<(String, String)>,

@@ -30,6 +30,9 @@ struct Registered {
     templates: HashMap<String, Value>,
     /// A 2026-07-28 upstream's list_changed notifications come on a listen stream.
     listening: bool,
+    /// The upstream whose handlers these registrations call (its address): another one of the
+    /// same name (a reload changed it) registers every item again, with handlers calling it.
+    origin: usize,
 }
 
 /// The registrations of every upstream, and the upstream subscriptions open.
@@ -45,9 +48,11 @@ pub(crate) struct SyncState {
     changed: Mutex<Changed>,
     /// The re-sync scheduled for when a 2026-07-28 upstream's lists go stale (`ttlMs`), per
     /// upstream (one each).
-    stale_timers: Mutex<HashMap<usize, tokio::task::JoinHandle<()>>>,
+    stale_timers: Mutex<HashMap<String, tokio::task::JoinHandle<()>>>,
     /// What the last re-sync of each upstream did not serve, and why.
     notes: Mutex<HashMap<String, Vec<String>>>,
+    /// The listen stream kept open for each 2026-07-28 upstream's list changes.
+    listeners: Mutex<HashMap<String, tokio::task::JoinHandle<()>>>,
 }
 
 /// A 2026-07-28 upstream whose lists say a shorter `ttlMs` is re-listed this often at most.
@@ -187,9 +192,9 @@ const MAX_LIST_PAGES: usize = 10_000;
 
 /// After a re-sync of a 2026-07-28 upstream whose lists said `ttlMs`: re-sync it again when
 /// they go stale (clients hear of it only when something changed).
-fn schedule_stale_resync(shared: &Arc<Shared>, index: usize, ttl_ms: Option<u64>) {
+fn schedule_stale_resync(shared: &Arc<Shared>, name: &str, ttl_ms: Option<u64>) {
     let mut timers = lock(&shared.sync.stale_timers);
-    if let Some(old) = timers.remove(&index) {
+    if let Some(old) = timers.remove(name) {
         old.abort();
     }
     let Some(ttl) = ttl_ms.filter(|t| *t > 0) else {
@@ -197,20 +202,21 @@ fn schedule_stale_resync(shared: &Arc<Shared>, index: usize, ttl_ms: Option<u64>
     };
     let delay = std::time::Duration::from_millis(ttl).max(MIN_LIST_TTL);
     let weak = Arc::downgrade(shared);
+    let upstream = name.to_owned();
     let task: std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send>> =
         Box::pin(async move {
             tokio::time::sleep(delay).await;
             if let Some(shared) = weak.upgrade() {
-                resync(&shared, index).await;
+                resync(&shared, &upstream).await;
             }
         });
-    timers.insert(index, tokio::spawn(task));
+    timers.insert(name.to_owned(), tokio::spawn(task));
 }
 
 /// What changed upstream since the last re-sync was scheduled.
 #[derive(Default)]
 struct Changed {
-    upstreams: std::collections::BTreeSet<usize>,
+    upstreams: std::collections::BTreeSet<String>,
     lists: Vec<ListKind>,
     scheduled: bool,
 }
@@ -223,10 +229,10 @@ pub const LIST_CHANGE_WINDOW: std::time::Duration = std::time::Duration::from_mi
 /// An upstream said one of its lists changed: re-sync it (with every other upstream that
 /// changes within the window, [`LIST_CHANGE_WINDOW`] unless configured) and tell the clients, once per list. They are told
 /// even when the re-sync finds nothing new (the upstream may have replaced a tool by the same).
-pub(crate) fn list_changed(shared: Arc<Shared>, index: usize, list: ListKind) {
+pub(crate) fn list_changed(shared: Arc<Shared>, name: &str, list: ListKind) {
     let schedule = {
         let mut c = lock(&shared.sync.changed);
-        c.upstreams.insert(index);
+        c.upstreams.insert(name.to_owned());
         if !c.lists.contains(&list) {
             c.lists.push(list);
         }
@@ -242,8 +248,8 @@ pub(crate) fn list_changed(shared: Arc<Shared>, index: usize, list: ListKind) {
         };
         let _batch = server.batch_list_changes();
         let changed = std::mem::take(&mut *lock(&shared.sync.changed));
-        for i in changed.upstreams {
-            resync(&shared, i).await;
+        for name in changed.upstreams {
+            resync(&shared, &name).await;
         }
         for list in changed.lists {
             server.notify_list_changed(list);
@@ -297,15 +303,56 @@ impl SyncState {
     }
 }
 
-/// Reads the upstream's lists and brings the server's registrations in line with them.
-pub(crate) async fn resync(shared: &Arc<Shared>, index: usize) {
+/// A reload removed the upstream `name` (`unregister`: its items leave the server) or replaced
+/// it: what the gateway keeps for it stops (its list and resource subscriptions upstream, the
+/// re-sync timer).
+pub(crate) async fn forget(shared: &Arc<Shared>, name: &str, unregister: bool) {
     let _one = shared.sync.running.lock().await;
-    let (Some(server), Some(u)) = (
+    if let Some(t) = lock(&shared.sync.stale_timers).remove(name) {
+        t.abort();
+    }
+    if let Some(t) = lock(&shared.sync.listeners).remove(name) {
+        t.abort();
+    }
+    lock(&shared.sync.subscriptions).retain(|(upstream, _), task| {
+        let theirs = upstream == name;
+        if theirs {
+            task.abort();
+        }
+        !theirs
+    });
+    lock(&shared.sync.last_miss).remove(name);
+    if !unregister {
+        return;
+    }
+    lock(&shared.sync.notes).remove(name);
+    let (Some(server), Some(old)) = (
         shared.server.get(),
-        shared.upstreams.get().and_then(|u| u.get(index)),
+        lock(&shared.sync.registered).remove(name),
     ) else {
         return;
     };
+    for n in old.tools.keys() {
+        server.remove_tool(n);
+    }
+    for n in old.prompts.keys() {
+        server.remove_prompt(n);
+    }
+    for uri in old.resources.keys() {
+        server.remove_resource(uri);
+    }
+    for t in old.templates.keys() {
+        server.remove_resource_template(t);
+    }
+}
+
+/// Reads the upstream's lists and brings the server's registrations in line with them.
+pub(crate) async fn resync(shared: &Arc<Shared>, name: &str) {
+    let _one = shared.sync.running.lock().await;
+    let (Some(server), Some(u)) = (shared.server.get(), shared.upstream(name)) else {
+        return;
+    };
+    let u = &u;
     // Everything this re-sync adds and removes is announced once.
     let _batch = server.batch_list_changes();
     let client = match u.client().await {
@@ -317,23 +364,40 @@ pub(crate) async fn resync(shared: &Arc<Shared>, index: usize) {
     };
     let caps = client.server_capabilities();
     let modern = client.era() == duomcp::era::Era::Modern;
-    let listen_now = client.era() == duomcp::era::Era::Modern
-        && !lock(&shared.sync.registered)
-            .get(u.name())
-            .is_some_and(|r| r.listening);
+    let origin = Arc::as_ptr(u) as usize;
+    // (Listening already: for this upstream, not one a reload replaced.)
+    let listening = lock(&shared.sync.registered)
+        .get(u.name())
+        .is_some_and(|r| r.listening && r.origin == origin);
+    let listen_now = modern && !listening;
     if listen_now {
-        listen_for_changes(&client, u.name());
+        let task = listen_for_changes(&client, u.name());
+        if let Some(old) = lock(&shared.sync.listeners).insert(u.name().to_owned(), task) {
+            old.abort();
+        }
     }
     let mut fresh = Registered {
-        listening: listen_now
-            || lock(&shared.sync.registered)
-                .get(u.name())
-                .is_some_and(|r| r.listening),
+        listening: listen_now || listening,
         ..Default::default()
     };
-    let old = lock(&shared.sync.registered)
+    let mut old = lock(&shared.sync.registered)
         .remove(u.name())
         .unwrap_or_default();
+    fresh.origin = origin;
+    // Registered by the upstream a reload replaced: every item again, calling this one (what
+    // is in the lists of both is replaced in place, never missing in between).
+    if old.origin != fresh.origin {
+        for defs in [
+            &mut old.tools,
+            &mut old.prompts,
+            &mut old.resources,
+            &mut old.templates,
+        ] {
+            for def in defs.values_mut() {
+                *def = Value::Null;
+            }
+        }
+    }
     // The shortest `ttlMs` over the lists; a list without one (or 0: "do not cache") is kept
     // until the upstream's list_changed, as a 2025-11-25 upstream's.
     let mut ttl = None;
@@ -603,13 +667,13 @@ pub(crate) async fn resync(shared: &Arc<Shared>, index: usize) {
     lock(&shared.sync.registered).insert(u.name().to_owned(), fresh);
     lock(&shared.sync.notes).insert(u.name().to_owned(), notes.finish());
     if modern {
-        schedule_stale_resync(shared, index, ttl);
+        schedule_stale_resync(shared, u.name(), ttl);
     }
 }
 
 /// A 2026-07-28 upstream sends list changes only on a `subscriptions/listen` stream: keep one
 /// open (its notifications reach the gateway through the connection-wide stream).
-fn listen_for_changes(client: &Client, upstream: &str) {
+fn listen_for_changes(client: &Client, upstream: &str) -> tokio::task::JoinHandle<()> {
     let client = client.clone();
     let name = upstream.to_owned();
     tokio::spawn(async move {
@@ -623,7 +687,7 @@ fn listen_for_changes(client: &Client, upstream: &str) {
             Ok(mut sub) => while sub.next().await.is_some() {},
             Err(e) => tracing::debug!(upstream = %name, "no listen stream for list changes: {e}"),
         }
-    });
+    })
 }
 
 type ToolFuture = std::pin::Pin<
@@ -758,10 +822,10 @@ impl Service<McpRequest> for SubscribeRelay {
             .flatten()
             .and_then(|uri| Some((self.shared.upgrade()?, uri)))
             .and_then(|(shared, uri)| {
-                let index = shared.sync.read_miss(&shared, &uri)?;
-                Some((shared, index))
+                let name = shared.sync.read_miss(&shared, &uri)?;
+                Some((shared, name))
             });
-        let Some((shared, index)) = miss else {
+        let Some((shared, name)) = miss else {
             // The common case: the inner stack's own (boxed, 'static) future, no clone of the
             // stack and no second box.
             return self.inner.call(req);
@@ -769,7 +833,7 @@ impl Service<McpRequest> for SubscribeRelay {
         let mut inner = self.inner.clone();
         std::mem::swap(&mut self.inner, &mut inner);
         Box::pin(async move {
-            resync(&shared, index).await;
+            resync(&shared, &name).await;
             inner.call(req).await
         })
     }
@@ -781,12 +845,9 @@ pub const MISS_RESYNC_INTERVAL: std::time::Duration = std::time::Duration::from_
 impl SyncState {
     /// The upstream to re-sync before reading `uri`: one whose URIs it has the shape of, that
     /// has not registered it as a resource, and was not re-synced for a miss just now.
-    fn read_miss(&self, shared: &Shared, uri: &str) -> Option<usize> {
-        let ups = shared.upstreams.get()?;
-        let (index, u) = ups
-            .iter()
-            .enumerate()
-            .find(|(_, u)| u.naming.inner_uri(uri).is_some())?;
+    fn read_miss(&self, shared: &Shared, uri: &str) -> Option<String> {
+        let ups = shared.upstreams();
+        let u = ups.iter().find(|u| u.naming.inner_uri(uri).is_some())?;
         if lock(&self.registered)
             .get(u.name())
             .is_some_and(|r| r.resources.contains_key(uri))
@@ -802,15 +863,13 @@ impl SyncState {
             return None;
         }
         last.insert(u.name().to_owned(), now);
-        Some(index)
+        Some(u.name().to_owned())
     }
 }
 
 /// Opens (once) the upstream subscription behind the client-side `uri`.
 fn subscribe_upstream(shared: &Shared, uri: &str) {
-    let Some(ups) = shared.upstreams.get() else {
-        return;
-    };
+    let ups = shared.upstreams();
     let Some((u, inner)) = ups.iter().find_map(|u| {
         let inner = u.naming.inner_uri(uri)?;
         shared

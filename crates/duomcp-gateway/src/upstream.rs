@@ -595,6 +595,40 @@ impl Upstream {
         .await
     }
 
+    /// Its sessions connected so far.
+    fn sessions(&self) -> Vec<Arc<Session>> {
+        let mut out: Vec<Arc<Session>> = self.default.get().cloned().into_iter().collect();
+        out.extend(lock(&self.pool).values().filter_map(|c| c.get().cloned()));
+        out.extend(
+            lock(&self.isolated)
+                .iter()
+                .filter_map(|i| i.cell.get().cloned()),
+        );
+        out
+    }
+
+    /// Whether no call of a client is in flight on it (none holds a slot of its concurrency
+    /// limit, and no session has a call in its route table).
+    fn idle(&self) -> bool {
+        self.limit.available_permits() >= self.config.concurrency()
+            && self.sessions().iter().all(|s| s.routes.is_idle())
+    }
+
+    /// A reload removed or replaced it: its sessions close once the calls in flight on them
+    /// have ended (checked every 100 ms), or after its call timeout, whichever comes first.
+    pub(crate) fn retire(self: Arc<Self>) {
+        tokio::spawn(async move {
+            let deadline = tokio::time::Instant::now() + self.config.timeout();
+            while !self.idle() && tokio::time::Instant::now() < deadline {
+                tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+            }
+            for session in self.sessions() {
+                let _ = session.client.close().await;
+            }
+            tracing::info!(upstream = %self.name(), "retired (the configuration was reloaded)");
+        });
+    }
+
     /// How many times its connections were made again (a stdio process restarted after it
     /// died, an HTTP session the upstream forgot), over the gateway's life: its sessions' counts
     /// ([`Client::restarts`]), those of sessions let go included (once they have closed).

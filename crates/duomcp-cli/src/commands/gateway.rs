@@ -5,6 +5,7 @@
 //! duomcp gateway -- duomcp serve --era legacy          # one stdio upstream, served on stdio
 //! duomcp gateway --http 127.0.0.1:3000 --upstream http://127.0.0.1:4000/mcp
 //! duomcp gateway --http 127.0.0.1:3000 --config gateway.toml
+//! duomcp gateway --http 127.0.0.1:3000 --config gateway.toml --watch   # reload when it changes
 //! duomcp gateway --check gateway.toml                  # connect to each upstream, print a table
 //! duomcp gateway --http 127.0.0.1:3000 --auth-issuer https://auth.example.com -- duomcp serve
 //! ```
@@ -21,8 +22,13 @@ use std::time::Duration;
 #[derive(Debug, Args)]
 pub struct GatewayArgs {
     /// The TOML configuration (upstreams and settings; see the README's "Gateway" section).
+    /// `kill -HUP` reloads it: upstreams added, removed or changed take effect without a
+    /// restart (calls in flight and client sessions go on; `[gateway]` and `[auth]` need one).
     #[arg(long, value_name = "PATH", conflicts_with_all = ["upstream", "command", "sse_poll_after_ms"])]
     pub config: Option<PathBuf>,
+    /// With `--config`: also reload it when the file changes (checked every second).
+    #[arg(long, requires = "config")]
+    pub watch: bool,
     /// One Streamable HTTP (or 2024-11-05 HTTP+SSE) upstream at this URL.
     #[arg(long, value_name = "URL", conflicts_with = "command")]
     pub upstream: Option<String>,
@@ -176,6 +182,11 @@ pub async fn run(args: GatewayArgs) -> ExitCode {
 
 /// Starts the gateway and serves it until a shutdown signal, then closes the upstreams.
 async fn serve(args: GatewayArgs, config: GatewayConfig, workers: Option<Workers>) -> ExitCode {
+    // SIGHUP (and `--watch`) reload the file, with the `--auth-*` flags applied as at start.
+    let reload_from = args
+        .config
+        .clone()
+        .map(|path| (path, args.auth().ok().flatten(), args.watch));
     // Installed before the upstreams are started and anything is served: from here on a
     // SIGINT or SIGTERM stops the gateway in order instead of killing it.
     let stop = duomcp::server::shutdown_signal();
@@ -201,6 +212,9 @@ async fn serve(args: GatewayArgs, config: GatewayConfig, workers: Option<Workers
             return ExitCode::FAILURE;
         }
     };
+    let reloader = reload_from.map(|(path, auth, watch)| {
+        tokio::spawn(reload_when_asked(gateway.clone(), path, auth, watch))
+    });
     let served = match &args.http {
         None => gateway
             .server()
@@ -210,7 +224,10 @@ async fn serve(args: GatewayArgs, config: GatewayConfig, workers: Option<Workers
             .map_err(|e| e.to_string()),
         Some(addr) => serve_http(gateway.clone(), addr, &args.limits, workers, stop).await,
     };
-    for u in gateway.upstreams() {
+    if let Some(r) = reloader {
+        r.abort();
+    }
+    for u in gateway.upstreams().iter() {
         if let Ok(c) = u.client().await {
             let _ = c.close().await;
         }
@@ -288,5 +305,73 @@ async fn check(config: &GatewayConfig) -> ExitCode {
         ExitCode::SUCCESS
     } else {
         ExitCode::FAILURE
+    }
+}
+
+/// Reloads the configuration file at `path` on SIGHUP, and with `watch` when its modification
+/// time changes (checked every second); says on stderr what changed, or why the file was
+/// refused (the configuration in use is then kept).
+async fn reload_when_asked(
+    gateway: Arc<Gateway>,
+    path: PathBuf,
+    flag_auth: Option<AuthConfig>,
+    watch: bool,
+) {
+    #[cfg(unix)]
+    let mut hangup = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::hangup()).ok();
+    let modified = |p: &PathBuf| std::fs::metadata(p).and_then(|m| m.modified()).ok();
+    let mut last = modified(&path);
+    let mut tick = tokio::time::interval(Duration::from_secs(1));
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        let signalled = async {
+            #[cfg(unix)]
+            if let Some(h) = hangup.as_mut() {
+                h.recv().await;
+                return;
+            }
+            std::future::pending::<()>().await
+        };
+        tokio::select! {
+            () = signalled => {}
+            _ = tick.tick(), if watch => {
+                let now = modified(&path);
+                if now == last {
+                    continue;
+                }
+                last = now;
+            }
+        }
+        let outcome = match GatewayConfig::from_file(&path) {
+            Ok(mut config) => {
+                if config.auth.is_none() {
+                    config.auth = flag_auth.clone();
+                }
+                gateway.reload(config).await.map_err(|e| e.to_string())
+            }
+            Err(e) => Err(e.to_string()),
+        };
+        match outcome {
+            Ok(done) => {
+                let mut line = format!(
+                    "duomcp gateway: reloaded {}: added {:?}, removed {:?}, changed {:?}",
+                    path.display(),
+                    done.added,
+                    done.removed,
+                    done.changed
+                );
+                if !done.ignored.is_empty() {
+                    line.push_str(&format!(
+                        "; not reloaded (restart to apply): {}",
+                        done.ignored.join(", ")
+                    ));
+                }
+                eprintln!("{line}");
+            }
+            Err(e) => eprintln!(
+                "duomcp gateway: reload of {} refused, the configuration in use is kept: {e}",
+                path.display()
+            ),
+        }
     }
 }
