@@ -1,21 +1,23 @@
 //! [`RedisSessionStore`]: legacy sessions shared by every replica of one Redis.
 //!
 //! A session is a hash `PREFIX session:{ID}` with a version `v`, the record `r` (JSON), the
-//! time of its last touch `t` (ms, Redis's clock) and which store (replica) touched it `w`
-//! (both absent until the session's first request after `initialize`). It expires after the handshake timeout until that first touch, then
-//! after the idle timeout unless touched again.
+//! time of its last touch `t` (ms, Redis's clock), which store (replica) made it `w`, and the
+//! time of the last touch by another store than `w`, `o` (all three absent until the
+//! session's first request after `initialize`). It expires after the handshake timeout until
+//! that first touch, then after the idle timeout unless touched again.
 //!
 //! The fleet-wide bound ([`CreateBounds::max_sessions`]) is kept in two sorted sets, each
 //! scored by the member's expiry (ms): `PREFIX sessions:all` (every session) and
-//! `PREFIX sessions:fresh` (those that made no request after `initialize`). Each script first
-//! drops the members whose score has passed (their record expired), so a set holds at most
-//! the bound plus the sessions touched back in after their set expired, and each set itself
-//! expires when its newest member would. Create, touch, save, release and remove are Lua
-//! scripts: one round trip each, atomic. (The scripts name keys of several sessions, so the
-//! store wants one Redis, not a Redis Cluster.) A replica's copy is refreshed only when `v` moved, so a touch reads one
-//! small integer back; and with the replicas' bus a replica touches a session it serves about
-//! once per `HttpConfig::session_touch_interval`, not per request (see `transport::http`'s
-//! `SessionStore`).
+//! `PREFIX sessions:fresh` (those that made no request after `initialize`). `create` first
+//! drops the members whose score has passed (their record expired), so neither set holds
+//! more than the bound plus the sessions ended since the last `create` without a release;
+//! touch, save, release and remove keep a member's score with its record's expiry, and each
+//! set expires when its newest member would. Create, touch, save, release and remove are Lua
+//! scripts: one round trip each, atomic. (`create` may end another session, whose key it
+//! derives, so the store wants one Redis, not a Redis Cluster.) A replica's copy is refreshed
+//! only when `v` moved, so a touch reads one small integer back; and with the replicas' bus a
+//! replica touches a session it serves about once per `HttpConfig::session_touch_interval`,
+//! not per request (see `transport::http`'s `SessionStore`).
 
 use super::{Redis, RedisError};
 use crate::transport::http::{
@@ -44,6 +46,8 @@ if redis.call('PEXPIRE', KEYS[1], ARGV[2]) == 0 then
   return false
 end
 local now = now_ms()
+local h = redis.call('HMGET', KEYS[1], 't', 'w')
+if h[2] and h[2] ~= ARGV[5] then redis.call('HSET', KEYS[1], 'o', h[1]) end
 redis.call('HSET', KEYS[1], 't', now, 'w', ARGV[5])
 redis.call('ZADD', KEYS[2], now + tonumber(ARGV[2]), ARGV[3])
 redis.call('ZREM', KEYS[3], ARGV[3])
@@ -53,12 +57,16 @@ if v == ARGV[1] then return {v} end
 return {v, redis.call('HGET', KEYS[1], 'r')}
 "#;
 
-// KEYS: record. ARGV: record JSON, idle ms.
+// KEYS: record, all, fresh. ARGV: record JSON, idle ms, id.
 const SAVE: &str = r#"
 if redis.call('EXISTS', KEYS[1]) == 0 then return false end
 local v = redis.call('HINCRBY', KEYS[1], 'v', 1)
 redis.call('HSET', KEYS[1], 'r', ARGV[1])
 redis.call('PEXPIRE', KEYS[1], ARGV[2])
+local ttl = tonumber(ARGV[2])
+redis.call('ZADD', KEYS[2], 'XX', now_ms() + ttl, ARGV[3])
+redis.call('ZREM', KEYS[3], ARGV[3])
+keep_sets(ttl)
 return v
 "#;
 
@@ -89,13 +97,14 @@ keep_sets(tonumber(ARGV[6]))
 return v
 "#;
 
-// KEYS: record, all, fresh. ARGV: id, quiet ms, this store.
+// KEYS: record, all, fresh. ARGV: id, quiet ms, this store. Kept (0) when another store
+// touched it less than `quiet` ago: `t` when the last touch was another's, else `o`.
 const RELEASE: &str = r#"
-if redis.call('ZSCORE', KEYS[3], ARGV[1]) == false then
-  local h = redis.call('HMGET', KEYS[1], 't', 'w')
-  if h[2] and h[2] ~= ARGV[3] and (tonumber(h[1]) or 0) > now_ms() - tonumber(ARGV[2]) then
-    return 0
-  end
+local h = redis.call('HMGET', KEYS[1], 't', 'w', 'o')
+local other = h[3]
+if h[2] and h[2] ~= ARGV[3] then other = h[1] end
+if other and tonumber(other) and tonumber(other) > now_ms() - tonumber(ARGV[2]) then
+  return 0
 end
 local gone = redis.call('DEL', KEYS[1])
 redis.call('ZREM', KEYS[2], ARGV[1])
@@ -149,7 +158,7 @@ impl RedisSessionStore {
         RedisSessionStore {
             redis,
             touch: ::redis::Script::new(&format!("{COMMON}{TOUCH}")),
-            save: ::redis::Script::new(SAVE),
+            save: ::redis::Script::new(&format!("{COMMON}{SAVE}")),
             create: ::redis::Script::new(&format!("{COMMON}{CREATE}")),
             release: ::redis::Script::new(&format!("{COMMON}{RELEASE}")),
             remove: ::redis::Script::new(REMOVE),
@@ -234,7 +243,8 @@ impl SessionStore for RedisSessionStore {
                 return self.run(call).await;
             }
             let mut call = self.save.prepare_invoke();
-            call.key(self.key(id)).arg(json).arg(millis(idle));
+            self.keys(&mut call, id);
+            call.arg(json).arg(millis(idle)).arg(id);
             self.run(call).await
         })
     }

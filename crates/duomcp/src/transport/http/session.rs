@@ -387,7 +387,14 @@ pub(crate) struct Sessions {
     /// Shared sessions: the store a copy ended here (evicted, idle) is released in, and the
     /// slack of its liveness cache (`HttpConfig::session_touch_interval`, capped).
     release: Option<(Arc<dyn super::SessionStore>, Duration)>,
+    /// Releases waiting for the store's answer (at most [`MAX_RELEASES`]).
+    releasing: Arc<AtomicUsize>,
 }
+
+/// Releases in the session store waiting for its answer at once (each within the store's
+/// operation deadline, 2 s for Redis): while the store is slow or down, a copy ended beyond
+/// them is not released, and its record expires on its own (handshake or idle timeout).
+const MAX_RELEASES: usize = 256;
 
 /// Why a session could not be created.
 pub(crate) enum CreateError {
@@ -412,6 +419,7 @@ impl Sessions {
             shared: router.is_some(),
             router,
             release,
+            releasing: Arc::default(),
         }
     }
 
@@ -423,13 +431,23 @@ impl Sessions {
         let Some((store, slack)) = &self.release else {
             return;
         };
+        if self.releasing.fetch_add(1, Ordering::AcqRel) >= MAX_RELEASES {
+            self.releasing.fetch_sub(1, Ordering::AcqRel);
+            tracing::warn!(
+                session = %id,
+                "session not released in the store: {MAX_RELEASES} releases wait for it already; \
+                 its record expires on its own"
+            );
+            return;
+        }
         let quiet = since.elapsed().saturating_add(*slack);
-        let (store, id) = (store.clone(), id.clone());
+        let (store, id, releasing) = (store.clone(), id.clone(), self.releasing.clone());
         tokio::spawn(async move {
             match store.release(&id, quiet).await {
                 Ok(gone) => tracing::debug!(session = %id, gone, "session released in the store"),
                 Err(e) => tracing::warn!(session = %id, "session not released in the store: {e}"),
             }
+            releasing.fetch_sub(1, Ordering::AcqRel);
         });
     }
 

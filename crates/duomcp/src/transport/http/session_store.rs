@@ -137,10 +137,10 @@ pub trait SessionStore: Send + Sync + 'static {
 
     /// This replica ended its copy of session `id` (its table was full, or the copy was idle
     /// for its handshake or idle timeout): ends the session everywhere unless another replica
-    /// uses it, that is unless it made a request after `initialize` and the last
-    /// [`touch`](Self::touch) was another replica's, less than `quiet` ago (this copy's idle
-    /// time plus the touch interval, during which a replica serves a session without
-    /// touching it). `Ok(true)` when the record was removed.
+    /// may use it, that is unless another replica's last [`touch`](Self::touch) of it was
+    /// less than `quiet` ago (this copy's idle time plus the touch interval, during which a
+    /// replica serves a session without touching it) — even when this replica touched it
+    /// after that. `Ok(true)` when the record was removed.
     ///
     /// The default keeps the record (it expires on its own).
     fn release<'a>(
