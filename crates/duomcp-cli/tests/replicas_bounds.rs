@@ -162,10 +162,12 @@ fn an_evicted_or_deleted_session_is_gone_on_the_other_replica_but_one_in_use_the
     assert_eq!(ping(b, &s1), 404, "evicted on A: gone on B too");
     assert_eq!(ping(a, &s1), 404);
 
-    // s3 is used on B from now on; A's copy of it has still made no request there.
+    // s3 is used on B, then once on A (A touches it last): B may go on serving it from its
+    // liveness cache without touching it for the touch interval.
     assert_eq!(ping(b, &s3), 200);
-    // A's table {s2, s3} makes room twice: s2 (never used anywhere) is released, s3 (in use
-    // on B) only leaves A's table.
+    assert_eq!(ping(a, &s3), 200);
+    // A's table {s2, s3} makes room twice: s2 (never used anywhere) is released, s3 (used on
+    // B within the touch interval) only leaves A's table.
     let s4 = legacy_session(a, json!({}), "replicas-bounds");
     let s5 = legacy_session(a, json!({}), "replicas-bounds");
     eventually("s2 released", || !exists(&redis, &s2));
@@ -197,8 +199,12 @@ fn the_fleet_bound_holds_over_two_replicas() {
     let redis = RedisServer::start().unwrap();
     let rs = replicas_with(BIN, &redis, 2, &["--limit", "max-fleet-sessions=20"]).unwrap();
     let (a, b) = (rs[0].addr(), rs[1].addr());
-    // 60 sessions that never make a request, alternating replicas: each new one ends the
-    // oldest such session fleet-wide.
+    // 5 sessions in use (`notifications/initialized` is a request), the oldest of all.
+    let used: Vec<String> = (0..5)
+        .map(|i| legacy_session(if i % 2 == 0 { a } else { b }, json!({}), "replicas-bounds"))
+        .collect();
+    // 60 sessions that never make a request, alternating replicas: once the fleet is full,
+    // each new one ends the oldest such session fleet-wide, never one in use.
     let sids: Vec<String> = (0..60)
         .map(|i| initialize_only(if i % 2 == 0 { a } else { b }))
         .collect();
@@ -212,16 +218,21 @@ fn the_fleet_bound_holds_over_two_replicas() {
     eprintln!("records {held}, fleet set {members}, DBSIZE {dbsize}");
     assert!(held <= 20, "{held} session records in Redis");
     assert!(members <= 20, "{members} in the fleet's set");
-    // The oldest ended on both replicas, whichever minted them (each crossed over).
+    for (i, sid) in used.iter().enumerate() {
+        assert!(exists(&redis, sid), "used session {i} was evicted");
+        assert_eq!(ping(a, sid), 200, "used session {i} on A");
+        assert_eq!(ping(b, sid), 200, "used session {i} on B");
+    }
+    // The oldest fresh ones ended on both replicas, whichever minted them (each crossed over).
     for (i, sid) in sids.iter().take(10).enumerate() {
         let other = if i % 2 == 0 { b } else { a };
         let own = if i % 2 == 0 { a } else { b };
         assert_eq!(ping(other, sid), 404, "session {i} on the other replica");
         assert_eq!(ping(own, sid), 404, "session {i} on its own replica");
     }
-    // The newest 20 live, each asked on the replica that did not mint it (a request: from
+    // The newest 15 live, each asked on the replica that did not mint it (a request: from
     // now on none of them can be ended to make room).
-    for (i, sid) in sids.iter().enumerate().skip(40) {
+    for (i, sid) in sids.iter().enumerate().skip(45) {
         let other = if i % 2 == 0 { b } else { a };
         assert_eq!(ping(other, sid), 200, "session {i}");
     }
@@ -274,4 +285,53 @@ fn redis_memory_stays_bounded_under_a_flood_of_initialize() {
     assert!(held <= 100, "{held} records");
     // 1,500 × 32 KiB would be about 48 MiB; 100 records about 3.2 MiB.
     assert!(grown < 8 * 1024 * 1024, "Redis grew by {grown} bytes");
+}
+
+#[test]
+fn sessions_ending_and_beginning_while_redis_is_down_neither_hang_nor_panic() {
+    let mut redis = RedisServer::start().unwrap();
+    let rs = replicas_with(
+        BIN,
+        &redis,
+        2,
+        &[
+            "--limit",
+            "max-sessions=1",
+            "--limit",
+            "session-handshake-timeout=300ms",
+        ],
+    )
+    .unwrap();
+    let (a, b) = (rs[0].addr(), rs[1].addr());
+    initialize_only(a);
+    initialize_only(b);
+    redis.stop();
+    // A's full table ends its session to make room (a release that fails), then the store
+    // refuses the new one: 503, in bounded time.
+    let started = Instant::now();
+    let raw = initialize_raw(a, &json!({}));
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "{:?}",
+        started.elapsed()
+    );
+    assert!(raw.starts_with("HTTP/1.1 503"), "{raw}");
+    assert!(raw.contains("session store"), "{raw}");
+    // B's session passes its handshake timeout meanwhile (a release that fails too).
+    std::thread::sleep(Duration::from_millis(600));
+    redis.restart().unwrap();
+    // Both replicas recover by themselves.
+    for addr in [a, b] {
+        let deadline = Instant::now() + Duration::from_secs(15);
+        loop {
+            let raw = initialize_raw(addr, &json!({}));
+            if raw.starts_with("HTTP/1.1 200") {
+                let sid = session_id(&raw);
+                assert_eq!(ping(if addr == a { b } else { a }, &sid), 200);
+                break;
+            }
+            assert!(Instant::now() < deadline, "no recovery: {raw}");
+            std::thread::sleep(Duration::from_millis(200));
+        }
+    }
 }
