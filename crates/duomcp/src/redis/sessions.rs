@@ -25,16 +25,14 @@ use crate::transport::http::{
 };
 use std::time::Duration;
 
-/// Lua: Redis's clock in ms, and "extend the sets' expiry to at least ARGV ms from now".
+/// Lua: Redis's clock in ms, and "extend the expiry of a set to at least `ttl` ms from now".
 const COMMON: &str = r#"
 local function now_ms()
   local t = redis.call('TIME')
   return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 end
-local function keep_sets(ttl)
-  for i = 2, 3 do
-    if redis.call('PTTL', KEYS[i]) < ttl then redis.call('PEXPIRE', KEYS[i], ttl) end
-  end
+local function keep_set(key, ttl)
+  if redis.call('PTTL', key) < ttl then redis.call('PEXPIRE', key, ttl) end
 end
 "#;
 
@@ -46,13 +44,17 @@ if redis.call('PEXPIRE', KEYS[1], ARGV[2]) == 0 then
   return false
 end
 local now = now_ms()
-local h = redis.call('HMGET', KEYS[1], 't', 'w')
-if h[2] and h[2] ~= ARGV[5] then redis.call('HSET', KEYS[1], 'o', h[1]) end
-redis.call('HSET', KEYS[1], 't', now, 'w', ARGV[5])
+local h = redis.call('HMGET', KEYS[1], 't', 'w', 'v')
+if h[2] and h[2] ~= ARGV[5] then
+  redis.call('HSET', KEYS[1], 't', now, 'w', ARGV[5], 'o', h[1])
+else
+  redis.call('HSET', KEYS[1], 't', now, 'w', ARGV[5])
+end
+-- Its first touch: it leaves the never-used sessions.
+if not h[2] then redis.call('ZREM', KEYS[3], ARGV[3]) end
 redis.call('ZADD', KEYS[2], now + tonumber(ARGV[2]), ARGV[3])
-redis.call('ZREM', KEYS[3], ARGV[3])
-keep_sets(tonumber(ARGV[4]))
-local v = redis.call('HGET', KEYS[1], 'v')
+keep_set(KEYS[2], tonumber(ARGV[4]))
+local v = h[3]
 if v == ARGV[1] then return {v} end
 return {v, redis.call('HGET', KEYS[1], 'r')}
 "#;
@@ -65,8 +67,7 @@ redis.call('HSET', KEYS[1], 'r', ARGV[1])
 redis.call('PEXPIRE', KEYS[1], ARGV[2])
 local ttl = tonumber(ARGV[2])
 redis.call('ZADD', KEYS[2], 'XX', now_ms() + ttl, ARGV[3])
-redis.call('ZREM', KEYS[3], ARGV[3])
-keep_sets(ttl)
+keep_set(KEYS[2], ttl)
 return v
 "#;
 
@@ -93,7 +94,8 @@ redis.call('PEXPIRE', KEYS[1], ARGV[2])
 local deadline = now + tonumber(ARGV[2])
 redis.call('ZADD', KEYS[2], deadline, ARGV[4])
 redis.call('ZADD', KEYS[3], deadline, ARGV[4])
-keep_sets(tonumber(ARGV[6]))
+keep_set(KEYS[2], tonumber(ARGV[6]))
+keep_set(KEYS[3], tonumber(ARGV[2]))
 return v
 "#;
 
