@@ -149,7 +149,20 @@ fn a_session_that_never_makes_a_request_ends_on_every_replica_after_the_handshak
 #[test]
 fn an_evicted_or_deleted_session_is_gone_on_the_other_replica_but_one_in_use_there_is_not() {
     let redis = RedisServer::start().unwrap();
-    let rs = replicas_with(BIN, &redis, 2, &["--limit", "max-sessions=2"]).unwrap();
+    // A 5 s touch interval: the margin within which a session B used is kept when A ends its
+    // copy (a loaded machine cannot outlast it between two requests).
+    let rs = replicas_with(
+        BIN,
+        &redis,
+        2,
+        &[
+            "--limit",
+            "max-sessions=2",
+            "--limit",
+            "session-touch-interval=5s",
+        ],
+    )
+    .unwrap();
     let (a, b) = (rs[0].addr(), rs[1].addr());
 
     // A full table on A ends its least recently used session that made no request: s1.
