@@ -291,10 +291,18 @@ fn redis_memory_stays_bounded_under_a_flood_of_initialize() {
     let after = used_memory(&redis);
     let held = records(&redis);
     let grown = after.saturating_sub(before);
+    let dbsize = redis.command(&["DBSIZE"]).unwrap();
+    let all = redis.command(&["ZCARD", "duomcp:sessions:all"]).unwrap();
+    let fresh = redis.command(&["ZCARD", "duomcp:sessions:fresh"]).unwrap();
     eprintln!(
         "1500 inits in {took:?}: used_memory {before} -> {after} bytes (+{grown}), \
-         {held} session records"
+         {held} session records, DBSIZE {dbsize}, sessions:all {all}, sessions:fresh {fresh}"
     );
+    // Both sets expire with their newest member (the handshake timeout at most here).
+    for set in ["duomcp:sessions:all", "duomcp:sessions:fresh"] {
+        let ttl: i64 = redis.command(&["PTTL", set]).unwrap().parse().unwrap();
+        assert!((1..=60_000).contains(&ttl), "{set} PTTL {ttl}");
+    }
     assert!(held <= 100, "{held} records");
     // 1,500 × 32 KiB would be about 48 MiB; 100 records about 3.2 MiB.
     assert!(grown < 8 * 1024 * 1024, "Redis grew by {grown} bytes");

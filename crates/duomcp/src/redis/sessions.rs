@@ -72,7 +72,8 @@ return v
 "#;
 
 // KEYS: record, all, fresh. ARGV: record JSON, handshake ms, max sessions, id, record key
-// prefix (the key is prefix .. id .. '}'), sets' ttl ms, evictions at most.
+// prefix (the key is prefix .. id .. '}'), the fleet set's ttl ms at least (the new
+// record's), evictions at most.
 const CREATE: &str = r#"
 local now = now_ms()
 redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now)
@@ -267,7 +268,7 @@ impl SessionStore for RedisSessionStore {
                 .arg(bounds.max_sessions)
                 .arg(id)
                 .arg(self.key_prefix())
-                .arg(millis(bounds.handshake.max(bounds.idle)))
+                .arg(millis(bounds.handshake))
                 .arg(MAX_EVICTIONS);
             self.run(call).await
         })
