@@ -25,6 +25,10 @@ pub const KEYS: &[(&str, &str)] = &[
         "HttpConfig::max_body_bytes_in_flight",
     ),
     ("max-sessions", "HttpConfig::max_sessions"),
+    (
+        "max-fleet-sessions",
+        "HttpConfig::max_fleet_sessions (replicas sharing a session store)",
+    ),
     ("session-idle-timeout", "HttpConfig::session_idle_timeout"),
     (
         "session-touch-interval",
@@ -136,6 +140,7 @@ pub fn apply(config: &mut HttpConfig, settings: &[String]) -> Result<(), String>
             "body-timeout" => config.body_timeout = optional(duration(value).map_err(bad)?),
             "body-bytes-in-flight" => config.max_body_bytes_in_flight = size(value).map_err(bad)?,
             "max-sessions" => config.max_sessions = size(value).map_err(bad)?,
+            "max-fleet-sessions" => config.max_fleet_sessions = size(value).map_err(bad)?,
             "session-idle-timeout" => config.session_idle_timeout = duration(value).map_err(bad)?,
             "session-touch-interval" => {
                 config.session_touch_interval = duration(value).map_err(bad)?

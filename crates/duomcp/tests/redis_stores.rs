@@ -280,3 +280,84 @@ async fn tasks_are_shared_and_their_edits_never_interleave() {
     let (page, _) = a.list(&alice, None, 10, 10).await;
     assert_eq!(page.len(), 3);
 }
+
+/// A 2025-11-25 session record, as `initialize` writes it.
+fn session_record() -> duomcp::transport::http::SessionRecord {
+    serde_json::from_value(serde_json::json!({
+        "protocol_version": "2025-11-25",
+        "client_capabilities": {},
+    }))
+    .unwrap()
+}
+
+#[tokio::test]
+async fn session_records_expire_after_the_handshake_and_are_bounded_fleet_wide() {
+    use duomcp::redis::RedisSessionStore;
+    use duomcp::transport::http::{CreateBounds, SessionStore, Touched};
+    let server = redis();
+    let a = RedisSessionStore::new(Redis::connect(&server.url()).unwrap());
+    let b = RedisSessionStore::new(Redis::connect(&server.url()).unwrap());
+    let record = session_record();
+    let idle = Duration::from_secs(1800);
+    let bounds = CreateBounds::new(Duration::from_secs(60), idle, 3);
+    let pttl = |id: &str| -> i64 {
+        server
+            .command(&["PTTL", &format!("duomcp:session:{{{id}}}")])
+            .unwrap()
+            .parse()
+            .unwrap()
+    };
+
+    // A new record lives for the handshake timeout; its first touch sets the idle expiry.
+    assert!(a.create("s1", &record, bounds).await.unwrap().is_some());
+    assert!((1..=60_000).contains(&pttl("s1")), "{}", pttl("s1"));
+    assert!(matches!(
+        b.touch("s1", 0, idle).await.unwrap(),
+        Touched::Changed(..)
+    ));
+    assert!(pttl("s1") > 60_000, "{}", pttl("s1"));
+    // Full (3): each new one ends the oldest never-used one, never s1 (used).
+    assert!(a.create("s2", &record, bounds).await.unwrap().is_some());
+    assert!(b.create("s3", &record, bounds).await.unwrap().is_some());
+    assert!(a.create("s4", &record, bounds).await.unwrap().is_some());
+    assert_eq!(a.touch("s2", 0, idle).await.unwrap(), Touched::Gone);
+    assert!(b.create("s5", &record, bounds).await.unwrap().is_some());
+    assert_eq!(a.touch("s3", 0, idle).await.unwrap(), Touched::Gone);
+    // Now s1, s4, s5; s4 and s5 used: nothing to end, the next is refused.
+    b.touch("s4", 0, idle).await.unwrap();
+    a.touch("s5", 0, idle).await.unwrap();
+    assert_eq!(b.create("s6", &record, bounds).await.unwrap(), None);
+    assert_eq!(
+        server.command(&["EXISTS", "duomcp:session:{s6}"]).unwrap(),
+        "0"
+    );
+    assert_eq!(
+        server.command(&["ZCARD", "duomcp:sessions:all"]).unwrap(),
+        "3"
+    );
+
+    // Release: B touched s1 first, A last; A ending its copy keeps it while B's touch is
+    // within `quiet`, and ends it once it is not.
+    a.touch("s1", 1, idle).await.unwrap();
+    assert!(!a.release("s1", Duration::from_secs(5)).await.unwrap());
+    assert!(pttl("s1") > 0);
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    assert!(a.release("s1", Duration::from_millis(10)).await.unwrap());
+    assert_eq!(b.touch("s1", 0, idle).await.unwrap(), Touched::Gone);
+    // B touched s4 last: B's own release ends it at once; A's keeps it.
+    assert!(!a.release("s4", Duration::from_secs(5)).await.unwrap());
+    assert!(b.release("s4", Duration::from_secs(5)).await.unwrap());
+    // A never-used session is released whoever asks.
+    assert!(a.create("s7", &record, bounds).await.unwrap().is_some());
+    assert!(b.release("s7", Duration::from_secs(5)).await.unwrap());
+    // Remove forgets it in the fleet's sets too: both are empty now.
+    a.remove("s5").await.unwrap();
+    assert_eq!(
+        server.command(&["ZCARD", "duomcp:sessions:all"]).unwrap(),
+        "0"
+    );
+    assert_eq!(
+        server.command(&["ZCARD", "duomcp:sessions:fresh"]).unwrap(),
+        "0"
+    );
+}

@@ -1,30 +1,130 @@
 //! [`RedisSessionStore`]: legacy sessions shared by every replica of one Redis.
 //!
-//! A session is a hash `PREFIX session:{ID}` with a version `v` and the record `r` (JSON),
-//! expiring after the idle timeout unless touched. Touch and save are Lua scripts: one round
-//! trip each, atomic. A replica's copy is refreshed only when `v` moved, so a touch reads one
-//! small integer back; and with the replicas' bus a replica touches a session it serves about
-//! once per `HttpConfig::session_touch_interval`, not per request (see `transport::http`'s
-//! `SessionStore`).
+//! A session is a hash `PREFIX session:{ID}` with a version `v`, the record `r` (JSON), the
+//! time of its last touch `t` (ms, Redis's clock), which store (replica) made it `w`, and the
+//! time of the last touch by another store than `w`, `o` (all three absent until the
+//! session's first request after `initialize`). It expires after the handshake timeout until
+//! that first touch, then after the idle timeout unless touched again.
+//!
+//! The fleet-wide bound ([`CreateBounds::max_sessions`]) is kept in two sorted sets, each
+//! scored by the member's expiry (ms): `PREFIX sessions:all` (every session) and
+//! `PREFIX sessions:fresh` (those that made no request after `initialize`). `create` first
+//! drops the members whose score has passed (their record expired), so neither set holds
+//! more than the bound plus the sessions ended since the last `create` without a release;
+//! touch, save, release and remove keep a member's score with its record's expiry, and each
+//! set expires when its newest member would. Create, touch, save, release and remove are Lua
+//! scripts: one round trip each, atomic. (`create` may end another session, whose key it
+//! derives, so the store wants one Redis, not a Redis Cluster.) A replica's copy is refreshed
+//! only when `v` moved, so a touch reads one small integer back; and with the replicas' bus a
+//! replica touches a session it serves about once per `HttpConfig::session_touch_interval`,
+//! not per request (see `transport::http`'s `SessionStore`).
 
 use super::{Redis, RedisError};
-use crate::transport::http::{SessionRecord, SessionStore, StoreError, StoreFuture, Touched};
+use crate::transport::http::{
+    CreateBounds, SessionRecord, SessionStore, StoreError, StoreFuture, Touched,
+};
 use std::time::Duration;
 
+/// Lua: Redis's clock in ms, and "extend the expiry of a set to at least `ttl` ms from now".
+const COMMON: &str = r#"
+local function now_ms()
+  local t = redis.call('TIME')
+  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end
+local function keep_set(key, ttl)
+  if redis.call('PTTL', key) < ttl then redis.call('PEXPIRE', key, ttl) end
+end
+"#;
+
+// KEYS: record, all, fresh. ARGV: known version, idle ms, id, sets' ttl ms, this store.
 const TOUCH: &str = r#"
-if redis.call('PEXPIRE', KEYS[1], ARGV[2]) == 0 then return false end
-local v = redis.call('HGET', KEYS[1], 'v')
+if redis.call('PEXPIRE', KEYS[1], ARGV[2]) == 0 then
+  redis.call('ZREM', KEYS[2], ARGV[3])
+  redis.call('ZREM', KEYS[3], ARGV[3])
+  return false
+end
+local now = now_ms()
+local h = redis.call('HMGET', KEYS[1], 't', 'w', 'v')
+if h[2] and h[2] ~= ARGV[5] then
+  redis.call('HSET', KEYS[1], 't', now, 'w', ARGV[5], 'o', h[1])
+else
+  redis.call('HSET', KEYS[1], 't', now, 'w', ARGV[5])
+end
+-- Its first touch: it leaves the never-used sessions.
+if not h[2] then redis.call('ZREM', KEYS[3], ARGV[3]) end
+redis.call('ZADD', KEYS[2], now + tonumber(ARGV[2]), ARGV[3])
+keep_set(KEYS[2], tonumber(ARGV[4]))
+local v = h[3]
 if v == ARGV[1] then return {v} end
 return {v, redis.call('HGET', KEYS[1], 'r')}
 "#;
 
+// KEYS: record, all, fresh. ARGV: record JSON, idle ms, id.
 const SAVE: &str = r#"
-if ARGV[3] ~= '1' and redis.call('EXISTS', KEYS[1]) == 0 then return false end
+if redis.call('EXISTS', KEYS[1]) == 0 then return false end
 local v = redis.call('HINCRBY', KEYS[1], 'v', 1)
 redis.call('HSET', KEYS[1], 'r', ARGV[1])
 redis.call('PEXPIRE', KEYS[1], ARGV[2])
+local ttl = tonumber(ARGV[2])
+redis.call('ZADD', KEYS[2], 'XX', now_ms() + ttl, ARGV[3])
+keep_set(KEYS[2], ttl)
 return v
 "#;
+
+// KEYS: record, all, fresh. ARGV: record JSON, handshake ms, max sessions, id, record key
+// prefix (the key is prefix .. id .. '}'), the fleet set's ttl ms at least (the new
+// record's), evictions at most.
+const CREATE: &str = r#"
+local now = now_ms()
+redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now)
+redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', now)
+local max = tonumber(ARGV[3])
+local evictions = tonumber(ARGV[7])
+while redis.call('ZCARD', KEYS[2]) >= max do
+  if evictions <= 0 then return false end
+  evictions = evictions - 1
+  local victim = redis.call('ZRANGE', KEYS[3], 0, 0)
+  if #victim == 0 then return false end
+  redis.call('DEL', ARGV[5] .. victim[1] .. '}')
+  redis.call('ZREM', KEYS[2], victim[1])
+  redis.call('ZREM', KEYS[3], victim[1])
+end
+local v = redis.call('HINCRBY', KEYS[1], 'v', 1)
+redis.call('HSET', KEYS[1], 'r', ARGV[1])
+redis.call('PEXPIRE', KEYS[1], ARGV[2])
+local deadline = now + tonumber(ARGV[2])
+redis.call('ZADD', KEYS[2], deadline, ARGV[4])
+redis.call('ZADD', KEYS[3], deadline, ARGV[4])
+keep_set(KEYS[2], tonumber(ARGV[6]))
+keep_set(KEYS[3], tonumber(ARGV[2]))
+return v
+"#;
+
+// KEYS: record, all, fresh. ARGV: id, quiet ms, this store. Kept (0) when another store
+// touched it less than `quiet` ago: `t` when the last touch was another's, else `o`.
+const RELEASE: &str = r#"
+local h = redis.call('HMGET', KEYS[1], 't', 'w', 'o')
+local other = h[3]
+if h[2] and h[2] ~= ARGV[3] then other = h[1] end
+if other and tonumber(other) and tonumber(other) > now_ms() - tonumber(ARGV[2]) then
+  return 0
+end
+local gone = redis.call('DEL', KEYS[1])
+redis.call('ZREM', KEYS[2], ARGV[1])
+redis.call('ZREM', KEYS[3], ARGV[1])
+return gone
+"#;
+
+// KEYS: record, all, fresh. ARGV: id.
+const REMOVE: &str = r#"
+redis.call('ZREM', KEYS[2], ARGV[1])
+redis.call('ZREM', KEYS[3], ARGV[1])
+return redis.call('DEL', KEYS[1])
+"#;
+
+/// Sessions a `create` may end to make room for one (the bound was lowered meanwhile, for
+/// example); more and `initialize` is refused this time.
+const MAX_EVICTIONS: u32 = 16;
 
 /// A [`SessionStore`] in Redis.
 ///
@@ -42,6 +142,11 @@ pub struct RedisSessionStore {
     redis: Redis,
     touch: ::redis::Script,
     save: ::redis::Script,
+    create: ::redis::Script,
+    release: ::redis::Script,
+    remove: ::redis::Script,
+    /// Names this store (this replica) in the records it touches.
+    me: String,
 }
 
 impl std::fmt::Debug for RedisSessionStore {
@@ -55,14 +160,56 @@ impl RedisSessionStore {
     pub fn new(redis: Redis) -> Self {
         RedisSessionStore {
             redis,
-            touch: ::redis::Script::new(TOUCH),
-            save: ::redis::Script::new(SAVE),
+            touch: ::redis::Script::new(&format!("{COMMON}{TOUCH}")),
+            save: ::redis::Script::new(&format!("{COMMON}{SAVE}")),
+            create: ::redis::Script::new(&format!("{COMMON}{CREATE}")),
+            release: ::redis::Script::new(&format!("{COMMON}{RELEASE}")),
+            remove: ::redis::Script::new(REMOVE),
+            me: store_name(),
         }
     }
 
     fn key(&self, id: &str) -> String {
-        format!("{}session:{{{id}}}", self.redis.prefix())
+        format!("{}{id}}}", self.key_prefix())
     }
+
+    /// The record key without the id and the closing brace.
+    fn key_prefix(&self) -> String {
+        format!("{}session:{{", self.redis.prefix())
+    }
+
+    /// The record of `id` and the two sorted sets of the fleet bound.
+    fn keys(&self, call: &mut ::redis::ScriptInvocation<'_>, id: &str) {
+        let prefix = self.redis.prefix();
+        call.key(self.key(id))
+            .key(format!("{prefix}sessions:all"))
+            .key(format!("{prefix}sessions:fresh"));
+    }
+
+    async fn run<T: ::redis::FromRedisValue + Send + 'static>(
+        &self,
+        call: ::redis::ScriptInvocation<'_>,
+    ) -> Result<T, StoreError> {
+        self.redis
+            .run("sessions", |mut c| async move {
+                call.invoke_async::<T>(&mut c).await
+            })
+            .await
+            .map_err(store_error)
+    }
+}
+
+/// 16 random hex digits (a clock-derived name when the OS has no randomness: it only tells
+/// this replica's touches from the others').
+fn store_name() -> String {
+    let mut b = [0u8; 8];
+    if getrandom::fill(&mut b).is_err() {
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos());
+        return format!("{:016x}", nanos as u64 ^ u64::from(std::process::id()));
+    }
+    b.iter().map(|x| format!("{x:02x}")).collect()
 }
 
 fn millis(d: Duration) -> u64 {
@@ -84,17 +231,61 @@ impl SessionStore for RedisSessionStore {
         Box::pin(async move {
             let json = serde_json::to_string(record)
                 .map_err(|e| store_error(RedisError::new("sessions", e)))?;
+            if create {
+                // A new session outside `create`'s bounds: as `create` with this expiry for
+                // both timeouts and no bound.
+                let mut call = self.create.prepare_invoke();
+                self.keys(&mut call, id);
+                call.arg(json)
+                    .arg(millis(idle))
+                    .arg(usize::MAX)
+                    .arg(id)
+                    .arg(self.key_prefix())
+                    .arg(millis(idle))
+                    .arg(0);
+                return self.run(call).await;
+            }
             let mut call = self.save.prepare_invoke();
-            call.key(self.key(id))
-                .arg(json)
-                .arg(millis(idle))
-                .arg(if create { "1" } else { "0" });
-            self.redis
-                .run("sessions", |mut c| async move {
-                    call.invoke_async::<Option<u64>>(&mut c).await
-                })
-                .await
-                .map_err(store_error)
+            self.keys(&mut call, id);
+            call.arg(json).arg(millis(idle)).arg(id);
+            self.run(call).await
+        })
+    }
+
+    fn create<'a>(
+        &'a self,
+        id: &'a str,
+        record: &'a SessionRecord,
+        bounds: CreateBounds,
+    ) -> StoreFuture<'a, Result<Option<u64>, StoreError>> {
+        Box::pin(async move {
+            let json = serde_json::to_string(record)
+                .map_err(|e| store_error(RedisError::new("sessions", e)))?;
+            let mut call = self.create.prepare_invoke();
+            self.keys(&mut call, id);
+            call.arg(json)
+                .arg(millis(bounds.handshake))
+                .arg(bounds.max_sessions)
+                .arg(id)
+                .arg(self.key_prefix())
+                .arg(millis(bounds.handshake))
+                .arg(MAX_EVICTIONS);
+            self.run(call).await
+        })
+    }
+
+    fn release<'a>(
+        &'a self,
+        id: &'a str,
+        quiet: Duration,
+    ) -> StoreFuture<'a, Result<bool, StoreError>> {
+        Box::pin(async move {
+            let mut call = self.release.prepare_invoke();
+            self.keys(&mut call, id);
+            call.arg(id)
+                .arg(u64::try_from(quiet.as_millis()).unwrap_or(u64::MAX))
+                .arg(&self.me);
+            Ok(self.run::<i64>(call).await? > 0)
         })
     }
 
@@ -106,14 +297,13 @@ impl SessionStore for RedisSessionStore {
     ) -> StoreFuture<'a, Result<Touched, StoreError>> {
         Box::pin(async move {
             let mut call = self.touch.prepare_invoke();
-            call.key(self.key(id)).arg(known).arg(millis(idle));
-            let reply: Option<Vec<String>> = self
-                .redis
-                .run("sessions", |mut c| async move {
-                    call.invoke_async(&mut c).await
-                })
-                .await
-                .map_err(store_error)?;
+            self.keys(&mut call, id);
+            call.arg(known)
+                .arg(millis(idle))
+                .arg(id)
+                .arg(millis(idle))
+                .arg(&self.me);
+            let reply: Option<Vec<String>> = self.run(call).await?;
             let bad = |why: &str| store_error(RedisError::new("sessions", why));
             match reply.as_deref() {
                 None | Some([]) => Ok(Touched::Gone),
@@ -130,17 +320,10 @@ impl SessionStore for RedisSessionStore {
 
     fn remove<'a>(&'a self, id: &'a str) -> StoreFuture<'a, Result<(), StoreError>> {
         Box::pin(async move {
-            let key = self.key(id);
-            self.redis
-                .run("sessions", |mut c| async move {
-                    ::redis::cmd("DEL")
-                        .arg(&key)
-                        .query_async::<i64>(&mut c)
-                        .await
-                })
-                .await
-                .map(drop)
-                .map_err(store_error)
+            let mut call = self.remove.prepare_invoke();
+            self.keys(&mut call, id);
+            call.arg(id);
+            self.run::<i64>(call).await.map(drop)
         })
     }
 }

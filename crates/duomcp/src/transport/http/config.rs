@@ -61,6 +61,12 @@ pub struct HttpConfig {
     /// takes the place of the least recently used idle one (one that never made a request
     /// after `initialize` first); `initialize` gets `503` only when every session is busy.
     pub max_sessions: usize,
+    /// Legacy sessions alive at once in the session store, over every replica sharing it
+    /// (default 20,000; only with a [`session_store`](Self::session_store)). When the store
+    /// is full, a new session takes the place of the oldest one, fleet-wide, that never made
+    /// a request after `initialize`; when there is none, `initialize` gets `503` with
+    /// `Retry-After` and `-32603`.
+    pub max_fleet_sessions: usize,
     /// Requests being handled at once over all clients (`subscriptions/listen` streams have
     /// their own cap, `max_listen_streams`); more get `503` (default 1,024).
     pub max_concurrent_requests: usize,
@@ -145,6 +151,7 @@ impl Default for HttpConfig {
             strict_media_types: true,
             session_idle_timeout: Duration::from_secs(30 * 60),
             max_sessions: 10_000,
+            max_fleet_sessions: 20_000,
             max_concurrent_requests: 1024,
             max_streams: 1000,
             max_streams_per_session: 16,
@@ -182,6 +189,7 @@ impl fmt::Debug for HttpConfig {
             .field("strict_media_types", &self.strict_media_types)
             .field("session_idle_timeout", &self.session_idle_timeout)
             .field("max_sessions", &self.max_sessions)
+            .field("max_fleet_sessions", &self.max_fleet_sessions)
             .field("max_concurrent_requests", &self.max_concurrent_requests)
             .field("max_streams", &self.max_streams)
             .field("max_streams_per_session", &self.max_streams_per_session)

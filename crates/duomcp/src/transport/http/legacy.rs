@@ -90,7 +90,7 @@ pub(super) async fn post(t: &Arc<Inner>, parts: &Parts, message: Incoming) -> Re
             let changes_record = shared::changes_record(&req.method);
             let res = request(t, &session, req, parts).await;
             if changes_record {
-                shared::save(t, &session, false).await;
+                shared::save(t, &session).await;
             }
             res
         }
@@ -185,9 +185,20 @@ async fn initialize(t: &Arc<Inner>, req: IncomingRequest, parts: &Parts) -> Resp
     let id = req.id.clone();
     match handle_request(t.shared.clone(), req, env).await {
         Some(reply) if reply.error.is_none() => {
-            if !shared::save(t, &session, true).await {
-                t.sessions.remove(&session.id);
-                return busy(Some(&id), "the session store is unavailable");
+            match shared::create(t, &session).await {
+                shared::Created::Saved => {}
+                shared::Created::Full => {
+                    t.sessions.remove(&session.id);
+                    return busy(
+                        Some(&id),
+                        "too many sessions over all replicas (none is waiting for its first \
+                         request to be ended instead)",
+                    );
+                }
+                shared::Created::Failed => {
+                    t.sessions.remove(&session.id);
+                    return busy(Some(&id), "the session store is unavailable");
+                }
             }
             let mut res = sse::json(StatusCode::OK, reply.frame);
             if let Ok(v) = HeaderValue::from_str(&session.id) {

@@ -73,7 +73,7 @@ pub use config::{HttpConfig, ResponseMode};
 pub use conn::MAX_CONCURRENT_STREAMS;
 pub use fair::{PeerAddr, Rate};
 pub use serve::{serve, serve_with, ServeOptions};
-pub use session_store::{SessionRecord, SessionStore, Touched};
+pub use session_store::{CreateBounds, SessionRecord, SessionStore, Touched};
 pub use store::{EventStore, MemoryEventStore, StoreError, StoreFuture, StoredEvent, StreamState};
 pub use workers::Workers;
 
@@ -185,7 +185,15 @@ impl StreamableHttp {
             .session_store
             .is_some()
             .then(|| routing::Router::new(shared.bus.clone(), closing.clone()));
-        let sessions = Arc::new(Sessions::new(router));
+        // A copy ended here (evicted, idle) ends in the store too, unless used elsewhere since:
+        // copies serve requests without touching the store for up to the touch interval.
+        let release = config.session_store.clone().map(|store| {
+            let slack = config
+                .session_touch_interval
+                .min(config.session_idle_timeout / 4);
+            (store, slack)
+        });
+        let sessions = Arc::new(Sessions::new(router, release));
         StreamableHttp {
             inner: Arc::new(Inner {
                 closing,

@@ -384,7 +384,17 @@ pub(crate) struct Sessions {
     /// Shared sessions: answers and cancellations meant for another replica's copy pass
     /// through the bus ([`super::routing`]).
     router: Option<Arc<super::routing::Router>>,
+    /// Shared sessions: the store a copy ended here (evicted, idle) is released in, and the
+    /// slack of its liveness cache (`HttpConfig::session_touch_interval`, capped).
+    release: Option<(Arc<dyn super::SessionStore>, Duration)>,
+    /// Releases waiting for the store's answer (at most [`MAX_RELEASES`]).
+    releasing: Arc<AtomicUsize>,
 }
+
+/// Releases in the session store waiting for its answer at once (each within the store's
+/// operation deadline, 2 s for Redis): while the store is slow or down, a copy ended beyond
+/// them is not released, and its record expires on its own (handshake or idle timeout).
+const MAX_RELEASES: usize = 256;
 
 /// Why a session could not be created.
 pub(crate) enum CreateError {
@@ -397,13 +407,48 @@ pub(crate) enum CreateError {
 impl Sessions {
     /// Sessions of one process (`None`), or shared with other replicas through a session
     /// store, with the router of their answers and cancellations.
-    pub(crate) fn new(router: Option<Arc<super::routing::Router>>) -> Self {
+    /// `release`: the session store, and how long a replica may serve a session without
+    /// touching it there (see [`release`](Self::release)).
+    pub(crate) fn new(
+        router: Option<Arc<super::routing::Router>>,
+        release: Option<(Arc<dyn super::SessionStore>, Duration)>,
+    ) -> Self {
         Sessions {
             map: Mutex::default(),
             sweeper: std::sync::Once::new(),
             shared: router.is_some(),
             router,
+            release,
+            releasing: Arc::default(),
         }
+    }
+
+    /// Shared sessions: this replica ended its copy of `id`, idle since `since` (evicted from
+    /// a full table, or idle past its handshake or idle timeout). The session ends in the
+    /// store too, so that every replica answers `404`, unless another replica used it since
+    /// (`SessionStore::release`); the store's answer is not waited for.
+    fn release(&self, id: &Arc<str>, since: Instant) {
+        let Some((store, slack)) = &self.release else {
+            return;
+        };
+        if self.releasing.fetch_add(1, Ordering::AcqRel) >= MAX_RELEASES {
+            self.releasing.fetch_sub(1, Ordering::AcqRel);
+            tracing::warn!(
+                session = %id,
+                "session not released in the store: {MAX_RELEASES} releases wait for it already; \
+                 its record expires on its own"
+            );
+            return;
+        }
+        let quiet = since.elapsed().saturating_add(*slack);
+        let (store, id, releasing) = (store.clone(), id.clone(), self.releasing.clone());
+        tokio::spawn(async move {
+            match store.release(&id, quiet).await {
+                Ok(gone) => tracing::debug!(session = %id, gone, "session released in the store"),
+                Err(e) => tracing::warn!(session = %id, "session not released in the store: {e}"),
+            }
+            releasing.fetch_sub(1, Ordering::AcqRel);
+        });
     }
 
     pub(crate) fn len(&self) -> usize {
@@ -421,16 +466,19 @@ impl Sessions {
 
     /// The idle session to end so that a new one fits: the least recently used of those that
     /// never made a request after `initialize`, else the least recently used idle one.
-    fn eviction_candidate(map: &HashMap<Arc<str>, Arc<HttpSession>>) -> Option<Arc<str>> {
+    /// With the time since which it is idle.
+    fn eviction_candidate(
+        map: &HashMap<Arc<str>, Arc<HttpSession>>,
+    ) -> Option<(Arc<str>, Instant)> {
         map.values()
             .filter_map(|s| s.idle_state().map(|(fresh, last)| (!fresh, last, &s.id)))
             .min_by_key(|(used, last, _)| (*used, *last))
-            .map(|(_, _, id)| id.clone())
+            .map(|(_, last, id)| (id.clone(), last))
     }
 
     /// Makes room for one more session when `max` are alive, by ending an idle one.
     fn make_room(&self, max: usize) -> Result<(), CreateError> {
-        let victim = {
+        let (victim, since) = {
             let map = lock(&self.map);
             if map.len() < max {
                 return Ok(());
@@ -438,7 +486,9 @@ impl Sessions {
             Self::eviction_candidate(&map).ok_or(CreateError::TooMany)?
         };
         tracing::debug!(session = %victim, "session table full; ending the least recently used idle session");
-        self.remove(&victim);
+        if self.remove(&victim).is_some() {
+            self.release(&victim, since);
+        }
         Ok(())
     }
 
@@ -604,19 +654,19 @@ impl Sessions {
                     let Some(sessions) = weak.upgrade() else {
                         return;
                     };
-                    let expired: Vec<Arc<str>> = lock(&sessions.map)
+                    let expired: Vec<(Arc<str>, Instant)> = lock(&sessions.map)
                         .values()
-                        .filter(|s| {
-                            s.idle_state().is_some_and(|(fresh, since)| {
-                                let d = since.elapsed();
-                                d >= idle || (fresh && d >= handshake)
-                            })
+                        .filter_map(|s| {
+                            let (fresh, since) = s.idle_state()?;
+                            let d = since.elapsed();
+                            (d >= idle || (fresh && d >= handshake)).then(|| (s.id.clone(), since))
                         })
-                        .map(|s| s.id.clone())
                         .collect();
-                    for id in expired {
+                    for (id, since) in expired {
                         tracing::debug!(session = %id, "idle session expired");
-                        sessions.remove(&id);
+                        if sessions.remove(&id).is_some() {
+                            sessions.release(&id, since);
+                        }
                     }
                 }
             });

@@ -64,9 +64,35 @@ pub enum Touched {
     Changed(u64, Box<SessionRecord>),
 }
 
+/// The bounds a new session's record is written under ([`SessionStore::create`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct CreateBounds {
+    /// The record expires after this long unless the session makes a request
+    /// (`HttpConfig::session_handshake_timeout`).
+    pub handshake: Duration,
+    /// The idle expiry its requests then set (`HttpConfig::session_idle_timeout`).
+    pub idle: Duration,
+    /// Sessions alive at once in the whole store, every replica together
+    /// (`HttpConfig::max_fleet_sessions`).
+    pub max_sessions: usize,
+}
+
+impl CreateBounds {
+    /// Bounds with these values.
+    pub fn new(handshake: Duration, idle: Duration, max_sessions: usize) -> Self {
+        CreateBounds {
+            handshake,
+            idle,
+            max_sessions,
+        }
+    }
+}
+
 /// Where legacy sessions are shared between replicas (for example `RedisSessionStore` of
-/// `duomcp::redis`, feature `redis`). Records expire after the idle
-/// time given with each call unless touched again.
+/// `duomcp::redis`, feature `redis`). A new record expires after the handshake timeout
+/// ([`create`](Self::create)), then, once the session made a request, after the idle time
+/// given with each call unless touched again.
 pub trait SessionStore: Send + Sync + 'static {
     /// Writes the record of session `id` and returns its new version (greater than any before).
     /// `create`: the session is new (`initialize`); otherwise a session that is gone stays
@@ -91,4 +117,38 @@ pub trait SessionStore: Send + Sync + 'static {
 
     /// Ends session `id` everywhere.
     fn remove<'a>(&'a self, id: &'a str) -> StoreFuture<'a, Result<(), StoreError>>;
+
+    /// Writes the record of a new session (`initialize`) under `bounds`: it expires after
+    /// `bounds.handshake` unless a request [touches](Self::touch) it first, and at most
+    /// `bounds.max_sessions` sessions live in the store. When that many do, the store ends the
+    /// oldest one that never made a request after `initialize` to make room; when there is
+    /// none, `Ok(None)` (the client is told to retry). Otherwise the record's version.
+    ///
+    /// The default writes the record with [`save`](Self::save) (`create`, expiring after
+    /// the handshake timeout) and bounds nothing.
+    fn create<'a>(
+        &'a self,
+        id: &'a str,
+        record: &'a SessionRecord,
+        bounds: CreateBounds,
+    ) -> StoreFuture<'a, Result<Option<u64>, StoreError>> {
+        Box::pin(async move { self.save(id, record, true, bounds.handshake).await })
+    }
+
+    /// This replica ended its copy of session `id` (its table was full, or the copy was idle
+    /// for its handshake or idle timeout): ends the session everywhere unless another replica
+    /// may use it, that is unless another replica's last [`touch`](Self::touch) of it was
+    /// less than `quiet` ago (this copy's idle time plus the touch interval, during which a
+    /// replica serves a session without touching it) — even when this replica touched it
+    /// after that. `Ok(true)` when the record was removed.
+    ///
+    /// The default keeps the record (it expires on its own).
+    fn release<'a>(
+        &'a self,
+        id: &'a str,
+        quiet: Duration,
+    ) -> StoreFuture<'a, Result<bool, StoreError>> {
+        let _ = (id, quiet);
+        Box::pin(async { Ok(false) })
+    }
 }

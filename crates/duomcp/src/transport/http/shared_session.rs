@@ -31,7 +31,7 @@
 //! entry per copy (`HttpConfig::max_sessions`), and goes with the copy.
 
 use super::session::HttpSession;
-use super::session_store::{SessionRecord, SessionStore, Touched};
+use super::session_store::{CreateBounds, SessionRecord, SessionStore, Touched};
 use super::store::StoreError;
 use super::Inner;
 use crate::correlation::Limits;
@@ -238,10 +238,51 @@ fn record_of(session: &HttpSession) -> Option<SessionRecord> {
     })
 }
 
-/// Writes the session's record when there is a store (`create`: after `initialize`); `false`
-/// when the store failed (the error is logged). A changed record is announced to the other
-/// replicas ([`ended_or_changed`]) before this returns.
-pub(super) async fn save(t: &Arc<Inner>, session: &HttpSession, create: bool) -> bool {
+/// What [`create`] did.
+pub(super) enum Created {
+    /// The record is written (or there is no store).
+    Saved,
+    /// The fleet is full of sessions that made a request after `initialize`.
+    Full,
+    /// The store failed (logged).
+    Failed,
+}
+
+/// Writes a new session's record (`initialize`) when there is a store, under the handshake
+/// timeout and the fleet-wide bound (`HttpConfig::max_fleet_sessions`).
+///
+/// Its freshness is not noted: the session's first request after `initialize` asks the store
+/// on whichever replica it lands, and that touch moves the record from the handshake timeout
+/// to the idle timeout (and finds the session gone if the fleet bound ended it meanwhile).
+pub(super) async fn create(t: &Arc<Inner>, session: &HttpSession) -> Created {
+    let Some(store) = &t.config.session_store else {
+        return Created::Saved;
+    };
+    let Some(record) = record_of(session) else {
+        return Created::Saved;
+    };
+    let bounds = CreateBounds::new(
+        t.config.session_handshake_timeout,
+        t.config.session_idle_timeout,
+        t.config.max_fleet_sessions,
+    );
+    match store.create(&session.id, &record, bounds).await {
+        Ok(Some(version)) => {
+            session.version.store(version, Ordering::Release);
+            Created::Saved
+        }
+        Ok(None) => Created::Full,
+        Err(e) => {
+            tracing::warn!(session = %session.id, "session store: {e}");
+            Created::Failed
+        }
+    }
+}
+
+/// Writes the record of a session whose state changed, when there is a store; `false` when
+/// the store failed (the error is logged). The change is announced to the other replicas
+/// ([`ended_or_changed`]) before this returns.
+pub(super) async fn save(t: &Arc<Inner>, session: &HttpSession) -> bool {
     let Some(store) = &t.config.session_store else {
         return true;
     };
@@ -252,7 +293,7 @@ pub(super) async fn save(t: &Arc<Inner>, session: &HttpSession, create: bool) ->
     let generation = generation(t);
     let ticket = session.fresh.ticket();
     match store
-        .save(&session.id, &record, create, t.config.session_idle_timeout)
+        .save(&session.id, &record, false, t.config.session_idle_timeout)
         .await
     {
         Ok(Some(version)) => {
@@ -261,9 +302,7 @@ pub(super) async fn save(t: &Arc<Inner>, session: &HttpSession, create: bool) ->
             if let Some(g) = generation {
                 session.fresh.note(asked_at, ticket, g);
             }
-            if !create {
-                ended_or_changed(t, session).await;
-            }
+            ended_or_changed(t, session).await;
             true
         }
         Ok(None) => true,
