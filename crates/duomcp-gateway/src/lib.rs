@@ -362,7 +362,7 @@ impl Gateway {
     ///
     /// ```no_run
     /// # async fn run(gateway: duomcp_gateway::Gateway) -> Result<(), Box<dyn std::error::Error>> {
-    /// let config = duomcp_gateway::GatewayConfig::from_file("gateway.toml")?;
+    /// let config = duomcp_gateway::GatewayConfig::from_file(std::path::Path::new("gateway.toml"))?;
     /// let done = gateway.reload(config).await?;
     /// println!("added {:?}, removed {:?}, changed {:?}", done.added, done.removed, done.changed);
     /// # Ok(()) }
