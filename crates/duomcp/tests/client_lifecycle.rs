@@ -370,3 +370,22 @@ async fn a_last_line_without_a_newline_is_said_so() {
     // Control characters are escaped, not written to the user's terminal.
     assert!(text.contains("\"starting\\u{1b}[0m up\""), "{text}");
 }
+
+#[tokio::test]
+async fn a_stray_line_is_not_quoted_when_the_errors_go_to_others() {
+    // As a gateway runs its upstreams: the line belongs to no call, so no caller sees it.
+    let mut cmd = Command::new("sh");
+    cmd.args(["-c", "echo 'secret of another tenant'; cat"]);
+    let err = Client::builder()
+        .request_timeout(Duration::from_secs(2))
+        .process_options(ProcessOptions {
+            quote_stray_lines: false,
+            ..ProcessOptions::default()
+        })
+        .connect_stdio(cmd)
+        .await
+        .unwrap_err();
+    let text = err.to_string();
+    assert!(text.contains("not a JSON-RPC message"), "{text}");
+    assert!(!text.contains("secret"), "{text}");
+}

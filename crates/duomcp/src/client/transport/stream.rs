@@ -22,6 +22,9 @@ struct Shared {
     /// The first line the server wrote that is not a JSON-RPC message, quoted: said again in
     /// the error that ends the connection (a stdio server that logs to stdout).
     stray: Mutex<Option<String>>,
+    /// Whether `stray` quotes the line (else it only says there was one: see
+    /// `ProcessOptions::quote_stray_lines`).
+    quote: bool,
     /// Event messages sent so far (shared by the instances of a restarted process).
     sent: Arc<AtomicU64>,
 }
@@ -51,6 +54,7 @@ impl Core {
         events: mpsc::Sender<TransportEvent>,
         sent: Arc<AtomicU64>,
         eof_reason: Option<EofReason>,
+        quote: bool,
     ) -> Core
     where
         R: AsyncRead + Unpin + Send + 'static,
@@ -60,6 +64,7 @@ impl Core {
             pending: super::pending(),
             closed: Mutex::default(),
             stray: Mutex::default(),
+            quote,
             sent,
         });
         let (tx, rx) = mpsc::channel::<Vec<u8>>(256);
@@ -240,7 +245,14 @@ async fn read_loop<R: AsyncRead + Unpin>(
                 },
             );
             tracing::warn!("ignored it: {stray}");
-            lock(&shared.stray).get_or_insert(stray);
+            let said = if shared.quote {
+                stray
+            } else {
+                "the server wrote a line that is not a JSON-RPC message (quoted in the client's \
+                 log)"
+                    .to_owned()
+            };
+            lock(&shared.stray).get_or_insert(said);
         }
     };
     let mut reason = match (ended, eof_reason) {
@@ -341,7 +353,7 @@ impl StreamTransport {
     {
         let (tx, rx) = mpsc::channel(1024);
         StreamTransport {
-            core: Core::start(reader, writer, tx, Arc::default(), None),
+            core: Core::start(reader, writer, tx, Arc::default(), None, true),
             events: Mutex::new(Some(rx)),
         }
     }
