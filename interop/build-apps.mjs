@@ -3,10 +3,9 @@
 //
 //   node build-apps.mjs REPO_ROOT OUT_DIR
 //
-// * OUT_DIR/apps-view/: the counter example's view (crates/duomcp/examples/mcp_app/):
-//   index.html and style.css copied, view.src.js bundled with the App SDK's browser build
-//   (@modelcontextprotocol/ext-apps/app-with-deps) into one ES module, view.js. The example
-//   serves the directory with `View::dir`, which inlines both into one HTML document.
+// (The counter example's view, crates/duomcp/examples/mcp_app/view/index.html, needs no build:
+// it speaks the Apps protocol itself and the example has it built in.)
+//
 // * OUT_DIR/apps-host/: the minimal web host of the browser test
 //   (crates/duomcp-cli/tests/apps_fixtures/): host.html, sandbox.html, and host.js, bundled
 //   from host.src.js with the SDK's host bridge (@modelcontextprotocol/ext-apps/app-bridge)
@@ -37,15 +36,9 @@ async function bundle(entry, outfile) {
   });
 }
 
-const view = join(root, "crates/duomcp/examples/mcp_app");
-const viewOut = join(out, "apps-view");
-mkdirSync(viewOut, { recursive: true });
-for (const f of ["index.html", "style.css"]) copyFileSync(join(view, f), join(viewOut, f));
-await bundle(join(view, "view.src.js"), join(viewOut, "view.js"));
-
 const host = join(root, "crates/duomcp-cli/tests/apps_fixtures");
 const hostOut = join(out, "apps-host");
 mkdirSync(hostOut, { recursive: true });
 for (const f of ["host.html", "sandbox.html"]) copyFileSync(join(host, f), join(hostOut, f));
 await bundle(join(host, "host.src.js"), join(hostOut, "host.js"));
-console.error(`build-apps: ${viewOut} and ${hostOut}`);
+console.error(`build-apps: ${hostOut}`);

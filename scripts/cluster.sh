@@ -6,8 +6,8 @@
 #   scripts/cluster.sh down    # stop everything it started
 #
 # Needs redis-server and haproxy (Debian packages of the same names) and a built `duomcp`
-# (DUOMCP_BIN, default target/debug/duomcp, else target/release/duomcp). Ports: Redis 3199,
-# replicas 3101-3103, HAProxy 3100. State (pids, logs, the keyring) lives in target/cluster/.
+# (DUOMCP_BIN, default target/debug/duomcp, else target/release/duomcp, under $CARGO_TARGET_DIR
+# when it is set). Ports: Redis 3199, replicas 3101-3103, HAProxy 3100. State (pids, logs, the keyring) lives in target/cluster/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 DIR=${CLUSTER_DIR:-$PWD/target/cluster}
@@ -15,8 +15,11 @@ REDIS_PORT=3199
 
 bin() {
   if [ -n "${DUOMCP_BIN:-}" ]; then echo "$DUOMCP_BIN"; return; fi
-  for b in target/debug/duomcp target/release/duomcp; do
-    if [ -x "$b" ]; then echo "$PWD/$b"; return; fi
+  # CARGO_TARGET_DIR as cargo reads it: relative to the workspace root.
+  local target=${CARGO_TARGET_DIR:-target}
+  case $target in /*) ;; *) target=$PWD/$target ;; esac
+  for b in "$target/debug/duomcp" "$target/release/duomcp"; do
+    if [ -x "$b" ]; then echo "$b"; return; fi
   done
   echo "cluster.sh: no duomcp binary: cargo build -p duomcp-cli (or set DUOMCP_BIN)" >&2
   exit 1

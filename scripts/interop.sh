@@ -42,8 +42,8 @@ if ! cmp -s interop/package-lock.json "$PKGS/package-lock.json" || [ ! -d "$PKGS
 fi
 echo "interop: node $("$NODE_BIN/node" --version), packages in $PKGS" >&2
 
-# MCP Apps: the counter example's view and the browser test's host page, bundled with the
-# pinned App SDK and esbuild (interop/build-apps.mjs) into $KIT/apps-view and $KIT/apps-host.
+# MCP Apps: the browser test's host page, bundled with the pinned App SDK and esbuild
+# (interop/build-apps.mjs) into $KIT/apps-host (the counter example's view needs no build).
 cp interop/build-apps.mjs "$PKGS/"
 "$NODE_BIN/node" "$PKGS/build-apps.mjs" "$ROOT" "$KIT"
 

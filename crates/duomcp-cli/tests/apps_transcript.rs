@@ -319,12 +319,13 @@ fn readme_shows_the_mcp_app_example_and_its_view() {
         code.trim(),
         "README.md and examples/mcp_app.rs differ"
     );
-    let view =
-        std::fs::read_to_string(format!("{root}/crates/duomcp/examples/mcp_app/view.src.js"))
-            .unwrap();
+    let view = std::fs::read_to_string(format!(
+        "{root}/crates/duomcp/examples/mcp_app/view/index.html"
+    ))
+    .unwrap();
     assert_eq!(
-        block("js"),
+        block("html"),
         view.trim(),
-        "README.md and examples/mcp_app/view.src.js differ"
+        "README.md and examples/mcp_app/view/index.html differ"
     );
 }

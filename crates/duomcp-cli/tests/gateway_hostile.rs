@@ -42,10 +42,16 @@ for line in sys.stdin:
                   "nextCursor": str(page + 1)}})
         else:
             names = ["echo", "mine_" + tag, "big", "evil\r\nname", "esc\x1b[2J", "nul\x00", "rev\u202egpj", "x" * 100000]
+            if mode == "leaky": names = ["leak", "silent"]
             send({"jsonrpc": "2.0", "id": i, "result": {"tools": [tool(n) for n in names]}})
     elif meth == "tools/call":
         name = m["params"]["name"]
-        if name == "big":
+        if name == "leak":
+            # A debug line on stdout with the caller's arguments, and no answer.
+            sys.stdout.write("debug: %s\n" % json.dumps(m["params"].get("arguments"))); sys.stdout.flush()
+        elif name == "silent":
+            pass
+        elif name == "big":
             sys.stdout.write('{"jsonrpc":"2.0","id":%s,"result":{"content":[{"type":"text","text":"' % json.dumps(i))
             chunk = "z" * (1024 * 1024)
             for _ in range(200): sys.stdout.write(chunk)
@@ -68,6 +74,9 @@ fn setup(upstreams: &[(&str, &str)], extra: &str) -> TempDir {
              args = [\"{}/hostile.py\", \"{mode}\", \"{name}\"]\n",
             dir.arg()
         ));
+        if *mode == "leaky" {
+            toml.push_str("timeout_secs = 2\n");
+        }
     }
     dir.write("gateway.toml", &toml);
     dir
@@ -352,4 +361,28 @@ async fn healthz_says_only_up_without_the_token_and_probes_are_cached() {
     // One ping per upstream per 2 s window, however many probes (uncached: 44).
     let windows = usize::try_from(elapsed.as_millis() / 2000).unwrap() + 1;
     assert!(probed <= 2 * windows, "{probed} pings for 22 probes");
+}
+
+/// A line an upstream writes to stdout that is not a message belongs to no call: the next
+/// client whose call fails on that upstream never sees it (it is in the gateway's log).
+#[tokio::test]
+async fn a_stray_upstream_line_never_reaches_another_client() {
+    let dir = setup(&[("a", "leaky")], "");
+    let (_child, url, _) = gateway(&dir).await;
+    let [alice, bob] = two_clients(&url).await;
+    let leaked = alice
+        .call_tool("leak", serde_json::json!({ "card": "alice-4111" }))
+        .await;
+    let failed = bob.call_tool("silent", serde_json::json!({})).await;
+    for (who, r) in [("alice", leaked), ("bob", failed)] {
+        let text = match r {
+            Ok(r) => {
+                assert_eq!(r.is_error, Some(true), "{who}: {r:?}");
+                format!("{:?}", r.content)
+            }
+            Err(e) => e.to_string(),
+        };
+        assert!(text.contains("not a JSON-RPC message"), "{who}: {text}");
+        assert!(!text.contains("alice-4111"), "{who}: {text}");
+    }
 }

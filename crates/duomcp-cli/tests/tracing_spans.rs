@@ -207,3 +207,93 @@ async fn each_request_gets_a_span_with_its_outcome() {
         ]
     );
 }
+
+/// Collects the fields of every `warn` event from `duomcp`.
+#[derive(Clone, Default)]
+struct Warnings(Arc<Mutex<Vec<Fields>>>);
+
+impl<S: Subscriber> Layer<S> for Warnings {
+    fn on_event(&self, event: &tracing::Event<'_>, _: Context<'_, S>) {
+        let meta = event.metadata();
+        if *meta.level() != tracing::Level::WARN || !meta.target().starts_with("duomcp") {
+            return;
+        }
+        let mut fields = Fields::new();
+        event.record(&mut Collect(&mut fields));
+        self.0.lock().unwrap().push(fields);
+    }
+}
+
+#[tokio::test]
+async fn a_failed_tool_call_is_logged_at_warn_with_the_tool_and_its_error() {
+    let warnings = Warnings::default();
+    // This thread only (the test runtime's one thread): the other test owns the global one.
+    let _guard =
+        tracing::subscriber::set_default(tracing_subscriber::registry().with(warnings.clone()));
+
+    let server = Server::builder()
+        .tool("echo", |Args(t): Args<Text>| async move { t.text })
+        .tool(
+            ToolSpec::new("broken").input_schema(json!({ "type": "object" })),
+            || async { Err::<String, _>(HandlerError::msg("disk full\non /var")) },
+        )
+        .tool(
+            ToolSpec::new("refuses").input_schema(json!({ "type": "object" })),
+            || async { duomcp_schema::CallToolResult::error_text("quota exceeded for alice") },
+        )
+        .build();
+
+    // Two clients, one per revision, each making its own tool fail.
+    let mut legacy = Wire::in_process(server.clone(), LEGACY);
+    legacy.initialize(json!({})).await;
+    legacy
+        .ok(
+            "tools/call",
+            json!({ "name": "echo", "arguments": { "text": "hi" } }),
+        )
+        .await;
+    let r = legacy.ok("tools/call", json!({ "name": "broken" })).await;
+    assert_eq!(r["isError"], true, "{r}");
+    assert_eq!(
+        warnings.0.lock().unwrap().clone(),
+        [fields(&[
+            ("message", "tool call failed"),
+            ("tool", "broken"),
+            // The newline is escaped: one log line per failure.
+            ("error", "disk full\\non /var"),
+        ])]
+    );
+
+    let mut modern_wire = Wire::in_process(server, MODERN);
+    let r = modern_wire
+        .ok(
+            "tools/call",
+            modern(json!({ "name": "refuses" }), json!({})),
+        )
+        .await;
+    assert_eq!(r["isError"], true, "{r}");
+    // A call refused before any tool runs is the client's mistake, not a tool's failure.
+    modern_wire
+        .err(
+            "tools/call",
+            modern(json!({ "name": "missing" }), json!({})),
+        )
+        .await;
+    modern_wire
+        .ok(
+            "tools/call",
+            modern(
+                json!({ "name": "echo", "arguments": { "text": "hi" } }),
+                json!({}),
+            ),
+        )
+        .await;
+    assert_eq!(
+        warnings.0.lock().unwrap()[1..],
+        [fields(&[
+            ("message", "tool call failed"),
+            ("tool", "refuses"),
+            ("error", "quota exceeded for alice"),
+        ])]
+    );
+}

@@ -793,6 +793,9 @@ async fn connect(
             }
             let mut options = ProcessOptions {
                 max_restarts: config.max_restarts.unwrap_or(5),
+                // A line an upstream wrote that is not a message belongs to no client's call:
+                // it is logged, never quoted to the client whose call fails next.
+                quote_stray_lines: false,
                 ..Default::default()
             };
             if let Some(ms) = config.restart_backoff_ms {

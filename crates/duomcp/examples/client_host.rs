@@ -10,7 +10,7 @@
 //!
 //! ```text
 //! $ cargo build -q -p duomcp --examples
-//! $ cargo run -q -p duomcp --example client_host -- target/debug/examples/quickstart
+//! $ cargo run -q -p duomcp --example client_host -- cargo run -q -p duomcp --example quickstart
 //! connected to duomcp-server 0.1.0, revision 2026-07-28
 //! tools: greet (Greets someone by name.)
 //! greet → Hello, Ada!

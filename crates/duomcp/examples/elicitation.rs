@@ -36,7 +36,7 @@
 //!
 //! The `duomcp` client does all of this itself, in either revision (`--era legacy` or
 //! `--era modern`), asking on the terminal:
-//! `cargo run -q -p duomcp-cli -- call book_table guests=2 -- target/debug/examples/elicitation`.
+//! `duomcp call book_table guests=2 -- cargo run -q -p duomcp --example elicitation`.
 
 use duomcp::schema::{ElicitAction, ElicitRequestFormParams, ElicitRequestedSchema, StringSchema};
 use duomcp::server::{Args, Context, HandlerError, Server};

@@ -3,18 +3,16 @@
 //! | ↔ | method | what it does |
 //! |---|---|---|
 //! | ← | `tools/list` | `show_counter` linked to `ui://counter/view.html`; `increment_counter` only for the view |
-//! | ← | `resources/read` `ui://counter/view.html` | the view: `mcp_app/index.html` with its script and style inlined |
+//! | ← | `resources/read` `ui://counter/view.html` | the view: `mcp_app/view/index.html`, built into the binary |
 //! | ← | `tools/call` `show_counter` | the count, as text and as `structuredContent` for the view |
 //! | ← | `tools/call` `increment_counter` | what the view's button calls (logged on stderr) |
 //!
-//! The view (`examples/mcp_app/`) is built with the official App SDK
-//! (`@modelcontextprotocol/ext-apps`): `interop/build-apps.mjs` bundles `view.src.js` with the
-//! SDK into `view.js`, next to a copy of `index.html` and `style.css`; `scripts/interop.sh`
-//! does it into `target/interop-kit/apps-view/`, where this example looks by default
-//! (`--view DIR` or `DUOMCP_APP_VIEW` elsewhere).
+//! The view (`examples/mcp_app/view/index.html`) is one small HTML file that speaks the MCP
+//! Apps protocol to its host itself (no SDK, nothing to build); `include_str!` puts it in the
+//! binary, so the example runs from a clone as it is. `scripts/interop.sh -- apps` renders it
+//! in headless Chromium inside a host built on the official App SDK's host bridge.
 //!
 //! ```text
-//! $ scripts/interop.sh -- apps          # installs the kit, builds the view, runs the browser test
 //! $ cargo run -q -p duomcp --example mcp_app -- --http 127.0.0.1:3001
 //! mcp_app: listening on http://127.0.0.1:3001/mcp
 //! $ cargo run -q -p duomcp-cli -- tools http://127.0.0.1:3001/mcp
@@ -25,7 +23,6 @@ use duomcp::schema::CallToolResult;
 use duomcp::server::apps::View;
 use duomcp::server::{Context, Server, State};
 use duomcp::transport::http::StreamableHttp;
-use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
@@ -66,8 +63,8 @@ async fn increment_counter(State(counter): State<Counter>) -> CallToolResult {
 }
 
 /// The server: the view plus its two tools.
-fn server(view_dir: PathBuf) -> Server {
-    let view = View::dir(VIEW, view_dir)
+fn server() -> Server {
+    let view = View::html(VIEW, include_str!("mcp_app/view/index.html"))
         .name("counter")
         .title("Counter")
         .description("The counter, with a button that increments it")
@@ -84,23 +81,17 @@ fn server(view_dir: PathBuf) -> Server {
 #[tokio::main]
 async fn main() -> std::io::Result<()> {
     let mut args = std::env::args().skip(1);
-    let (mut http, mut view) = (None, None);
+    let mut http = None;
     while let Some(arg) = args.next() {
         match arg.as_str() {
             "--http" => http = args.next(),
-            "--view" => view = args.next().map(PathBuf::from),
             other => {
-                eprintln!("usage: mcp_app [--http ADDR] [--view DIR] (unknown argument {other:?})");
+                eprintln!("usage: mcp_app [--http ADDR] (unknown argument {other:?})");
                 std::process::exit(2);
             }
         }
     }
-    let view = view
-        .or_else(|| std::env::var_os("DUOMCP_APP_VIEW").map(PathBuf::from))
-        .unwrap_or_else(|| {
-            PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../target/interop-kit/apps-view")
-        });
-    let server = server(view);
+    let server = server();
     match http {
         Some(addr) => {
             let listener = tokio::net::TcpListener::bind(&addr).await?;

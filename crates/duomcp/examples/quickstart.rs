@@ -14,7 +14,7 @@
 //! ```
 //!
 //! Or let the `duomcp` client do the talking:
-//! `cargo run -q -p duomcp-cli -- call greet name=Ada -- target/debug/examples/quickstart`.
+//! `duomcp call greet name=Ada -- cargo run -q -p duomcp --example quickstart`.
 
 use duomcp::server::{Args, Server};
 

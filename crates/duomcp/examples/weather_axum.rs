@@ -2,8 +2,7 @@
 //! `StreamableHttp::router()` adds `/mcp`, which speaks both revisions.
 //!
 //! ```sh
-//! cargo build -q -p duomcp --examples
-//! target/debug/examples/weather_axum 127.0.0.1:3005 &
+//! cargo run -q -p duomcp --features http-server --example weather_axum 127.0.0.1:3005 &
 //! cargo run -q -p duomcp-cli -- call forecast city=Porto http://127.0.0.1:3005/mcp
 //! ```
 //!

@@ -3,8 +3,8 @@
 //! whose failure arrives as an `isError` result.
 //!
 //! ```sh
-//! cargo build -q -p duomcp --examples
-//! target/debug/examples/weather_host
+//! cargo build -q -p duomcp --example weather_stdio
+//! cargo run -q -p duomcp --features client --example weather_host
 //! ```
 //!
 //! ```text

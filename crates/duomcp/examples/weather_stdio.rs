@@ -13,8 +13,8 @@
 //! it); `RUST_LOG=debug` logs every request with its method, target, era, duration and outcome.
 //!
 //! ```sh
-//! cargo build -q -p duomcp --examples
-//! cargo run -q -p duomcp-cli -- call forecast city=Lisbon -- target/debug/examples/weather_stdio
+//! cargo build -q -p duomcp --example weather_stdio
+//! duomcp call forecast city=Lisbon -- cargo run -q -p duomcp --example weather_stdio
 //! ```
 //!
 //! ```text

@@ -37,3 +37,62 @@ pub(crate) fn poll_now<F: Future + ?Sized>(fut: Pin<&mut F>) -> Poll<F::Output> 
 pub(crate) fn lock<T>(m: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|p| p.into_inner())
 }
+
+#[cfg(any(feature = "server", feature = "client"))]
+/// How many characters of a peer's text `excerpt` and `excerpt_bytes` keep by default: enough to recognise a
+/// line, little enough that a peer cannot fill a log with it.
+pub(crate) const EXCERPT_CHARS: usize = 200;
+
+#[cfg(feature = "server")]
+/// `text` made safe to quote in a log line or an error message: control characters escaped
+/// (`\n`, `\u{1b}`), at most `max` characters kept, and how many more there were said.
+pub(crate) fn excerpt(text: &str, max: usize) -> String {
+    let (mut out, left) = escaped_prefix(text, max);
+    if left > 0 {
+        out.push_str(&format!("… ({left} more characters)"));
+    }
+    out
+}
+
+#[cfg(feature = "client")]
+/// Bytes a peer sent, made safe to quote as `excerpt` does (invalid UTF-8 shown as `�`); only
+/// the first bytes are looked at, however many there are, and a cut says the length in bytes.
+pub(crate) fn excerpt_bytes(bytes: &[u8], max: usize) -> String {
+    let head = &bytes[..bytes.len().min(max.saturating_mul(4))];
+    let (mut out, left) = escaped_prefix(&String::from_utf8_lossy(head), max);
+    if left > 0 || head.len() < bytes.len() {
+        out.push_str(&format!("… ({} bytes in all)", bytes.len()));
+    }
+    out
+}
+
+#[cfg(any(feature = "server", feature = "client"))]
+/// The first `max` characters of `text`, control characters escaped, and how many were left.
+fn escaped_prefix(text: &str, max: usize) -> (String, usize) {
+    let mut out = String::with_capacity(text.len().min(max) + 2);
+    let mut chars = text.chars();
+    for c in chars.by_ref().take(max) {
+        if c.is_control() {
+            out.extend(c.escape_default());
+        } else {
+            out.push(c);
+        }
+    }
+    (out, chars.count())
+}
+
+#[cfg(all(test, feature = "server", feature = "client"))]
+mod excerpt_tests {
+    use super::*;
+
+    #[test]
+    fn excerpts_escape_control_characters_and_stop_at_the_limit() {
+        assert_eq!(excerpt("a\nb\u{1b}[31m", 100), "a\\nb\\u{1b}[31m");
+        assert_eq!(excerpt("abcdef", 3), "abc… (3 more characters)");
+        assert_eq!(excerpt("abc", 3), "abc");
+        let long = vec![b'x'; 10_000];
+        let e = excerpt_bytes(&long, 5);
+        assert_eq!(e, "xxxxx… (10000 bytes in all)");
+        assert_eq!(excerpt_bytes(b"hi\xff", 10), "hi\u{fffd}");
+    }
+}

@@ -342,3 +342,50 @@ async fn closing_the_client_ends_calls_on_every_clone() {
     assert!(err.is_closed(), "{err}");
     assert!(client.list_tools(None).await.unwrap_err().is_closed());
 }
+
+#[tokio::test]
+async fn a_server_that_writes_garbage_to_stdout_is_quoted_in_the_error() {
+    // A server that logs to stdout, then echoes what it reads (so it never answers).
+    let mut cmd = Command::new("sh");
+    cmd.args(["-c", "echo hello; cat"]);
+    let err = Client::builder()
+        .request_timeout(Duration::from_secs(2))
+        .connect_stdio(cmd)
+        .await
+        .unwrap_err();
+    assert!(matches!(err, ClientError::Protocol(_)), "{err:?}");
+    let text = err.to_string();
+    assert!(text.contains("\"hello\""), "{text}");
+    assert!(text.contains("not a JSON-RPC message"), "{text}");
+}
+
+#[tokio::test]
+async fn a_last_line_without_a_newline_is_said_so() {
+    let mut cmd = Command::new("sh");
+    cmd.args(["-c", "printf 'starting\\033[0m up'; exit 1"]);
+    let err = Client::builder().connect_stdio(cmd).await.unwrap_err();
+    let text = err.to_string();
+    assert!(text.contains("exit status: 1"), "{text}");
+    assert!(text.contains("without a newline"), "{text}");
+    // Control characters are escaped, not written to the user's terminal.
+    assert!(text.contains("\"starting\\u{1b}[0m up\""), "{text}");
+}
+
+#[tokio::test]
+async fn a_stray_line_is_not_quoted_when_the_errors_go_to_others() {
+    // As a gateway runs its upstreams: the line belongs to no call, so no caller sees it.
+    let mut cmd = Command::new("sh");
+    cmd.args(["-c", "echo 'secret of another tenant'; cat"]);
+    let err = Client::builder()
+        .request_timeout(Duration::from_secs(2))
+        .process_options(ProcessOptions {
+            quote_stray_lines: false,
+            ..ProcessOptions::default()
+        })
+        .connect_stdio(cmd)
+        .await
+        .unwrap_err();
+    let text = err.to_string();
+    assert!(text.contains("not a JSON-RPC message"), "{text}");
+    assert!(!text.contains("secret"), "{text}");
+}

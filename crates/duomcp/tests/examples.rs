@@ -680,3 +680,32 @@ async fn weather_host_example_calls_both_tools() {
          alerts failed: no alert feed for Faro: environment variable not found\n"
     );
 }
+
+/// Issue 33 item 7: the MCP App example serves its view from a clone as it is (the view is
+/// built into the binary; nothing from `target/interop-kit/` or npm), in both revisions, and
+/// what it serves is the file the repository ships.
+#[tokio::test]
+async fn mcp_app_example_serves_its_shipped_view() {
+    let shipped = include_str!("../examples/mcp_app/view/index.html");
+    assert!(
+        shipped.len() < 8 * 1024,
+        "the view stays small: {} bytes",
+        shipped.len()
+    );
+    for (era, _) in ERAS {
+        let client = connect("mcp_app", era).await;
+        let read = client
+            .read_resource("ui://counter/view.html")
+            .await
+            .unwrap_or_else(|e| panic!("reading the view ({era:?}): {e}"));
+        let read = serde_json::to_value(&read).unwrap();
+        assert_eq!(read["contents"][0]["text"], shipped, "{era:?}");
+        assert_eq!(
+            read["contents"][0]["mimeType"], "text/html;profile=mcp-app",
+            "{era:?}"
+        );
+        let shown = client.call_tool("show_counter", ()).await.unwrap();
+        assert_eq!(text(&shown), "The counter is at 0.", "{era:?}");
+        client.close().await.unwrap();
+    }
+}

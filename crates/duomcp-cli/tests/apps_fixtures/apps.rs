@@ -9,7 +9,7 @@
 //!   its tools list with their views, its view read and saved.
 //!
 //! Besides the interop variables, `scripts/interop.sh` sets `DUOMCP_MCP_APP_BIN` (the built
-//! example) and `DUOMCP_APPS_KIT` (holding `apps-view/` and `apps-host/`, bundled by
+//! example, with its view built in) and `DUOMCP_APPS_KIT` (holding `apps-host/`, bundled by
 //! `interop/build-apps.mjs`). Without Chromium, or any of them, the tests fail.
 
 use super::{env_path, kit, run_bounded, stdout_json, wait_for_line, Kit, TEST_DEADLINE};
@@ -39,13 +39,12 @@ fn apps_kit(kit: &Kit) -> PathBuf {
         );
     }
     let dir = env_path("DUOMCP_APPS_KIT");
-    for built in ["apps-view/view.js", "apps-host/host.js"] {
-        assert!(
-            dir.join(built).is_file(),
-            "{} is missing: scripts/interop.sh builds it (interop/build-apps.mjs)",
-            dir.join(built).display()
-        );
-    }
+    let host = dir.join("apps-host/host.js");
+    assert!(
+        host.is_file(),
+        "{} is missing: scripts/interop.sh builds it (interop/build-apps.mjs)",
+        host.display()
+    );
     dir
 }
 
@@ -61,11 +60,10 @@ fn screenshot_path() -> PathBuf {
 
 /// The counter example over Streamable HTTP on a free port: the child, its URL, and its stderr
 /// lines as they come.
-async fn counter_server(view: &Path) -> (tokio::process::Child, String, Arc<Mutex<Vec<String>>>) {
+async fn counter_server() -> (tokio::process::Child, String, Arc<Mutex<Vec<String>>>) {
     let bin = env_path("DUOMCP_MCP_APP_BIN");
     let mut child = tokio::process::Command::new(&bin)
-        .args(["--http", "127.0.0.1:0", "--view"])
-        .arg(view)
+        .args(["--http", "127.0.0.1:0"])
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
@@ -111,7 +109,7 @@ async fn apps_counter_view_in_headless_chromium() {
 }
 
 async fn counter_in_browser(kit: &Kit, dir: &Path) {
-    let (_server, url, log) = counter_server(&dir.join("apps-view")).await;
+    let (_server, url, log) = counter_server().await;
     let shot = screenshot_path();
     let _ = std::fs::remove_file(&shot);
 
@@ -204,13 +202,10 @@ async fn counter_in_browser(kit: &Kit, dir: &Path) {
         "The counter is at 1; the view can increment it."
     );
     let view = host.read_view("ui://counter/view.html").await.unwrap();
-    assert!(
-        view.html.contains("<script type=\"module\">"),
-        "the script is inlined"
-    );
-    assert!(
-        !view.html.contains("src=\"view.js\""),
-        "no reference is left"
+    // The view the browser rendered is the file the repository ships, built into the example.
+    assert_eq!(
+        view.html,
+        include_str!("../../../duomcp/examples/mcp_app/view/index.html")
     );
     host.close().await.unwrap();
 

@@ -34,7 +34,9 @@ pub enum ClientError {
     /// The server could not be started.
     #[error("cannot start the server: {0}")]
     Spawn(#[source] std::io::Error),
-    /// No response in time; the request was cancelled on the wire.
+    /// No response in time; the request was cancelled on the wire. (When the server had
+    /// written a line that is not a JSON-RPC message, the call fails with
+    /// [`Protocol`](Self::Protocol) instead, quoting that line.)
     #[error("{method} timed out after {after:?}")]
     Timeout {
         /// The method of the request.

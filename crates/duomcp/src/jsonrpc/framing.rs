@@ -43,6 +43,8 @@ pub struct LineReader<R> {
     head: Vec<u8>,
     /// The bytes of the current (or last) oversized line seen so far.
     skipped: usize,
+    /// The last line returned ended at the end of input, with no newline.
+    unterminated: bool,
 }
 
 /// How much of an oversized line [`LineReader::oversized`] keeps: enough for the `jsonrpc`
@@ -60,6 +62,7 @@ impl<R: AsyncBufRead + Unpin> LineReader<R> {
             returned: false,
             head: Vec::new(),
             skipped: 0,
+            unterminated: false,
         }
     }
 
@@ -67,6 +70,12 @@ impl<R: AsyncBufRead + Unpin> LineReader<R> {
     /// length in bytes, so that a reader can tell whose answer it was and how big.
     pub fn oversized(&self) -> (&[u8], usize) {
         (&self.head, self.skipped)
+    }
+
+    /// Whether the last line returned ([`Line::Message`] or [`Line::TooLarge`]) was cut off
+    /// by the end of input instead of ending with a newline.
+    pub fn unterminated(&self) -> bool {
+        self.unterminated
     }
 
     /// The line in `buf` plus `more` is over the limit: keep its head, start skipping.
@@ -112,6 +121,7 @@ impl<R: AsyncBufRead + Unpin> LineReader<R> {
             let available = self.inner.fill_buf().await?;
             if available.is_empty() {
                 self.returned = true;
+                self.unterminated = self.discarding || !self.buf.is_empty();
                 return Ok(if self.discarding {
                     Raw::TooLarge
                 } else if self.buf.is_empty() {
@@ -136,6 +146,7 @@ impl<R: AsyncBufRead + Unpin> LineReader<R> {
                     }
                     self.inner.consume(pos + 1);
                     self.returned = true;
+                    self.unterminated = false;
                     return Ok(if fits { Raw::Line } else { Raw::TooLarge });
                 }
                 None => {
@@ -180,7 +191,25 @@ mod tests {
             reader.next_line().await.unwrap(),
             Some(Line::Message(b"ok"))
         );
+        assert!(!reader.unterminated());
         assert_eq!(reader.next_line().await.unwrap(), Some(Line::TooLarge));
+        assert!(reader.unterminated(), "the y line never ended");
+        assert_eq!(reader.next_line().await.unwrap(), None);
+    }
+
+    #[tokio::test]
+    async fn a_last_line_without_a_newline_is_returned_and_said_so() {
+        let mut reader = LineReader::new(&b"one\ntwo"[..], 100);
+        assert_eq!(
+            reader.next_line().await.unwrap(),
+            Some(Line::Message(b"one"))
+        );
+        assert!(!reader.unterminated());
+        assert_eq!(
+            reader.next_line().await.unwrap(),
+            Some(Line::Message(b"two"))
+        );
+        assert!(reader.unterminated());
         assert_eq!(reader.next_line().await.unwrap(), None);
     }
 

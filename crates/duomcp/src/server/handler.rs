@@ -497,6 +497,28 @@ impl ToolOutput {
         }
     }
 
+    /// The text blocks of the result, one a line (a serialized one is parsed): what an
+    /// `isError` result says, for a log.
+    pub(crate) fn error_text(&self) -> String {
+        let parsed;
+        let result = match &self.0 {
+            Output::Typed(r) => r,
+            Output::Raw(r) => match r.to_typed() {
+                Ok(r) => {
+                    parsed = r;
+                    &parsed
+                }
+                Err(e) => return format!("(a malformed result: {e})"),
+            },
+        };
+        let texts: Vec<&str> = result.content.iter().filter_map(|c| c.as_text()).collect();
+        if texts.is_empty() {
+            "(no text content)".to_owned()
+        } else {
+            texts.join("\n")
+        }
+    }
+
     /// The result as a [`CallToolResult`] (a serialized one is parsed).
     pub fn into_typed(self) -> Result<CallToolResult, HandlerError> {
         match self.0 {

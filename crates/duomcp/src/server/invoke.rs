@@ -18,7 +18,35 @@ use serde_json::{Map, Value};
 /// Calls the tool `name`: unknown tools and bad arguments are refused as the spec says
 /// (`-32602`, or an `isError` result), a handler's failure becomes an `isError` result, and a
 /// structured result is checked against the tool's `outputSchema`.
+///
+/// A call that ends in an error (an `isError` result, or a result the server refuses) is
+/// logged at `warn` with the tool's name and the error's text (at most
+/// [`EXCERPT_CHARS`](crate::util::EXCERPT_CHARS) characters, control characters escaped):
+/// otherwise the server's operator never sees it, only the client does.
 pub(crate) async fn call_tool(
+    ctx: &Context,
+    name: &str,
+    arguments: Option<Value>,
+) -> Result<ToolOutput, HandlerError> {
+    let result = run_tool(ctx, name, arguments).await;
+    let failure = match &result {
+        Ok(out) if out.is_error() => Some(out.error_text()),
+        Err(HandlerError::Protocol(ProtocolError::Internal(message))) => Some(message.clone()),
+        // Refusals of the request itself (unknown tool, scopes), input still to come and
+        // cancellations are not the tool's failures.
+        _ => None,
+    };
+    if let Some(text) = failure {
+        tracing::warn!(
+            tool = %crate::util::excerpt(name, crate::util::EXCERPT_CHARS),
+            error = %crate::util::excerpt(&text, crate::util::EXCERPT_CHARS),
+            "tool call failed"
+        );
+    }
+    result
+}
+
+async fn run_tool(
     ctx: &Context,
     name: &str,
     arguments: Option<Value>,

@@ -637,7 +637,13 @@ impl Inner {
                     if flight.cancel.is_some() {
                         flight.cancel = Some("timed out");
                     }
-                    return Err(ClientError::Timeout { method: method.to_owned(), after: started.elapsed() });
+                    let after = started.elapsed();
+                    // The server broke the framing before: that, not a slow server, is the
+                    // likely reason (a stdio server logging to its stdout).
+                    if let Some(note) = stream.note() {
+                        return Err(ClientError::Protocol(format!("{method} got no answer in {after:?}; {note}")));
+                    }
+                    return Err(ClientError::Timeout { method: method.to_owned(), after });
                 }
                 _ = self.shutdown.cancelled() => {
                     flight.cancel = None;

@@ -136,7 +136,12 @@ pub struct RequestStream {
     answer: Option<Answer>,
     _guard: Option<Box<dyn Send + Sync>>,
     order: Order,
+    /// What the transport saw that may explain a missing response (see [`Self::note`]).
+    note: Option<Note>,
 }
+
+/// See [`RequestStream::with_note`].
+type Note = Box<dyn Fn() -> Option<String> + Send + Sync>;
 
 /// A response on its way through a transport's correlation engine.
 struct Answer {
@@ -195,6 +200,7 @@ impl RequestStream {
             answer: None,
             _guard: guard,
             order: Order::None,
+            note: None,
         }
     }
 
@@ -214,7 +220,23 @@ impl RequestStream {
             }),
             _guard: guard,
             order: Order::None,
+            note: None,
         }
+    }
+
+    /// Gives the stream a note to read when its response does not come: something the
+    /// transport saw that may be why (e.g. a line from the server that was not a message).
+    pub(crate) fn with_note(
+        mut self,
+        note: impl Fn() -> Option<String> + Send + Sync + 'static,
+    ) -> Self {
+        self.note = Some(Box::new(note));
+        self
+    }
+
+    /// What the transport saw that may explain why no response came, if anything.
+    pub(crate) fn note(&self) -> Option<String> {
+        self.note.as_ref().and_then(|note| note())
     }
 
     /// For transports that read a request's response and the unrelated messages from one

@@ -37,6 +37,12 @@ pub struct ProcessOptions {
     /// The back-off before the first restart in a row (default 100 ms); it doubles for each
     /// further one, up to [`MAX_RESTART_BACKOFF`] ([`restart_delay`](Self::restart_delay)).
     pub restart_backoff: Duration,
+    /// Whether errors quote a line the server wrote to stdout that is not a JSON-RPC message
+    /// (default `true`: the likely reason a call got no answer, e.g. a server logging to
+    /// stdout). The `warn` log quotes it either way. Set it to `false` where the errors reach
+    /// other parties than the server's operator (a gateway's clients): such a line belongs to
+    /// no request, so it must not reach whichever client's call failed next.
+    pub quote_stray_lines: bool,
 }
 
 /// The longest wait before a restart of a server process ([`ProcessOptions::restart_backoff`]).
@@ -63,6 +69,7 @@ impl Default for ProcessOptions {
             shutdown_grace: Duration::from_secs(2),
             max_restarts: 0,
             restart_backoff: Duration::from_millis(100),
+            quote_stray_lines: true,
         }
     }
 }
@@ -197,7 +204,14 @@ fn spawn_instance(inner: &Arc<Inner>) -> std::io::Result<Arc<Instance>> {
     let (itx, irx) = mpsc::channel(1024);
     // The instance counts what it forwards into the transport-wide counter; the forwarder keeps
     // the order, so the count stays exact across restarts.
-    let core = Core::start(stdout, stdin, itx, inner.sent.clone(), Some(eof_reason));
+    let core = Core::start(
+        stdout,
+        stdin,
+        itx,
+        inner.sent.clone(),
+        Some(eof_reason),
+        inner.options.quote_stray_lines,
+    );
     tokio::spawn(forward_events(
         Arc::downgrade(inner),
         irx,

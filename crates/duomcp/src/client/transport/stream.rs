@@ -4,7 +4,7 @@ use super::{
     BoxFuture, Outgoing, Pending, RequestStream, Routed, Transport, TransportError, TransportEvent,
 };
 use crate::jsonrpc::{decode, Incoming, Line, LineReader, RequestId};
-use crate::util::lock;
+use crate::util::{excerpt_bytes, lock, EXCERPT_CHARS};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt, BufReader, BufWriter};
@@ -19,6 +19,12 @@ struct Shared {
     /// Requests awaiting a response, by id (the correlation engine).
     pending: Pending,
     closed: Mutex<Option<String>>,
+    /// The first line the server wrote that is not a JSON-RPC message, quoted: said again in
+    /// the error that ends the connection (a stdio server that logs to stdout).
+    stray: Mutex<Option<String>>,
+    /// Whether `stray` quotes the line (else it only says there was one: see
+    /// `ProcessOptions::quote_stray_lines`).
+    quote: bool,
     /// Event messages sent so far (shared by the instances of a restarted process).
     sent: Arc<AtomicU64>,
 }
@@ -48,6 +54,7 @@ impl Core {
         events: mpsc::Sender<TransportEvent>,
         sent: Arc<AtomicU64>,
         eof_reason: Option<EofReason>,
+        quote: bool,
     ) -> Core
     where
         R: AsyncRead + Unpin + Send + 'static,
@@ -56,6 +63,8 @@ impl Core {
         let shared = Arc::new(Shared {
             pending: super::pending(),
             closed: Mutex::default(),
+            stray: Mutex::default(),
+            quote,
             sent,
         });
         let (tx, rx) = mpsc::channel::<Vec<u8>>(256);
@@ -100,7 +109,9 @@ impl Core {
                 .closed_error()
                 .unwrap_or_else(|| TransportError::Closed("the connection ended".into()))
         };
-        Ok(RequestStream::routed(None, waiter, closed, None))
+        let shared = self.shared.clone();
+        let note = move || lock(&shared.stray).clone();
+        Ok(RequestStream::routed(None, waiter, closed, None).with_note(note))
     }
 
     pub(crate) async fn send(&self, msg: Outgoing) -> Result<(), TransportError> {
@@ -167,10 +178,20 @@ async fn read_loop<R: AsyncRead + Unpin>(
             Ok(Some(Line::Message(bytes))) => bytes,
             Ok(Some(Line::TooLarge)) => {
                 let (head, len) = lines.oversized();
-                let error = format!(
-                    "the server's answer is {len} bytes or more, over the limit of {MAX_MESSAGE} \
-                     bytes; it was dropped"
-                );
+                let error = if lines.unterminated() {
+                    format!(
+                        "the server wrote {len} bytes that never ended with a newline, over the \
+                         limit of {MAX_MESSAGE} bytes for a message; they were dropped; they \
+                         start: \"{}\"",
+                        excerpt_bytes(head, EXCERPT_CHARS)
+                    )
+                } else {
+                    format!(
+                        "the server's answer is {len} bytes or more, over the limit of \
+                         {MAX_MESSAGE} bytes; it was dropped; it starts: \"{}\"",
+                        excerpt_bytes(head, EXCERPT_CHARS)
+                    )
+                };
                 // Its request fails now, instead of waiting for its timeout: the id is among
                 // the first bytes of an answer (its sender's `jsonrpc` and `id` come first).
                 match top_level_id(head) {
@@ -192,7 +213,7 @@ async fn read_loop<R: AsyncRead + Unpin>(
             Ok(None) => break None,
             Err(e) => break Some(format!("reading from the server failed: {e}")),
         };
-        match decode(bytes) {
+        let refused = match decode(bytes) {
             Ok(Incoming::Response(r)) => {
                 let id = r.id.clone();
                 let routed = Routed {
@@ -202,24 +223,46 @@ async fn read_loop<R: AsyncRead + Unpin>(
                 if !shared.pending.complete(&id, routed) {
                     tracing::debug!(%id, "ignored a response to no pending request");
                 }
+                None
             }
             Ok(other) => {
                 // The runtime's event loop never blocks, so waiting here is brief.
                 if events.send(TransportEvent::Message(other)).await.is_ok() {
                     shared.sent.fetch_add(1, Ordering::SeqCst);
                 }
+                None
             }
-            Err(e) => tracing::warn!(
-                "ignored an undecodable message from the server: {}",
-                e.error.message
-            ),
+            Err(e) => Some((e.error.message, excerpt_bytes(bytes, EXCERPT_CHARS))),
+        };
+        if let Some((why, quoted)) = refused {
+            let stray = format!(
+                "the server wrote a line that is not a JSON-RPC message{} ({why}): \"{quoted}\" \
+                 (a stdio server must write only MCP messages to its stdout; logs go to stderr)",
+                if lines.unterminated() {
+                    ", without a newline at its end"
+                } else {
+                    ""
+                },
+            );
+            tracing::warn!("ignored it: {stray}");
+            let said = if shared.quote {
+                stray
+            } else {
+                "the server wrote a line that is not a JSON-RPC message (quoted in the client's \
+                 log)"
+                    .to_owned()
+            };
+            lock(&shared.stray).get_or_insert(said);
         }
     };
-    let reason = match (ended, eof_reason) {
+    let mut reason = match (ended, eof_reason) {
         (Some(error), _) => error,
         (None, Some(reason)) => reason.await,
         (None, None) => "the server closed the connection".to_owned(),
     };
+    if let Some(stray) = lock(&shared.stray).clone() {
+        reason = format!("{reason}; before that, {stray}");
+    }
     *lock(&shared.closed) = Some(reason.clone());
     // Every request still waiting ends with `reason` (its stream reads it from `closed`).
     shared.pending.close();
@@ -310,7 +353,7 @@ impl StreamTransport {
     {
         let (tx, rx) = mpsc::channel(1024);
         StreamTransport {
-            core: Core::start(reader, writer, tx, Arc::default(), None),
+            core: Core::start(reader, writer, tx, Arc::default(), None, true),
             events: Mutex::new(Some(rx)),
         }
     }
