@@ -78,7 +78,9 @@ pub use audit::{AuditLog, AuditTarget};
 pub use pipeline::{Pipeline, PipelineBuilder, PipelineError};
 pub use prometheus::PrometheusMetrics;
 
-pub(crate) use client::{ClientCall, IncomingCall};
+pub(crate) use client::ClientCall;
+#[cfg(feature = "client")]
+pub(crate) use client::IncomingCall;
 pub(crate) use propagation::HeaderContext;
 pub(crate) use server::ServerCall;
 
@@ -139,6 +141,7 @@ pub(crate) struct Instruments {
     pub server_duration: Histogram<f64>,
     pub client_duration: Histogram<f64>,
     pub server_session: Histogram<f64>,
+    #[cfg(feature = "client")]
     pub client_session: Histogram<f64>,
     pub active_requests: UpDownCounter<i64>,
     pub active_sessions: UpDownCounter<i64>,
@@ -176,6 +179,7 @@ impl Instruments {
                 names::SERVER_SESSION_DURATION,
                 "The duration of the MCP session as observed on the MCP server",
             ),
+            #[cfg(feature = "client")]
             client_session: seconds(
                 names::CLIENT_SESSION_DURATION,
                 "The duration of the MCP session as observed on the MCP client",
