@@ -4,7 +4,7 @@
 //!
 //! What is emitted, once a [`Telemetry`] is given to
 //! [`ServerBuilder::telemetry`](crate::server::ServerBuilder::telemetry) or
-//! [`ClientBuilder::telemetry`](crate::client::ClientBuilder::telemetry):
+//! [`ClientBuilder::telemetry`]:
 //!
 //! * a **server span** per request (kind `SERVER`, named `{mcp.method.name} {target}`, the
 //!   target being the tool or prompt name), with `mcp.method.name`, `mcp.protocol.version`,
@@ -66,6 +66,16 @@
 //! exporter (`opentelemetry-prometheus`) is discontinued and tied to the `prometheus` crate
 //! and protobuf, and the text format of counters, gauges and histograms is a few dozen lines.
 
+//!
+#![cfg_attr(
+    feature = "client",
+    doc = "[`ClientBuilder::telemetry`]: crate::client::ClientBuilder::telemetry"
+)]
+#![cfg_attr(
+    not(feature = "client"),
+    doc = "[`ClientBuilder::telemetry`]: crate#features"
+)]
+
 mod audit;
 pub(crate) mod client;
 mod names;
@@ -117,8 +127,17 @@ const DURATION_BUCKETS: &[f64] = &[
 /// Where a server or client sends its spans, metrics and audit lines. Cheap to clone.
 ///
 /// Give it to [`ServerBuilder::telemetry`](crate::server::ServerBuilder::telemetry) and
-/// [`ClientBuilder::telemetry`](crate::client::ClientBuilder::telemetry); without it nothing
-/// is measured and nothing is allocated for telemetry.
+/// [`ClientBuilder::telemetry`]; without it nothing is measured and nothing is allocated for
+/// telemetry.
+///
+#[cfg_attr(
+    feature = "client",
+    doc = "[`ClientBuilder::telemetry`]: crate::client::ClientBuilder::telemetry"
+)]
+#[cfg_attr(
+    not(feature = "client"),
+    doc = "[`ClientBuilder::telemetry`]: crate#features"
+)]
 #[derive(Clone)]
 pub struct Telemetry {
     pub(crate) tracer: Arc<BoxedTracer>,
