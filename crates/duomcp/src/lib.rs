@@ -67,6 +67,8 @@
 #![cfg_attr(not(feature = "server"), doc = "[`transport`]: crate#features")]
 #![cfg_attr(not(feature = "client"), doc = "[`transport::memory`]: crate#features")]
 #![cfg_attr(not(feature = "server"), doc = "[`auth`]: crate#features")]
+// docs.rs (`--cfg docsrs`, nightly): each gated item labelled with the features it needs.
+#![cfg_attr(docsrs, feature(doc_cfg))]
 #![warn(missing_docs)]
 // A build without the runtimes (`default-features = false`: the schema, JSON-RPC and era types
 // only) compiles, and leaves the runtimes' crate-private helpers unused.
