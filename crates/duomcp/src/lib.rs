@@ -70,9 +70,6 @@
 // docs.rs (`--cfg docsrs`, nightly): each gated item labelled with the features it needs.
 #![cfg_attr(docsrs, feature(doc_cfg))]
 #![warn(missing_docs)]
-// A build without the runtimes (`default-features = false`: the schema, JSON-RPC and era types
-// only) compiles, and leaves the runtimes' crate-private helpers unused.
-#![cfg_attr(not(feature = "server"), allow(dead_code, unused_imports))]
 
 #[cfg(feature = "server")]
 pub mod auth;
