@@ -21,6 +21,8 @@
 //! # Ok(()) }
 //! ```
 
+// docs.rs (`--cfg docsrs`, nightly): each gated item labelled with the features it needs.
+#![cfg_attr(docsrs, feature(doc_cfg))]
 #![warn(missing_docs)]
 
 pub mod auth;

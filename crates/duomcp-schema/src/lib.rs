@@ -27,6 +27,8 @@
 //! let back: CallToolResult = serde_json::from_value(json).unwrap();
 //! assert_eq!(back, result);
 //! ```
+// docs.rs (`--cfg docsrs`, nightly): each gated item labelled with the features it needs.
+#![cfg_attr(docsrs, feature(doc_cfg))]
 #![warn(missing_docs)]
 
 pub mod apps;

@@ -58,10 +58,18 @@
 //! application (`axum_app`), a host calling a tool (`client_host`) and elicitation in both
 //! revisions (`elicitation`), each opening with the methods it handles and a session to paste.
 
+// A link to what a feature set leaves out points at the features instead: docs.rs builds
+// with all of them, and a partial build's `cargo doc` stays free of broken links.
+//!
+#![cfg_attr(not(feature = "client"), doc = "[`client`]: crate#features")]
+#![cfg_attr(not(feature = "server"), doc = "[`server`]: crate#features")]
+#![cfg_attr(not(feature = "server"), doc = "[`server::Context`]: crate#features")]
+#![cfg_attr(not(feature = "server"), doc = "[`transport`]: crate#features")]
+#![cfg_attr(not(feature = "client"), doc = "[`transport::memory`]: crate#features")]
+#![cfg_attr(not(feature = "server"), doc = "[`auth`]: crate#features")]
+// docs.rs (`--cfg docsrs`, nightly): each gated item labelled with the features it needs.
+#![cfg_attr(docsrs, feature(doc_cfg))]
 #![warn(missing_docs)]
-// A build without the runtimes (`default-features = false`: the schema, JSON-RPC and era types
-// only) compiles, and leaves the runtimes' crate-private helpers unused.
-#![cfg_attr(not(feature = "server"), allow(dead_code, unused_imports))]
 
 #[cfg(feature = "server")]
 pub mod auth;

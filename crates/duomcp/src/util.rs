@@ -1,14 +1,21 @@
 //! Small runtime helpers.
 
+// The futures helpers serve the runtimes; `lock` is used without them too.
+#[cfg(feature = "server")]
 use futures_util::FutureExt as _;
+#[cfg(feature = "server")]
 use std::future::Future;
+#[cfg(feature = "server")]
 use std::panic::AssertUnwindSafe;
+#[cfg(feature = "server")]
 use std::pin::Pin;
+#[cfg(feature = "server")]
 use std::task::{Context, Poll, Waker};
 
 /// Runs `fut`, turning a panic inside it into `Err(message)` instead of unwinding the task.
 ///
 /// The future is polled in place (no box of its own): the caller decides where it lives.
+#[cfg(feature = "server")]
 pub(crate) fn catch_unwind<F: Future>(fut: F) -> impl Future<Output = Result<F::Output, String>> {
     AssertUnwindSafe(fut).catch_unwind().map(|outcome| {
         outcome.map_err(|payload| {
@@ -24,6 +31,7 @@ pub(crate) fn catch_unwind<F: Future>(fut: F) -> impl Future<Output = Result<F::
 /// Polls `fut` once, without a waker to be woken by: `Ready` when it finished without
 /// waiting. A `Pending` future is then handed to a task, which polls it again with a real waker
 /// (a future must register its current waker on every poll, so none is lost).
+#[cfg(feature = "server")]
 pub(crate) fn poll_now<F: Future + ?Sized>(fut: Pin<&mut F>) -> Poll<F::Output> {
     let mut cx = Context::from_waker(Waker::noop());
     fut.poll(&mut cx)

@@ -58,7 +58,7 @@
 //!
 //! # Client (features `auth` + `client`)
 //!
-//! [`OAuthClient`] implements [`AuthProvider`](crate::client::auth::AuthProvider), the seam of
+//! [`OAuthClient`] implements [`AuthProvider`], the seam of
 //! the Streamable HTTP client transport: on a `401` it discovers the authorization server
 //! (Protected Resource Metadata from the challenge, then the path-suffixed and root well-known
 //! URLs; authorization server metadata with the OAuth and OpenID Connect fallbacks, `issuer`
@@ -68,6 +68,29 @@
 //! issuer and resource. A `403 insufficient_scope` triggers step-up authorization with the
 //! union of scopes, a bounded number of times. Machine-to-machine grants (client credentials,
 //! JWT bearer, enterprise-managed authorization) and DPoP are extensions of the same client.
+
+//!
+#![cfg_attr(
+    not(all(feature = "auth", feature = "http-server")),
+    doc = "[`ResourceServer`]: crate#features"
+)]
+#![cfg_attr(
+    not(all(feature = "auth", feature = "http-server")),
+    doc = "[`AuthLayer`]: crate#features"
+)]
+#![cfg_attr(
+    not(all(feature = "auth", feature = "client")),
+    doc = "[`OAuthClient`]: crate#features"
+)]
+#![cfg_attr(
+    not(all(feature = "auth", feature = "client")),
+    doc = "[`TokenStore`]: crate#features"
+)]
+#![cfg_attr(
+    feature = "client",
+    doc = "[`AuthProvider`]: crate::client::auth::AuthProvider"
+)]
+#![cfg_attr(not(feature = "client"), doc = "[`AuthProvider`]: crate#features")]
 
 #[allow(unused_imports)]
 pub(crate) use crate::common::scope::join_scopes;

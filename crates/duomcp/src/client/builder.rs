@@ -292,13 +292,16 @@ impl ClientBuilder {
 
     /// Declares support for the extension `id` with its settings object, in the client's
     /// capabilities (`extensions`): at `initialize` in 2025-11-25, in every request's `_meta`
-    /// in 2026-07-28. [`skills`](Self::skills) declares the skills extension.
+    /// in 2026-07-28. [`skills`] declares the skills extension.
     ///
     /// ```
     /// use duomcp::client::Client;
     /// let builder = Client::builder().extension("io.modelcontextprotocol/skills", Default::default());
     /// # let _ = builder;
     /// ```
+    ///
+    #[cfg_attr(feature = "skills", doc = "[`skills`]: Self::skills")]
+    #[cfg_attr(not(feature = "skills"), doc = "[`skills`]: crate#features")]
     pub fn extension(mut self, id: impl Into<String>, settings: JsonObject) -> Self {
         self.handlers
             .extensions

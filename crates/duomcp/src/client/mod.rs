@@ -43,6 +43,11 @@
 //! Over HTTP in the 2026-07-28 era, tools listed with an invalid `x-mcp-header` annotation are
 //! left out of [`Client::list_tools`] (with a warning), and calls mirror the annotated arguments
 //! into `Mcp-Param-*` headers.
+//!
+#![cfg_attr(
+    not(feature = "http-client"),
+    doc = "[`ClientBuilder::connect_http`]: crate#features"
+)]
 
 pub mod apps;
 pub mod auth;

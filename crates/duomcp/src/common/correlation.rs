@@ -84,7 +84,16 @@ pub struct Limits {
     /// Outgoing requests waiting for an answer at once (default 1,024).
     pub max_pending: usize,
     /// Incoming requests running at once (default 1,024, as
-    /// [`ServerConfig::max_in_flight`](crate::server::ServerConfig::max_in_flight)).
+    /// [`ServerConfig::max_in_flight`]).
+    ///
+    #[cfg_attr(
+        feature = "server",
+        doc = "[`ServerConfig::max_in_flight`]: crate::server::ServerConfig::max_in_flight"
+    )]
+    #[cfg_attr(
+        not(feature = "server"),
+        doc = "[`ServerConfig::max_in_flight`]: crate#features"
+    )]
     pub max_running: usize,
 }
 

@@ -4,12 +4,15 @@
 pub mod correlation;
 #[cfg(feature = "skills")]
 pub(crate) mod frontmatter;
+#[cfg(feature = "server")]
 pub(crate) mod scope;
 #[cfg(feature = "skills")]
 pub(crate) mod skills;
+#[cfg(feature = "server")]
 pub(crate) mod time;
 
 /// The boxed future a store method returns ([`TaskStore`](crate::server::tasks::TaskStore),
 /// and the Streamable HTTP transport's `EventStore`): one type under both names, so the
 /// traits stay object-safe.
+#[cfg(feature = "server")]
 pub type StoreFuture<'a, T> = std::pin::Pin<Box<dyn std::future::Future<Output = T> + Send + 'a>>;

@@ -126,14 +126,14 @@ impl<'a> MetaFields<'a> {
     }
 
     /// The protocol version it names, if it names one as a string.
-    #[cfg_attr(not(feature = "http-server"), allow(dead_code))]
+    #[cfg(feature = "http-server")]
     pub(crate) fn protocol_version(&self) -> Option<&str> {
         self.protocol_version.as_deref()
     }
 
     /// Whether it names a protocol version (what makes a request without a transport hint a
     /// 2026-07-28 one).
-    #[cfg_attr(not(feature = "server"), allow(dead_code))]
+    #[cfg(feature = "server")]
     pub(crate) fn has_version(&self) -> bool {
         self.protocol_version.is_some()
     }
@@ -146,7 +146,7 @@ fn present(raw: Option<&RawValue>) -> Option<&str> {
 
 /// Whether a raw `_meta` object has a protocol-version key, whatever its value: the mark of a
 /// 2026-07-28 request (whose validation then says what is wrong with the value).
-#[cfg_attr(not(feature = "server"), allow(dead_code))]
+#[cfg(feature = "server")]
 pub(crate) fn names_version(meta: &str) -> bool {
     #[derive(Deserialize)]
     struct Keys<'a> {

@@ -19,6 +19,7 @@ use serde_json::Error;
 const MAX_DEPTH: usize = 256;
 
 /// The message of `error` without serde_json's ` at line L column C`.
+#[cfg(feature = "server")]
 pub(crate) fn message(error: &Error) -> String {
     let text = error.to_string();
     if error.line() == 0 {

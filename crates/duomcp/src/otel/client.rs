@@ -100,11 +100,13 @@ impl ClientCall {
     }
 
     /// The span's context as HTTP headers.
+    #[cfg(feature = "client")]
     pub(crate) fn headers(&self) -> Vec<(String, String)> {
         propagation::header_pairs(&self.cx)
     }
 
     /// The span's own context (for the next MRTR round's link).
+    #[cfg(feature = "client")]
     pub(crate) fn span_context(&self) -> SpanContext {
         self.cx.span().span_context().clone()
     }
@@ -154,11 +156,13 @@ impl Drop for ClientCall {
 }
 
 /// The client's side of a connection: its duration recorded when it closes.
+#[cfg(feature = "client")]
 pub(crate) struct ClientSession {
     t: Telemetry,
     started: Instant,
 }
 
+#[cfg(feature = "client")]
 impl ClientSession {
     pub(crate) fn open(t: &Telemetry) -> Self {
         ClientSession {
@@ -168,6 +172,7 @@ impl ClientSession {
     }
 }
 
+#[cfg(feature = "client")]
 impl Drop for ClientSession {
     fn drop(&mut self) {
         self.t
@@ -179,10 +184,12 @@ impl Drop for ClientSession {
 
 /// A request from the peer that the client answers (a 2025-11-25 server→client request):
 /// a `SERVER` span, child of the context in its `_meta`.
+#[cfg(feature = "client")]
 pub(crate) struct IncomingCall {
     cx: Context,
 }
 
+#[cfg(feature = "client")]
 impl IncomingCall {
     pub(crate) fn start(t: &Telemetry, method: &str, id: String, params: Option<&str>) -> Self {
         #[derive(serde::Deserialize)]

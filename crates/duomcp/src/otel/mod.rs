@@ -4,7 +4,7 @@
 //!
 //! What is emitted, once a [`Telemetry`] is given to
 //! [`ServerBuilder::telemetry`](crate::server::ServerBuilder::telemetry) or
-//! [`ClientBuilder::telemetry`](crate::client::ClientBuilder::telemetry):
+//! [`ClientBuilder::telemetry`]:
 //!
 //! * a **server span** per request (kind `SERVER`, named `{mcp.method.name} {target}`, the
 //!   target being the tool or prompt name), with `mcp.method.name`, `mcp.protocol.version`,
@@ -66,6 +66,16 @@
 //! exporter (`opentelemetry-prometheus`) is discontinued and tied to the `prometheus` crate
 //! and protobuf, and the text format of counters, gauges and histograms is a few dozen lines.
 
+//!
+#![cfg_attr(
+    feature = "client",
+    doc = "[`ClientBuilder::telemetry`]: crate::client::ClientBuilder::telemetry"
+)]
+#![cfg_attr(
+    not(feature = "client"),
+    doc = "[`ClientBuilder::telemetry`]: crate#features"
+)]
+
 mod audit;
 pub(crate) mod client;
 mod names;
@@ -78,7 +88,9 @@ pub use audit::{AuditLog, AuditTarget};
 pub use pipeline::{Pipeline, PipelineBuilder, PipelineError};
 pub use prometheus::PrometheusMetrics;
 
-pub(crate) use client::{ClientCall, IncomingCall};
+pub(crate) use client::ClientCall;
+#[cfg(feature = "client")]
+pub(crate) use client::IncomingCall;
 pub(crate) use propagation::HeaderContext;
 pub(crate) use server::ServerCall;
 
@@ -115,8 +127,17 @@ const DURATION_BUCKETS: &[f64] = &[
 /// Where a server or client sends its spans, metrics and audit lines. Cheap to clone.
 ///
 /// Give it to [`ServerBuilder::telemetry`](crate::server::ServerBuilder::telemetry) and
-/// [`ClientBuilder::telemetry`](crate::client::ClientBuilder::telemetry); without it nothing
-/// is measured and nothing is allocated for telemetry.
+/// [`ClientBuilder::telemetry`]; without it nothing is measured and nothing is allocated for
+/// telemetry.
+///
+#[cfg_attr(
+    feature = "client",
+    doc = "[`ClientBuilder::telemetry`]: crate::client::ClientBuilder::telemetry"
+)]
+#[cfg_attr(
+    not(feature = "client"),
+    doc = "[`ClientBuilder::telemetry`]: crate#features"
+)]
 #[derive(Clone)]
 pub struct Telemetry {
     pub(crate) tracer: Arc<BoxedTracer>,
@@ -139,6 +160,7 @@ pub(crate) struct Instruments {
     pub server_duration: Histogram<f64>,
     pub client_duration: Histogram<f64>,
     pub server_session: Histogram<f64>,
+    #[cfg(feature = "client")]
     pub client_session: Histogram<f64>,
     pub active_requests: UpDownCounter<i64>,
     pub active_sessions: UpDownCounter<i64>,
@@ -176,6 +198,7 @@ impl Instruments {
                 names::SERVER_SESSION_DURATION,
                 "The duration of the MCP session as observed on the MCP server",
             ),
+            #[cfg(feature = "client")]
             client_session: seconds(
                 names::CLIENT_SESSION_DURATION,
                 "The duration of the MCP session as observed on the MCP client",

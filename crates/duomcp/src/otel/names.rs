@@ -25,6 +25,7 @@ pub const CANCELLED: &str = "cancelled";
 pub const SERVER_OPERATION_DURATION: &str = "mcp.server.operation.duration";
 pub const CLIENT_OPERATION_DURATION: &str = "mcp.client.operation.duration";
 pub const SERVER_SESSION_DURATION: &str = "mcp.server.session.duration";
+#[cfg(feature = "client")]
 pub const CLIENT_SESSION_DURATION: &str = "mcp.client.session.duration";
 pub const ACTIVE_REQUESTS: &str = "duomcp.server.requests.active";
 pub const ACTIVE_SESSIONS: &str = "duomcp.server.sessions.active";

@@ -111,8 +111,10 @@ impl Injector for MapInjector<'_> {
     }
 }
 
+#[cfg(feature = "client")]
 struct PairInjector<'a>(&'a mut Vec<(String, String)>);
 
+#[cfg(feature = "client")]
 impl Injector for PairInjector<'_> {
     fn set(&mut self, key: &str, value: String) {
         if key != "baggage" {
@@ -133,6 +135,7 @@ pub(crate) fn inject_params(cx: &Context, params: &mut Map<String, Value>) {
 }
 
 /// `cx` as HTTP header pairs (`traceparent`, `tracestate`).
+#[cfg(feature = "client")]
 pub(crate) fn header_pairs(cx: &Context) -> Vec<(String, String)> {
     let mut pairs = Vec::new();
     propagator().inject_context(cx, &mut PairInjector(&mut pairs));

@@ -270,6 +270,7 @@ impl Drop for SessionCall {
 pub(crate) struct ListenCount(Telemetry);
 
 impl ListenCount {
+    #[cfg(feature = "http-server")]
     pub(crate) fn open(t: &Telemetry) -> Self {
         t.m.listen_streams.add(1, &[]);
         ListenCount(t.clone())

@@ -309,7 +309,7 @@ impl Context {
     }
 
     /// The authenticated caller, when the transport authenticated the request: the
-    /// [`AuthLayer`](crate::auth::AuthLayer) on Streamable HTTP; over stdio, the local user
+    /// [`AuthLayer`] on Streamable HTTP; over stdio, the local user
     /// ([`Principal::local`](crate::server::Principal::local)).
     ///
     /// ```
@@ -321,6 +321,15 @@ impl Context {
     ///     }
     /// }
     /// ```
+    ///
+    #[cfg_attr(
+        all(feature = "auth", feature = "http-server"),
+        doc = "[`AuthLayer`]: crate::auth::AuthLayer"
+    )]
+    #[cfg_attr(
+        not(all(feature = "auth", feature = "http-server")),
+        doc = "[`AuthLayer`]: crate#features"
+    )]
     pub fn principal(&self) -> Option<&crate::server::Principal> {
         self.inner.principal.as_deref()
     }

@@ -496,7 +496,7 @@ impl Server {
     /// Must be called within a tokio runtime; the task receiving from the bus ends with
     /// [`shutdown`](Self::shutdown).
     ///
-    /// [`HttpConfig::redis`](crate::transport::http::HttpConfig::redis) attaches a Redis bus
+    /// [`HttpConfig::redis`] attaches a Redis bus
     /// when the transport is built; [`bus::LocalBus`] connects servers in one process:
     ///
     /// ```
@@ -509,6 +509,12 @@ impl Server {
     /// assert!(!a.attach_bus(Arc::new(hub.member()))); // one bus per server
     /// # });
     /// ```
+    ///
+    #[cfg_attr(
+        feature = "redis",
+        doc = "[`HttpConfig::redis`]: crate::transport::http::HttpConfig::redis"
+    )]
+    #[cfg_attr(not(feature = "redis"), doc = "[`HttpConfig::redis`]: crate#features")]
     pub fn attach_bus(&self, bus: Arc<dyn bus::Bus>) -> bool {
         let mut rx = bus.subscribe();
         if self.shared.bus.set(bus).is_err() {

@@ -5,6 +5,9 @@
 //!   `http-server`, off by default: `features = ["http-server"]`).
 //! * [`memory`]: a client and a server in one process, joined in memory (for tests; feature
 //!   `client`).
+//!
+#![cfg_attr(not(feature = "http-server"), doc = "[`http`]: crate#features")]
+#![cfg_attr(not(feature = "client"), doc = "[`memory`]: crate#features")]
 
 #[cfg(feature = "http-server")]
 pub mod http;

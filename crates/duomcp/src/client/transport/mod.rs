@@ -20,6 +20,11 @@
 //! `AsyncRead`/`AsyncWrite` pair), [`ProcessTransport`] (a child process's stdin/stdout) and,
 //! with feature `http-client`, [`http::HttpTransport`] (Streamable HTTP, and the 2024-11-05
 //! HTTP+SSE transport as a fallback).
+//!
+#![cfg_attr(
+    not(feature = "http-client"),
+    doc = "[`http::HttpTransport`]: crate#features"
+)]
 
 #[cfg(feature = "http-client")]
 pub mod http;
