@@ -229,17 +229,24 @@ impl Call {
     /// Queues an upstream request for the client, under the key the upstream's handler gave
     /// it (a duomcp upstream says it in `_meta`) or one of the gateway's own.
     fn push_input(&mut self, mut request: Box<InputRequest>, reply: Reply) {
-        let key = match take_input_key(&mut request) {
-            Some(k) if !self.pending.iter().any(|(p, _, _)| *p == k) => k,
-            _ => self.fresh_key(),
-        };
+        let key = input_key(&mut request, &self.pending, &mut self.next_key);
         self.pending.push((key, request, reply));
     }
+}
 
-    /// A key of the gateway's own, for a request whose upstream gave none (or one in use).
-    fn fresh_key(&mut self) -> String {
-        self.next_key += 1;
-        format!("gateway-{}", self.next_key)
+/// The key to ask `request` under: the one its upstream gave it (taken from it), unless a
+/// request `in_use` has it; else one of the gateway's own (`gateway-N`, `next_key` counting).
+fn input_key(
+    request: &mut InputRequest,
+    in_use: &[(String, Box<InputRequest>, Reply)],
+    next_key: &mut u32,
+) -> String {
+    match take_input_key(request) {
+        Some(k) if !in_use.iter().any(|(p, _, _)| *p == k) => k,
+        _ => {
+            *next_key += 1;
+            format!("gateway-{next_key}")
+        }
     }
 }
 
@@ -995,10 +1002,7 @@ async fn ask_round(
             }
             event = next_event(&mut call.events), if call.events.is_some() => match event {
                 Some(Event::Input { mut request, reply }) => {
-                    let key = match take_input_key(&mut request) {
-                        Some(k) if !items.iter().any(|(p, _, _)| *p == k) => k,
-                        _ => call.fresh_key(),
-                    };
+                    let key = input_key(&mut request, &items, &mut call.next_key);
                     asks.push(ask(items.len(), key.clone(), request.clone()));
                     items.push((key, request, reply));
                     answers.push(None);

@@ -97,13 +97,18 @@ impl Shared {
         self.upstreams().iter().find(|u| u.name() == name).cloned()
     }
 
-    /// An upstream of `config`, named as `prefixed` says.
-    fn make_upstream(self: &Arc<Self>, config: &UpstreamConfig, prefixed: bool) -> Arc<Upstream> {
-        let naming = if prefixed {
-            names::Naming::prefixed(&config.name, &self.base.gateway.separator)
+    /// How the upstream `name`'s items are named, as `prefixed` says.
+    fn naming(&self, name: &str, prefixed: bool) -> names::Naming {
+        if prefixed {
+            names::Naming::prefixed(name, &self.base.gateway.separator)
         } else {
             names::Naming::plain()
-        };
+        }
+    }
+
+    /// An upstream of `config`, named as `prefixed` says.
+    fn make_upstream(self: &Arc<Self>, config: &UpstreamConfig, prefixed: bool) -> Arc<Upstream> {
+        let naming = self.naming(&config.name, prefixed);
         let upstream = Upstream::new(
             config.clone(),
             naming,
@@ -390,13 +395,13 @@ impl Gateway {
         let mut next = Vec::with_capacity(config.upstreams.len());
         let mut retired = Vec::new();
         for u in &config.upstreams {
-            let made = shared.make_upstream(u, prefixed);
             match old.iter().find(|o| o.name() == u.name) {
-                Some(o) if o.config == *u && o.naming == made.naming => {
+                Some(o) if o.config == *u && o.naming == shared.naming(&u.name, prefixed) => {
                     done.unchanged.push(u.name.clone());
                     next.push(o.clone());
                 }
                 found => {
+                    let made = shared.make_upstream(u, prefixed);
                     // Connected before it serves (a failure is logged; its calls then fail
                     // clearly until it answers).
                     if let Err(e) = made.client().await {

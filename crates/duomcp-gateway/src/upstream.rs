@@ -633,20 +633,12 @@ impl Upstream {
     /// died, an HTTP session the upstream forgot), over the gateway's life: its sessions' counts
     /// ([`Client::restarts`]), those of sessions let go included (once they have closed).
     pub fn restarts(&self) -> u64 {
-        let mut n = self.retired_restarts.load(Ordering::Relaxed);
-        let mut count = |cell: &OnceCell<Arc<Session>>| {
-            if let Some(s) = cell.get() {
-                n += s.client.restarts();
-            }
-        };
-        count(&self.default);
-        for cell in lock(&self.pool).values() {
-            count(cell);
-        }
-        for i in lock(&self.isolated).iter() {
-            count(&i.cell);
-        }
-        n
+        self.retired_restarts.load(Ordering::Relaxed)
+            + self
+                .sessions()
+                .iter()
+                .map(|s| s.client.restarts())
+                .sum::<u64>()
     }
 
     /// Waits for a free slot under the upstream's concurrency limit, and under `owner`'s share
