@@ -439,26 +439,6 @@ async fn healthz_reports_every_upstream() {
     .expect("bounded");
 }
 
-/// The pids of the processes whose command line contains `marker` (the upstream's main
-/// session and its pooled ones).
-fn pids_with(marker: &str) -> Vec<u32> {
-    let Ok(dir) = std::fs::read_dir("/proc") else {
-        return Vec::new();
-    };
-    let mut pids: Vec<u32> = dir
-        .flatten()
-        .filter_map(|e| {
-            let pid: u32 = e.file_name().to_str()?.parse().ok()?;
-            let cmd = std::fs::read(e.path().join("cmdline")).ok()?;
-            String::from_utf8_lossy(&cmd)
-                .contains(marker)
-                .then_some(pid)
-        })
-        .collect();
-    pids.sort_unstable();
-    pids
-}
-
 #[tokio::test]
 async fn a_dead_stdio_upstream_fails_its_calls_clearly_and_is_restarted() {
     tokio::time::timeout(BOUND, async {
@@ -474,7 +454,7 @@ async fn a_dead_stdio_upstream_fails_its_calls_clearly_and_is_restarted() {
         )
         .await;
         tokio::time::sleep(Duration::from_millis(300)).await;
-        let before = pids_with(dir.arg());
+        let before = support::pids_with(dir.arg());
         // One process: a stdio upstream's sessions are not pooled per capability set.
         assert_eq!(before.len(), 1, "{before:?}");
         for pid in &before {
@@ -511,7 +491,7 @@ async fn a_dead_stdio_upstream_fails_its_calls_clearly_and_is_restarted() {
             "This is a simple text response for testing.",
             "{plain}"
         );
-        let again = pids_with(dir.arg());
+        let again = support::pids_with(dir.arg());
         assert!(
             !again.is_empty() && again.iter().all(|p| !before.contains(p)),
             "{before:?} {again:?}"

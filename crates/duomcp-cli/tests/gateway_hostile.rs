@@ -133,8 +133,18 @@ async fn two_clients(url: &str) -> [Client; 2] {
 
 /// VmRSS of `pid`, in kB.
 fn rss_kb(pid: u32) -> u64 {
+    status_kb(pid, "VmRSS:")
+}
+
+/// The peak resident set of process `pid` (VmHWM), in kB.
+fn peak_rss_kb(pid: u32) -> u64 {
+    status_kb(pid, "VmHWM:")
+}
+
+/// The line `field` of `/proc/PID/status`, in kB.
+fn status_kb(pid: u32, field: &str) -> u64 {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
-    let line = status.lines().find(|l| l.starts_with("VmRSS:")).unwrap();
+    let line = status.lines().find(|l| l.starts_with(field)).unwrap();
     line.split_whitespace().nth(1).unwrap().parse().unwrap()
 }
 
@@ -187,14 +197,7 @@ async fn no_shadowing_bad_names_dropped_and_the_cli_escapes() {
     let dir = setup(&[("a", "names"), ("b", "names")], "prefix = \"never\"");
     let (_child, url, _) = gateway(&dir).await;
     for client in two_clients(&url).await {
-        let mut names: Vec<String> = client
-            .list_all_tools()
-            .await
-            .unwrap()
-            .into_iter()
-            .map(|t| t.name)
-            .collect();
-        names.sort();
+        let names = support::tool_names(&client).await;
         // b's `echo` and `big` would have replaced a's; the bad names are gone.
         assert_eq!(names, ["big", "echo", "mine_a", "mine_b"]);
         let r = client
@@ -296,13 +299,6 @@ async fn an_oversized_answer_fails_its_call_at_once() {
         peak / 1024
     );
     assert!(peak < 256 * 1024, "peak RSS {peak} kB");
-}
-
-/// The peak resident set of process `pid` (VmHWM), in kB.
-fn peak_rss_kb(pid: u32) -> u64 {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
-    let line = status.lines().find(|l| l.starts_with("VmHWM:")).unwrap();
-    line.split_whitespace().nth(1).unwrap().parse().unwrap()
 }
 
 /// `GET path` on the gateway at `url` (its MCP URL), with `auth` header lines; the response.

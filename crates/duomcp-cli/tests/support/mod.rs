@@ -299,3 +299,36 @@ pub async fn http_get(addr: &str, path: &str, headers: &str) -> String {
     tcp.read_to_string(&mut response).await.unwrap();
     response
 }
+
+/// The pids of the processes whose command line contains `marker` (e.g. a directory on an
+/// upstream's command line), sorted.
+pub fn pids_with(marker: &str) -> Vec<u32> {
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    let mut pids: Vec<u32> = dir
+        .flatten()
+        .filter_map(|e| {
+            let pid: u32 = e.file_name().to_str()?.parse().ok()?;
+            let cmd = std::fs::read(e.path().join("cmdline")).ok()?;
+            String::from_utf8_lossy(&cmd)
+                .contains(marker)
+                .then_some(pid)
+        })
+        .collect();
+    pids.sort_unstable();
+    pids
+}
+
+/// The names of the tools `client` lists (every page), sorted.
+pub async fn tool_names(client: &duomcp::client::Client) -> Vec<String> {
+    let mut names: Vec<String> = client
+        .list_all_tools()
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|t| t.name)
+        .collect();
+    names.sort();
+    names
+}
