@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Runs the shell commands of the README and of the examples' doc comments, as written.
+"""Runs the shell commands of the README, the book (`docs/src`) and the examples' doc comments,
+as written.
 
 The convention (for everyone editing the docs):
 
@@ -16,7 +17,7 @@ The convention (for everyone editing the docs):
 
 In the examples (`crates/duomcp/examples/*.rs`) the same applies to the `//!` doc comment.
 
-Usage: scripts/readme_test.py [--list] [FILE…]   (default: README.md and the examples)
+Usage: scripts/readme_test.py [--list] [FILE…]   (default: README.md, the book, the examples)
 """
 
 import os
@@ -235,7 +236,8 @@ def main(argv):
     list_only = "--list" in argv
     files = [Path(a) for a in argv if a != "--list"]
     if not files:
-        files = [ROOT / "README.md"] + sorted((ROOT / "crates/duomcp/examples").glob("*.rs"))
+        files = ([ROOT / "README.md"] + sorted((ROOT / "docs/src").rglob("*.md"))
+                 + sorted((ROOT / "crates/duomcp/examples").glob("*.rs")))
     skip = ci_steps()
     failures = []
     count = 0
