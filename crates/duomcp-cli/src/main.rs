@@ -55,8 +55,8 @@ enum Command {
         #[arg(long = "limit", value_name = "KEY=VALUE")]
         limits: Vec<String>,
         /// With --http: keep the state replicas share in Redis (`redis://HOST:PORT`): the SSE
-        /// event log and, without --state-key-file, the `requestState` key. README: "Several
-        /// replicas".
+        /// event log and, without --state-key-file, the `requestState` key. The book: "Replicas on
+        /// Redis".
         #[arg(long, value_name = "URL", requires = "http")]
         redis: Option<String>,
         /// The `requestState` keyring: one base64 key of >= 32 random bytes per line, newest

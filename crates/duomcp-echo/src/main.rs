@@ -10,6 +10,7 @@
 
 use duomcp::server::{Args, Server};
 
+// ANCHOR: tool
 #[derive(serde::Deserialize, schemars::JsonSchema)]
 struct Echo {
     /// The text to send back.
@@ -26,6 +27,7 @@ fn server() -> Server {
         .tool("echo", echo)
         .build()
 }
+// ANCHOR_END: tool
 
 fn main() -> std::process::ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -46,6 +48,7 @@ fn main() -> std::process::ExitCode {
             .collect::<Vec<_>>()
             .as_slice()
         {
+            // ANCHOR: serve
             ["stdio"] => server().serve_stdio().await,
             ["http", port] => {
                 let listener = tokio::net::TcpListener::bind((
@@ -57,6 +60,7 @@ fn main() -> std::process::ExitCode {
                     .serve(listener)
                     .await
             }
+            // ANCHOR_END: serve
             #[cfg(feature = "redis")]
             ["http", port, redis] => {
                 let listener = tokio::net::TcpListener::bind((

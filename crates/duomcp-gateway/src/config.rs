@@ -516,6 +516,29 @@ fn valid_name(name: &str) -> bool {
 mod tests {
     use super::*;
 
+    /// `deploy/gateway.toml`, which the book shows whole, loads and validates as it is.
+    #[test]
+    fn the_book_s_gateway_toml_loads() {
+        let path =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../deploy/gateway.toml");
+        // Validation reads `client_secret_env`: unset, the file is refused, naming it.
+        let unset = GatewayConfig::from_file(&path).unwrap_err().to_string();
+        assert!(unset.contains("CRM_CLIENT_SECRET"), "{unset}");
+        // No other test of this crate reads or writes CRM_CLIENT_SECRET.
+        std::env::set_var("CRM_CLIENT_SECRET", "from-the-environment");
+        let config = GatewayConfig::from_file(&path).unwrap();
+        let names: Vec<&str> = config.upstreams.iter().map(|u| u.name.as_str()).collect();
+        assert_eq!(names, ["files", "search", "crm", "forms"]);
+        assert!(config.auth.is_some());
+        let forms = &config.upstreams[3];
+        assert_eq!(
+            forms.access.len(),
+            2,
+            "both [[upstream.access]] rules on `forms`"
+        );
+        assert_eq!(forms.isolated_sessions(), 16);
+    }
+
     #[test]
     fn every_problem_is_listed() {
         let err = GatewayConfig::from_toml(

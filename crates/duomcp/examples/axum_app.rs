@@ -52,6 +52,7 @@ async fn main() -> std::io::Result<()> {
         .nth(1)
         .unwrap_or_else(|| "127.0.0.1:3000".to_owned());
 
+    // ANCHOR: app
     let server = Server::builder()
         .name("axum-example")
         .tool(greet::spec(), greet)
@@ -73,4 +74,5 @@ async fn main() -> std::io::Result<()> {
     // Not `axum::serve`: it sets no header read timeout, so idle and slowloris connections
     // would stay open. This one closes them (30 s), as `duomcp serve --http` does.
     duomcp::transport::http::serve(listener, app).await
+    // ANCHOR_END: app
 }

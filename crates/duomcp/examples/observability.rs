@@ -1,7 +1,6 @@
-//! The README's "Observability" snippet, compiled: OpenTelemetry from the `OTEL_*` variables,
-//! an audit log, and the Prometheus text a `/metrics` endpoint answers with.
-//! `crates/duomcp/tests/otel.rs` checks that the README shows the code between the `README`
-//! marks as it is here.
+//! The book's "Observability" snippet, compiled: OpenTelemetry from the `OTEL_*` variables,
+//! an audit log, and the Prometheus text a `/metrics` endpoint answers with. The book includes
+//! the code between the `ANCHOR` marks (`scripts/book_check.py` checks that they exist).
 //!
 //! ```text
 //! $ cargo run -q -p duomcp --features otel --example observability
@@ -19,7 +18,7 @@ async fn greet(Args(g): Args<Greet>) -> String {
 }
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
-    // README begin
+    // ANCHOR: snippet
     use duomcp::otel::{AuditLog, Pipeline};
     use duomcp::server::Server;
 
@@ -36,8 +35,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .prometheus()
         .map(|p| p.render())
         .unwrap_or_default();
-    pipeline.shutdown(); // flushes at exit
-                         // README end
+    // Flushes at exit.
+    pipeline.shutdown();
+    // ANCHOR_END: snippet
     drop(server);
     print!("{metrics}");
     Ok(())

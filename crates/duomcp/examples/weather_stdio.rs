@@ -26,11 +26,13 @@ mod weather;
 
 #[tokio::main]
 async fn main() -> std::io::Result<()> {
+    // ANCHOR: logging
     // Logging to stderr, never stdout, without colour codes when stderr is not a terminal.
     tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
         .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
         .init();
+    // ANCHOR_END: logging
     weather::server().serve_stdio().await
 }

@@ -27,7 +27,7 @@
 //!
 //! ## Features
 //! The defaults are `macros`, `server`, `full-json-schema` and `skills` (a stdio server).
-//! `client`, `http-server`, `http-client` and `auth` are opt-in; the README's feature table
+//! `client`, `http-server`, `http-client` and `auth` are opt-in; the book's feature table (Getting started)
 //! says what each brings.
 //!
 //! ## Tour

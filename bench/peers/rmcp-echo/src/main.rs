@@ -12,6 +12,7 @@ use rmcp::transport::streamable_http_server::session::local::LocalSessionManager
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use rmcp::{schemars, tool, tool_router, ServiceExt};
 
+// ANCHOR: tool
 #[derive(serde::Deserialize, schemars::JsonSchema)]
 struct EchoArgs {
     /// The text to send back.
@@ -28,7 +29,9 @@ impl Echo {
         text
     }
 }
+// ANCHOR_END: tool
 
+// ANCHOR: serve
 async fn stdio() -> Result<(), Box<dyn std::error::Error>> {
     // `stdio_pipes` is what rmcp's docs recommend when both streams are pipes (as here).
     let running = Echo.serve(rmcp::transport::io::stdio_pipes()).await?;
@@ -49,6 +52,7 @@ async fn http(port: u16) -> Result<(), Box<dyn std::error::Error>> {
     axum::serve(listener, router).await?;
     Ok(())
 }
+// ANCHOR_END: serve
 
 #[tokio::main]
 async fn main() -> std::process::ExitCode {

@@ -21,7 +21,8 @@ use std::time::Duration;
 /// The arguments of `duomcp gateway`.
 #[derive(Debug, Args)]
 pub struct GatewayArgs {
-    /// The TOML configuration (upstreams and settings; see the README's "Gateway" section).
+    /// The TOML configuration (upstreams and settings; the book's "The gateway" and
+    /// `deploy/gateway.toml` show every key).
     /// `kill -HUP` reloads it: upstreams added, removed or changed take effect without a
     /// restart (calls in flight and client sessions go on; `[gateway]` and `[auth]` need one).
     #[arg(long, value_name = "PATH", conflicts_with_all = ["upstream", "command", "sse_poll_after_ms"])]
