@@ -290,7 +290,7 @@ pub struct Summarize {
     /// The id of the note to summarize.
     id: String,
     /// How long the summary may be, in words (default 20).
-    words: Option<u32>,
+    words: Option<String>,
 }
 
 /// Asks the model to summarize a note.
@@ -304,7 +304,8 @@ pub async fn summarize(
         .ok()
         .and_then(|id: u32| book.notes().get(&id).cloned());
     let text = text.ok_or_else(|| HandlerError::invalid_params(format!("no note {id}")))?;
-    let words = words.unwrap_or(20);
+    // Prompt arguments are strings on the wire: parse what is not one.
+    let words: u32 = words.and_then(|w| w.parse().ok()).unwrap_or(20);
     Ok(format!(
         "Summarize this note in {words} words at most:\n\n{text}"
     ))
@@ -380,11 +381,16 @@ pub fn server() -> Server {
 // ANCHOR_END: server
 
 // ANCHOR: main
-#[tokio::main]
-async fn main() -> std::io::Result<()> {
+fn main() -> std::io::Result<()> {
+    let runtime = tokio::runtime::Runtime::new()?;
     // Ctrl-C or SIGTERM: stop reading, let the calls in flight finish, then return.
-    server()
-        .serve_stdio_with_shutdown(duomcp::server::shutdown_signal())
-        .await
+    let served = runtime.block_on(async {
+        server()
+            .serve_stdio_with_shutdown(duomcp::server::shutdown_signal())
+            .await
+    });
+    // Reading stdin blocks a thread that no signal interrupts: do not wait for it.
+    runtime.shutdown_background();
+    served
 }
 // ANCHOR_END: main

@@ -192,7 +192,7 @@ async fn the_prompt_and_the_completion_of_note_ids() {
                 .unwrap();
         }
         let prompt = client
-            .get_prompt("summarize", json!({ "id": "3", "words": 5 }))
+            .get_prompt("summarize", json!({ "id": "3", "words": "5" }))
             .await
             .unwrap();
         let message = serde_json::to_value(&prompt.messages[0]).unwrap();
