@@ -381,16 +381,11 @@ pub fn server() -> Server {
 // ANCHOR_END: server
 
 // ANCHOR: main
-fn main() -> std::io::Result<()> {
-    let runtime = tokio::runtime::Runtime::new()?;
-    // Ctrl-C or SIGTERM: stop reading, let the calls in flight finish, then return.
-    let served = runtime.block_on(async {
-        server()
-            .serve_stdio_with_shutdown(duomcp::server::shutdown_signal())
-            .await
-    });
-    // Reading stdin blocks a thread that no signal interrupts: do not wait for it.
-    runtime.shutdown_background();
-    served
+#[tokio::main]
+async fn main() -> std::io::Result<()> {
+    // Ctrl-C or SIGTERM: stop taking work, end the listen streams, then return.
+    server()
+        .serve_stdio_with_shutdown(duomcp::server::shutdown_signal())
+        .await
 }
 // ANCHOR_END: main
