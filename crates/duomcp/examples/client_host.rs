@@ -41,6 +41,7 @@ async fn main() -> Result<(), ClientError> {
         None => Command::new(sibling("quickstart")),
     };
 
+    // ANCHOR: connect
     let client = Client::builder()
         .name("client-host-example")
         .era(era)
@@ -69,6 +70,7 @@ async fn main() -> Result<(), ClientError> {
         println!("(no `greet` tool to call)");
     }
     client.close().await
+    // ANCHOR_END: connect
 }
 
 /// An example binary built next to this one (`target/<profile>/examples/<name>`).

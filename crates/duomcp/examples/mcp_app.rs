@@ -19,6 +19,7 @@
 //! $ cargo run -q -p duomcp-cli -- read ui://counter/view.html --output view.html http://127.0.0.1:3001/mcp
 //! ```
 
+// ANCHOR: app
 use duomcp::schema::CallToolResult;
 use duomcp::server::apps::View;
 use duomcp::server::{Context, Server, State};
@@ -77,7 +78,9 @@ fn server() -> Server {
         .tool(increment_counter::spec(), increment_counter)
         .build()
 }
+// ANCHOR_END: app
 
+// ANCHOR: main
 #[tokio::main]
 async fn main() -> std::io::Result<()> {
     let mut args = std::env::args().skip(1);
@@ -104,3 +107,4 @@ async fn main() -> std::io::Result<()> {
         None => server.serve_stdio().await,
     }
 }
+// ANCHOR_END: main

@@ -21,6 +21,7 @@
 //! A skill that breaks the rules (a `name` that differs from its folder, no `description`, too
 //! many files) stops the server from starting, with every problem listed.
 
+// ANCHOR: skills
 use duomcp::server::skills::{Skill, SkillSet};
 use duomcp::server::Server;
 
@@ -55,3 +56,4 @@ async fn main() -> std::io::Result<()> {
         .serve_stdio()
         .await
 }
+// ANCHOR_END: skills

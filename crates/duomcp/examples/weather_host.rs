@@ -17,12 +17,14 @@ use duomcp::client::Client;
 use serde_json::json;
 use tokio::process::Command;
 
+// ANCHOR: forecast_type
 #[derive(serde::Deserialize)]
 struct Forecast {
     city: String,
     high_c: i32,
     sky: String,
 }
+// ANCHOR_END: forecast_type
 
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
@@ -55,6 +57,7 @@ async fn main() -> anyhow::Result<()> {
     names.sort();
     println!("tools: {}", names.join(", "));
 
+    // ANCHOR: typed
     let result = client
         .call_tool("forecast", json!({ "city": "Faro" }))
         .await?;
@@ -63,6 +66,7 @@ async fn main() -> anyhow::Result<()> {
         .ok_or_else(|| anyhow::anyhow!("`forecast` returned no structured content"))?;
     let f: Forecast = serde_json::from_value(value)?;
     println!("forecast: {}, {} °C, {}", f.city, f.high_c, f.sky);
+    // ANCHOR_END: typed
 
     let result = client
         .call_tool("alerts", json!({ "city": "Faro" }))

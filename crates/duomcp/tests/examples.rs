@@ -709,3 +709,43 @@ async fn mcp_app_example_serves_its_shipped_view() {
         client.close().await.unwrap();
     }
 }
+
+#[tokio::test]
+async fn guide_server_serves_the_notebook_in_both_eras() {
+    for (era, version) in ERAS {
+        let client = connect("guide_server", era).await;
+        assert_eq!(client.protocol_version(), version);
+        let added = client
+            .call_tool("add_note", json!({ "text": "from the binary" }))
+            .await
+            .unwrap();
+        assert_eq!(text(&added), "note 1 added");
+        let index = client.read_resource("notes://index").await.unwrap();
+        let index = serde_json::to_value(&index.contents[0]).unwrap();
+        assert_eq!(index["text"], "1: from the binary", "{era:?}");
+        client.close().await.unwrap();
+    }
+}
+
+#[tokio::test]
+async fn guide_server_stops_on_sigterm_with_its_stdin_still_open() {
+    let mut child = Command::new(example("guide_server"))
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Let it install its signal handlers and block on reading stdin.
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let pid = child.id().unwrap().to_string();
+    let killed = Command::new("kill")
+        .args(["-TERM", &pid])
+        .status()
+        .await
+        .unwrap();
+    assert!(killed.success());
+    let status = tokio::time::timeout(Duration::from_secs(10), child.wait())
+        .await
+        .expect("the server returned from main though stdin never closed")
+        .unwrap();
+    assert!(status.success(), "{status:?}");
+}
