@@ -376,7 +376,29 @@ impl Context {
     }
 
     /// Reports progress, if the client asked for it (sent a `progressToken`). Otherwise a no-op.
+    ///
+    /// A 2026-07-28 task carries no notifications: there the progress becomes the task's
+    /// `statusMessage` instead (`message`, else `progress/total`), which the client sees when
+    /// it polls, asked for or not. It replaces what [`set_task_status`](Self::set_task_status)
+    /// set.
+    ///
+    /// ```
+    /// # async fn f(ctx: duomcp::server::Context) {
+    /// for step in 0..3 {
+    ///     ctx.progress(f64::from(step), Some(3.0), Some(format!("step {step}"))).await;
+    /// }
+    /// # }
+    /// ```
     pub async fn progress(&self, progress: f64, total: Option<f64>, message: Option<String>) {
+        if self.inner.era == Era::Modern && self.task_live().is_some() {
+            let text = match (message, total) {
+                (Some(m), _) => m,
+                (None, Some(total)) => format!("{progress}/{total}"),
+                (None, None) => format!("{progress}"),
+            };
+            self.set_task_status(text).await;
+            return;
+        }
         let Some(token) = &self.inner.progress_token else {
             return;
         };
