@@ -548,3 +548,161 @@ fn a_task_shows_a_spinner_with_elapsed_time_on_a_terminal() {
     assert!(err(&o).contains(": working"), "{}", err(&o));
     assert!(!err(&o).contains('\u{1b}'), "{:?}", err(&o));
 }
+
+// ---------------------------------------------------------------------------------------------
+// `duomcp call --task`: a tool run as a task in either revision, shown as it goes.
+
+/// The id of the task in stderr's first `task ID: STATUS` line.
+fn task_id(stderr: &str) -> String {
+    stderr
+        .lines()
+        .find_map(|l| l.strip_prefix("task ")?.split_once(": ").map(|(id, _)| id))
+        .unwrap_or_else(|| panic!("no task line in {stderr}"))
+        .to_owned()
+}
+
+/// Runs `duomcp call slow_compute seconds=2 --task` with `extra` arguments (era, target) and
+/// checks what a person sees: the task's id, its progress, its end, then the result. `progress`
+/// is the line the revision shows progress with, after `task ID: ` or alone.
+fn check_task_call(what: &str, extra: &[&str], progress: &str) {
+    let mut args = vec!["call", "slow_compute", "seconds=2", "label=t", "--task"];
+    args.extend_from_slice(extra);
+    let o = run(&args);
+    let (stdout, stderr) = (out(&o), err(&o));
+    assert!(o.status.success(), "{what}: {stdout}\n{stderr}");
+    assert_eq!(stdout.trim(), "Computed t in 2s", "{what}: {stderr}");
+    let id = task_id(&stderr);
+    assert!(id.len() >= 16, "{what}: an opaque id: {id:?}");
+    let lines: Vec<&str> = stderr.lines().collect();
+    let at = |line: &str| {
+        lines
+            .iter()
+            .position(|l| *l == line)
+            .unwrap_or_else(|| panic!("{what}: no line {line:?} in\n{stderr}"))
+    };
+    at(&format!("task {id}: working"));
+    let progress_at = at(&progress.replace("ID", &id));
+    let completed_at = at(&format!("task {id}: completed"));
+    assert!(progress_at < completed_at, "{what}: {stderr}");
+    assert!(
+        !stderr.contains("did not run as a task"),
+        "{what}: {stderr}"
+    );
+}
+
+#[test]
+fn call_task_runs_a_tool_as_a_task_in_either_revision_with_its_progress() {
+    // 2025-11-25 tasks carry the call's progress notifications; 2026-07-28 tasks carry none,
+    // and the server's progress shows as the task's status message.
+    for (era, progress) in [
+        ("legacy", "progress 0/2"),
+        ("modern", "task ID: working (0/2)"),
+    ] {
+        // A server of that revision alone, found by `--era auto`.
+        check_task_call(
+            &format!("stdio {era} server"),
+            &["--", BIN, "serve", "--era", era],
+            progress,
+        );
+    }
+}
+
+#[test]
+fn call_task_over_http_in_both_eras() {
+    let mut child = Command::new(BIN)
+        .args(["serve", "--http", "127.0.0.1:0"])
+        .stdin(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stderr = BufReader::new(child.stderr.take().unwrap());
+    let mut line = String::new();
+    stderr.read_line(&mut line).unwrap();
+    let url = line
+        .split_whitespace()
+        .find(|w| w.starts_with("http://"))
+        .unwrap_or_else(|| panic!("no URL in {line:?}"))
+        .to_owned();
+    // The server's later lines are not read: keep its stderr from filling up.
+    let drain = std::thread::spawn(move || {
+        let mut rest = String::new();
+        let _ = stderr.read_to_string(&mut rest);
+    });
+    for (era, progress) in [
+        ("legacy", "progress 0/2"),
+        ("modern", "task ID: working (0/2)"),
+    ] {
+        check_task_call(
+            &format!("HTTP, --era {era}"),
+            &["--era", era, &url],
+            progress,
+        );
+    }
+    child.kill().unwrap();
+    let _ = child.wait();
+    let _ = drain.join();
+}
+
+#[test]
+fn call_task_without_a_task_says_so_and_without_the_flag_there_is_none() {
+    // `greet` never runs as a task: the result, and a note.
+    for era in ["legacy", "modern"] {
+        let o = run(&[
+            "call", "greet", "name=Ada", "--task", "--era", era, "--", BIN, "serve",
+        ]);
+        let (stdout, stderr) = (out(&o), err(&o));
+        assert!(o.status.success(), "{era}: {stderr}");
+        assert_eq!(stdout.trim(), "Hello, Ada!");
+        assert!(
+            stderr.contains("`greet` did not run as a task"),
+            "{era}: {stderr}"
+        );
+    }
+    // 2025-11-25 without --task: an optional tool runs inline, its progress shown all the same.
+    let o = run(&[
+        "call",
+        "slow_compute",
+        "seconds=0.2",
+        "--era",
+        "legacy",
+        "--",
+        BIN,
+        "serve",
+    ]);
+    let (stdout, stderr) = (out(&o), err(&o));
+    assert!(o.status.success(), "{stderr}");
+    assert_eq!(stdout.trim(), "Computed job in 0.2s");
+    assert!(!stderr.contains("task "), "no task: {stderr}");
+    assert!(stderr.contains("progress 0/0.2"), "{stderr}");
+}
+
+#[test]
+fn a_task_asking_for_input_is_answered_as_any_call_is() {
+    // Off a terminal the CLI declines what a server asks; a task's questions get the same answer
+    // (2025-11-25: on the `tasks/result` stream; 2026-07-28: `inputRequests` and `tasks/update`).
+    for era in ["legacy", "modern"] {
+        let o = run(&[
+            "call",
+            "confirm_delete",
+            "filename=notes.txt",
+            "--task",
+            "--era",
+            era,
+            "--",
+            BIN,
+            "serve",
+        ]);
+        let (stdout, stderr) = (out(&o), err(&o));
+        assert!(o.status.success(), "{era}: {stderr}");
+        assert_eq!(stdout.trim(), "Kept notes.txt", "{era}: {stderr}");
+        let id = task_id(&stderr);
+        assert!(
+            stderr.contains("the server asked for input (Delete notes.txt?); declined"),
+            "{era}: {stderr}"
+        );
+        assert!(
+            stderr.contains(&format!("task {id}: completed")),
+            "{era}: {stderr}"
+        );
+    }
+}

@@ -540,3 +540,37 @@ async fn tasks_of_the_other_era_are_foreign() {
     cancel(&mut new, &modern_id).await;
     old.ok("tasks/cancel", json!({ "taskId": legacy_id })).await;
 }
+
+#[tokio::test]
+async fn progress_in_a_task_becomes_its_status_message() {
+    // 2026-07-28 tasks carry no notifications: `Context::progress` shows when polled.
+    let server = Server::builder()
+        .tool(
+            ToolSpec::new("steps").task_support(TaskSupport::Required),
+            |ctx: Context| async move {
+                ctx.progress(1.0, Some(3.0), None).await;
+                tokio::time::sleep(Duration::from_millis(300)).await;
+                ctx.progress(2.0, Some(3.0), Some("almost there".into()))
+                    .await;
+                tokio::time::sleep(Duration::from_millis(300)).await;
+                "done"
+            },
+        )
+        .build();
+    let mut w = Wire::in_process(server, MODERN);
+    let id = create(&mut w, "steps", json!({})).await;
+    let t = wait_for(&mut w, &id, |t| t["statusMessage"] == "1/3").await;
+    assert_eq!(t["status"], "working", "{t}");
+    let t = wait_for(&mut w, &id, |t| t["statusMessage"] == "almost there").await;
+    assert_eq!(t["status"], "working", "{t}");
+    let t = wait_for(&mut w, &id, terminal).await;
+    assert_eq!(t["status"], "completed", "{t}");
+    assert_eq!(t["result"]["content"][0]["text"], "done");
+    assert!(
+        w.side
+            .iter()
+            .all(|m| m["method"] != "notifications/progress"),
+        "no progress notifications: {:?}",
+        w.side
+    );
+}

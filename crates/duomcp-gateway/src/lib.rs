@@ -132,6 +132,27 @@ impl Shared {
 
 /// A running gateway: the [`Server`] to serve (over stdio or Streamable HTTP, as any duomcp
 /// server) and its upstreams.
+///
+/// ```
+/// # tokio::runtime::Builder::new_multi_thread().enable_all().build().unwrap().block_on(async {
+/// use duomcp::server::Server;
+/// use duomcp::transport::http::StreamableHttp;
+/// use duomcp_gateway::{Gateway, GatewayConfig, UpstreamConfig};
+///
+/// // An upstream over Streamable HTTP (a child process: `UpstreamConfig::stdio`).
+/// let upstream = Server::builder().tool("hello", || async { "Hello!" }).build();
+/// let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+/// let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+/// tokio::spawn(StreamableHttp::new(upstream).serve(listener));
+///
+/// let gateway = Gateway::start(GatewayConfig::single(UpstreamConfig::http("up", url))).await.unwrap();
+/// // Serve `gateway.server()` as any duomcp server; here to a client in the same process.
+/// let (transport, _serving) = duomcp::transport::memory::pair(gateway.server().clone());
+/// let client = duomcp::client::Client::builder().connect_transport(transport).await.unwrap();
+/// let result = client.call_tool("hello", serde_json::json!({})).await.unwrap();
+/// assert_eq!(result.content[0].as_text(), Some("Hello!"));
+/// # });
+/// ```
 pub struct Gateway {
     shared: Arc<Shared>,
     auth: Option<duomcp::auth::ResourceServer>,
@@ -161,6 +182,15 @@ pub struct UpstreamHealth {
 impl Gateway {
     /// Connects to every upstream, registers what they list, and returns the gateway; an
     /// upstream that cannot be reached is left out (and logged), unless none can be.
+    ///
+    /// ```no_run
+    /// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+    /// use duomcp_gateway::{Gateway, GatewayConfig};
+    /// let config = GatewayConfig::from_file(std::path::Path::new("gateway.toml"))?;
+    /// let gateway = Gateway::start(config).await?;
+    /// gateway.server().clone().serve_stdio().await?;
+    /// # Ok(()) }
+    /// ```
     pub async fn start(config: GatewayConfig) -> Result<Gateway, GatewayError> {
         Self::start_inner(config, Telemetry::default()).await
     }
@@ -302,6 +332,14 @@ impl Gateway {
 
     /// The server to serve: `gateway.server().clone().serve_stdio()`, or
     /// `StreamableHttp::new(gateway.server().clone())`.
+    ///
+    /// ```no_run
+    /// # async fn run(gateway: duomcp_gateway::Gateway) -> std::io::Result<()> {
+    /// use duomcp::transport::http::StreamableHttp;
+    /// let listener = tokio::net::TcpListener::bind("127.0.0.1:3000").await?;
+    /// StreamableHttp::new(gateway.server().clone()).serve(listener).await
+    /// # }
+    /// ```
     pub fn server(&self) -> &Server {
         // Set in `start` before the gateway exists.
         match self.shared.server.get() {
@@ -322,6 +360,14 @@ impl Gateway {
     }
 
     /// Pings every upstream (within `timeout` each) and reports.
+    ///
+    /// ```no_run
+    /// # async fn run(gateway: duomcp_gateway::Gateway) {
+    /// for h in gateway.health(std::time::Duration::from_secs(2)).await {
+    ///     println!("{}: {} ({} tools) {:?}", h.name, if h.ok { "ok" } else { "down" }, h.tools, h.error);
+    /// }
+    /// # }
+    /// ```
     pub async fn health(&self, timeout: Duration) -> Vec<UpstreamHealth> {
         let mut out = Vec::new();
         for u in self.upstreams().iter() {
@@ -498,6 +544,15 @@ pub const HEALTH_CACHE: Duration = Duration::from_millis(2000);
 ///
 /// Its tools are listed as the gateway would (bounded, names checked, the first upstream
 /// keeping a name two have), and what the gateway would not serve is in `dropped`.
+///
+/// ```no_run
+/// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+/// let config = duomcp_gateway::GatewayConfig::from_file(std::path::Path::new("gateway.toml"))?;
+/// for h in duomcp_gateway::check(&config, std::time::Duration::from_secs(5)).await {
+///     println!("{}: ok={} tools={} dropped={:?}", h.name, h.ok, h.tools, h.dropped);
+/// }
+/// # Ok(()) }
+/// ```
 pub async fn check(config: &GatewayConfig, timeout: Duration) -> Vec<UpstreamHealth> {
     let mut out = Vec::new();
     let prefixed = config.prefixed();

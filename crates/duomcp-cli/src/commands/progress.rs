@@ -1,6 +1,6 @@
 //! How a call goes, on stderr: on a terminal a spinner with the elapsed time while a task is
-//! `working` and a bar for progress notifications (indicatif); elsewhere one line per change,
-//! so logs and tests see every status.
+//! `working` and a bar for progress notifications (indicatif); elsewhere one line per change
+//! and per progress notification, so logs and tests see every one.
 
 use duomcp::client::TaskInfo;
 use duomcp::schema::notifications::ProgressNotificationParams;
@@ -42,8 +42,17 @@ impl Status {
             *id = Some(t.task_id.clone());
         }
         let line = match &t.status_message {
-            Some(m) => format!("task {}: {} ({m})", t.task_id, t.status.as_str()),
-            None => format!("task {}: {}", t.task_id, t.status.as_str()),
+            Some(m) => format!(
+                "task {}: {} ({})",
+                super::output::safe(&t.task_id),
+                t.status.as_str(),
+                super::output::safe(m)
+            ),
+            None => format!(
+                "task {}: {}",
+                super::output::safe(&t.task_id),
+                t.status.as_str()
+            ),
         };
         let Some(bar) = &self.bar else {
             eprintln!("{line}");
@@ -58,9 +67,12 @@ impl Status {
         }
     }
 
-    /// A progress notification arrived (shown on a terminal only).
+    /// A progress notification arrived: the bar moves on a terminal, a line elsewhere.
     pub(crate) fn progress(&self, p: &ProgressNotificationParams) {
-        let Some(bar) = &self.bar else { return };
+        let Some(bar) = &self.bar else {
+            eprintln!("{}", progress_line(p));
+            return;
+        };
         let message = p.message.clone().unwrap_or_default();
         match p.total {
             Some(total) if total > 0.0 => {
@@ -83,6 +95,18 @@ impl Status {
             bar.finish_and_clear();
         }
     }
+}
+
+/// `progress 2/5 (message)`, as printed off a terminal.
+fn progress_line(p: &ProgressNotificationParams) -> String {
+    let mut line = match p.total {
+        Some(total) => format!("progress {}/{total}", p.progress),
+        None => format!("progress {}", p.progress),
+    };
+    if let Some(m) = &p.message {
+        line.push_str(&format!(" ({})", super::output::safe(m)));
+    }
+    line
 }
 
 fn spinner_style() -> ProgressStyle {

@@ -17,6 +17,12 @@ pub struct CallArgs {
     /// Arguments as one JSON object (merged under any `key=value` pairs).
     #[arg(long, value_name = "JSON")]
     pub args: Option<String>,
+    /// Run the tool as a task: a 2025-11-25 server is asked for one when the tool's
+    /// `taskSupport` is `optional` (a `required` tool always runs as one); a 2026-07-28 server
+    /// decides itself. The task's id, status changes and progress go to stderr as they come,
+    /// the result to stdout; the server's questions are asked as for any call.
+    #[arg(long)]
+    pub task: bool,
     #[command(flatten)]
     pub target: Target,
 }
@@ -92,15 +98,16 @@ pub(crate) async fn call(args: &CallArgs) -> Result<Outcome, Failure> {
     };
     arguments.extend(parse_pairs(&args.pairs, schema)?);
     let mut options = RequestOptions::new();
-    let status = progress::Status::new(stderr_is_terminal() && !target.json);
-    {
-        let status = status.clone();
-        options = options.on_progress(move |p| status.progress(p));
+    if args.task {
+        options = options.as_task();
     }
+    let status = progress::Status::new(stderr_is_terminal() && !target.json);
     if !target.json {
-        // A tool that runs as a task: show how it goes (polling is transparent otherwise).
-        let status = status.clone();
-        options = options.on_task_status(move |t| status.task(t));
+        // Progress, and how a task goes (polling is transparent otherwise), on stderr.
+        let on_progress = status.clone();
+        options = options.on_progress(move |p| on_progress.progress(p));
+        let on_task = status.clone();
+        options = options.on_task_status(move |t| on_task.task(t));
     }
     let what = format!("the call of `{}`", args.tool);
     let result = target
@@ -125,6 +132,16 @@ pub(crate) async fn call(args: &CallArgs) -> Result<Outcome, Failure> {
         }
     };
     logs.flush().await;
+    if args.task && !target.json && status.task_id().is_none() {
+        eprintln!(
+            "duomcp: `{}` did not run as a task (the server answered at once{})",
+            output::safe(&args.tool),
+            match client.era() {
+                duomcp::Era::Legacy => ": the tool or the server does not offer tasks",
+                _ => "",
+            }
+        );
+    }
     let outcome = if result.is_error() {
         Outcome::Failed
     } else {

@@ -206,6 +206,15 @@ impl ClientBuilder {
 
     /// Answers elicitation requests, in form and URL mode (declares `elicitation: {form, url}`).
     /// Form defaults the answer leaves out are filled in from the schema (SEP-1034).
+    ///
+    /// ```
+    /// use duomcp::schema::ElicitResult;
+    /// let builder = duomcp::client::Client::builder().on_elicit(|request| async move {
+    ///     eprintln!("the server asks: {}", request.message());
+    ///     Ok(ElicitResult::decline())
+    /// });
+    /// # let _ = builder;
+    /// ```
     pub fn on_elicit<F, Fut>(self, handler: F) -> Self
     where
         F: Fn(ElicitRequestParams) -> Fut + Send + Sync + 'static,
@@ -231,6 +240,16 @@ impl ClientBuilder {
 
     /// Answers sampling requests (declares `sampling: {}`; use
     /// [`on_sample_with`](Self::on_sample_with) to declare `tools` support).
+    ///
+    /// ```
+    /// use duomcp::schema::CreateMessageResult;
+    /// let builder = duomcp::client::Client::builder().on_sample(|request| async move {
+    ///     // Ask a model here; this one always says the same.
+    ///     let _ = request.messages.len();
+    ///     Ok(CreateMessageResult::assistant_text("canned-model", "blue"))
+    /// });
+    /// # let _ = builder;
+    /// ```
     pub fn on_sample<F, Fut>(self, handler: F) -> Self
     where
         F: Fn(CreateMessageRequestParams) -> Fut + Send + Sync + 'static,
@@ -252,6 +271,12 @@ impl ClientBuilder {
 
     /// Offers a fixed list of roots (declares `roots`; in 2025-11-25 with `listChanged`, see
     /// [`Client::set_roots`]).
+    ///
+    /// ```
+    /// use duomcp::schema::Root;
+    /// let builder = duomcp::client::Client::builder().roots(vec![Root::new("file:///home/me/project")]);
+    /// # let _ = builder;
+    /// ```
     pub fn roots(mut self, roots: Vec<Root>) -> Self {
         self.handlers.roots = Some(RootsSource::Static(Arc::new(RwLock::new(roots))));
         self
@@ -317,6 +342,15 @@ impl ClientBuilder {
     }
 
     /// Starts `command` as a child process and connects over its stdin and stdout.
+    ///
+    /// ```no_run
+    /// # async fn run() -> Result<(), duomcp::client::ClientError> {
+    /// let mut command = tokio::process::Command::new("npx");
+    /// command.args(["-y", "@modelcontextprotocol/server-everything"]);
+    /// let client = duomcp::client::Client::builder().connect_stdio(command).await?;
+    /// println!("connected in {}", client.era());
+    /// # Ok(()) }
+    /// ```
     pub async fn connect_stdio(
         self,
         command: tokio::process::Command,
@@ -411,6 +445,18 @@ impl ClientBuilder {
 
     /// Connects over any byte stream carrying newline-delimited JSON (a socket, a pipe, or an
     /// in-memory [`tokio::io::duplex`]).
+    ///
+    /// ```
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// let server = duomcp::server::Server::builder().tool("hi", || async { "hello" }).build();
+    /// let (client_end, server_end) = tokio::io::duplex(64 * 1024);
+    /// let (read, write) = tokio::io::split(server_end);
+    /// tokio::spawn(server.serve_connection(read, write));
+    /// let (read, write) = tokio::io::split(client_end);
+    /// let client = duomcp::client::Client::builder().connect(read, write).await.unwrap();
+    /// assert_eq!(client.list_all_tools().await.unwrap()[0].name, "hi");
+    /// # });
+    /// ```
     pub async fn connect<R, W>(self, reader: R, writer: W) -> Result<Client, ClientError>
     where
         R: AsyncRead + Unpin + Send + 'static,
@@ -421,6 +467,15 @@ impl ClientBuilder {
     }
 
     /// Connects over a [`Transport`] and negotiates the era.
+    ///
+    /// ```
+    /// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+    /// let server = duomcp::server::Server::builder().build();
+    /// let (transport, _serving) = duomcp::transport::memory::pair(server);
+    /// let client = duomcp::client::Client::builder().connect_transport(transport).await.unwrap();
+    /// client.ping().await.unwrap();
+    /// # });
+    /// ```
     pub async fn connect_transport(self, transport: impl Transport) -> Result<Client, ClientError> {
         let config = Config {
             info_json: serde_json::value::to_raw_value(&self.info).ok(),

@@ -95,6 +95,27 @@ use std::sync::Arc;
 ///
 /// Build one with [`Client::builder`]. Every method works in both eras unless its documentation
 /// says otherwise; [`era`](Client::era) tells which one was negotiated.
+///
+/// ```
+/// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+/// use duomcp::client::{Client, EraChoice};
+/// use duomcp::server::Server;
+///
+/// let server = Server::builder().tool("hello", || async { "Hello!" }).build();
+/// let (transport, _serving) = duomcp::transport::memory::pair(server);
+/// // `connect_stdio(command)` or `connect_http(url)` for a real server.
+/// let client = Client::builder()
+///     .era(EraChoice::Legacy)
+///     .connect_transport(transport)
+///     .await
+///     .unwrap();
+/// assert_eq!(client.protocol_version(), "2025-11-25");
+/// let tools = client.list_all_tools().await.unwrap();
+/// let result = client.call_tool(&tools[0].name, serde_json::json!({})).await.unwrap();
+/// assert_eq!(result.content[0].as_text(), Some("Hello!"));
+/// client.close().await.unwrap();
+/// # });
+/// ```
 #[derive(Clone)]
 pub struct Client {
     inner: Arc<Inner>,
@@ -328,6 +349,14 @@ impl Client {
     }
 
     /// Every tool, following `nextCursor`.
+    ///
+    /// ```no_run
+    /// # async fn run(client: duomcp::client::Client) -> Result<(), duomcp::client::ClientError> {
+    /// for tool in client.list_all_tools().await? {
+    ///     println!("{}: {}", tool.name, tool.description.unwrap_or_default());
+    /// }
+    /// # Ok(()) }
+    /// ```
     pub async fn list_all_tools(&self) -> Result<Vec<Tool>, ClientError> {
         let mut all = Vec::new();
         let mut cursor = None;
@@ -413,6 +442,18 @@ impl Client {
     ///
     /// When the tool was listed with an `outputSchema`, the result's `structuredContent` is
     /// checked against it ([`ClientError::InvalidStructuredContent`]).
+    ///
+    /// ```no_run
+    /// # async fn run(client: duomcp::client::Client) -> Result<(), duomcp::client::ClientError> {
+    /// let result = client.call_tool("add", serde_json::json!({ "a": 1, "b": 2 })).await?;
+    /// if result.is_error() {
+    ///     eprintln!("the tool failed");
+    /// }
+    /// for block in &result.content {
+    ///     println!("{}", block.as_text().unwrap_or("(not text)"));
+    /// }
+    /// # Ok(()) }
+    /// ```
     pub async fn call_tool(
         &self,
         name: &str,
@@ -423,6 +464,18 @@ impl Client {
     }
 
     /// [`call_tool`](Self::call_tool) with per-call options (timeout, progress…).
+    ///
+    /// ```no_run
+    /// # async fn run(client: duomcp::client::Client) -> Result<(), duomcp::client::ClientError> {
+    /// use duomcp::client::RequestOptions;
+    /// let options = RequestOptions::new()
+    ///     .timeout(std::time::Duration::from_secs(120))
+    ///     .on_progress(|p| eprintln!("{}/{:?}", p.progress, p.total))
+    ///     .on_task_status(|t| eprintln!("task {}: {}", t.task_id, t.status.as_str()));
+    /// let result = client.call_tool_with("slow_compute", serde_json::json!({ "seconds": 5 }), options).await?;
+    /// # let _ = result;
+    /// # Ok(()) }
+    /// ```
     pub async fn call_tool_with(
         &self,
         name: &str,
@@ -522,6 +575,13 @@ impl Client {
     }
 
     /// Gets a prompt; `arguments` serialises to an object of strings (or `()` for none).
+    ///
+    /// ```no_run
+    /// # async fn run(client: duomcp::client::Client) -> Result<(), duomcp::client::ClientError> {
+    /// let prompt = client.get_prompt("greet", serde_json::json!({ "name": "Ada" })).await?;
+    /// println!("{} message(s)", prompt.messages.len());
+    /// # Ok(()) }
+    /// ```
     pub async fn get_prompt(
         &self,
         name: &str,
@@ -551,6 +611,13 @@ impl Client {
     }
 
     /// Reads a resource.
+    ///
+    /// ```no_run
+    /// # async fn run(client: duomcp::client::Client) -> Result<(), duomcp::client::ClientError> {
+    /// let read = client.read_resource("file:///notes.txt").await?;
+    /// println!("{} content(s)", read.contents.len());
+    /// # Ok(()) }
+    /// ```
     pub async fn read_resource(&self, uri: &str) -> Result<ReadResourceResult, ClientError> {
         self.read_resource_with(uri, RequestOptions::default())
             .await
@@ -637,6 +704,18 @@ impl Client {
 
     /// Every notification the server sends from now on (list changes, resource updates, log
     /// messages, progress…). Ends when the connection closes.
+    ///
+    /// ```no_run
+    /// # async fn run(client: duomcp::client::Client) -> Result<(), duomcp::client::ClientError> {
+    /// use duomcp::client::Notification;
+    /// let mut notifications = client.notifications();
+    /// while let Some(n) = notifications.recv().await {
+    ///     if let Notification::ToolsListChanged = n {
+    ///         println!("tools: {:?}", client.list_all_tools().await?.len());
+    ///     }
+    /// }
+    /// # Ok(()) }
+    /// ```
     pub fn notifications(&self) -> Notifications {
         Notifications::new(self.inner.subscribe_notifications())
     }
@@ -665,6 +744,13 @@ impl Client {
     /// Closes the connection. A child process is shut down gracefully: stdin closed, then
     /// SIGTERM, then SIGKILL if it lingers. Calls in flight, on any clone, fail with
     /// [`ClientError::Closed`].
+    ///
+    /// ```no_run
+    /// # async fn run(client: duomcp::client::Client) -> Result<(), duomcp::client::ClientError> {
+    /// client.close().await?;
+    /// assert!(client.closed_reason().is_some());
+    /// # Ok(()) }
+    /// ```
     pub async fn close(&self) -> Result<(), ClientError> {
         self.inner
             .mark_closed("the client closed the connection".into());

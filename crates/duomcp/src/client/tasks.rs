@@ -196,6 +196,17 @@ impl TaskInfo {
 
 /// What [`Client::start_tool_task`] started: a task, or (when the server chose to answer at
 /// once, as a 2026-07-28 server may) the result itself.
+///
+/// ```no_run
+/// # async fn run(client: duomcp::client::Client) -> Result<(), duomcp::client::ClientError> {
+/// use duomcp::client::{RequestOptions, TaskStart};
+/// let result = match client.start_tool_task("slow_compute", serde_json::json!({ "seconds": 3 }), RequestOptions::new()).await? {
+///     TaskStart::Task(task) => task.result().await?,
+///     TaskStart::Completed(result) => *result,
+/// };
+/// # let _ = result;
+/// # Ok(()) }
+/// ```
 #[derive(Debug)]
 pub enum TaskStart {
     /// The call runs as a task.

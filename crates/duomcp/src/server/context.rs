@@ -241,6 +241,15 @@ impl Context {
     }
 
     /// Updates the task's `statusMessage` (a no-op when the call is not a task).
+    ///
+    /// ```
+    /// # async fn f(ctx: duomcp::server::Context) -> Result<(), duomcp::server::HandlerError> {
+    /// ctx.set_task_status("indexing 3 of 10 files").await;
+    /// if let Some(id) = ctx.task_id() {
+    ///     println!("running as task {id}");
+    /// }
+    /// # Ok(()) }
+    /// ```
     pub async fn set_task_status(&self, message: impl Into<String>) {
         if let Some(live) = self.task_live() {
             self.inner
@@ -335,16 +344,48 @@ impl Context {
     }
 
     /// Whether the client cancelled the request.
+    ///
+    /// ```
+    /// # async fn f(ctx: duomcp::server::Context) -> Result<(), duomcp::server::HandlerError> {
+    /// for chunk in 0..100 {
+    ///     if ctx.is_cancelled() {
+    ///         return Err(duomcp::server::HandlerError::msg("cancelled"));
+    ///     }
+    ///     # let _ = chunk;
+    /// }
+    /// # Ok(()) }
+    /// ```
     pub fn is_cancelled(&self) -> bool {
         self.inner.cancel.is_cancelled()
     }
 
     /// Resolves when the client cancels the request; use it in `tokio::select!`.
+    ///
+    /// ```
+    /// # async fn f(ctx: duomcp::server::Context) -> Result<(), duomcp::server::HandlerError> {
+    /// tokio::select! {
+    ///     () = ctx.cancelled() => Err(duomcp::server::HandlerError::msg("cancelled")),
+    ///     () = tokio::time::sleep(std::time::Duration::from_secs(5)) => Ok(()),
+    /// }
+    /// # }
+    /// ```
     pub async fn cancelled(&self) {
         self.inner.cancel.cancelled().await
     }
 
     /// Application state registered with [`ServerBuilder::state`](crate::server::ServerBuilder::state).
+    ///
+    /// ```
+    /// #[derive(Clone)]
+    /// struct Db(std::sync::Arc<Vec<String>>);
+    /// let server = duomcp::server::Server::builder()
+    ///     .state(Db(std::sync::Arc::new(vec!["row".into()])))
+    ///     .tool("rows", |ctx: duomcp::server::Context| async move {
+    ///         ctx.state::<Db>().map(|db| db.0.len()).unwrap_or(0).to_string()
+    ///     })
+    ///     .build();
+    /// # let _ = server;
+    /// ```
     pub fn state<T: Clone + Send + Sync + 'static>(&self) -> Option<T> {
         self.inner.shared.state.get::<T>()
     }
@@ -376,7 +417,29 @@ impl Context {
     }
 
     /// Reports progress, if the client asked for it (sent a `progressToken`). Otherwise a no-op.
+    ///
+    /// A 2026-07-28 task carries no notifications: there the progress becomes the task's
+    /// `statusMessage` instead (`message`, else `progress/total`), which the client sees when
+    /// it polls, asked for or not. It replaces what [`set_task_status`](Self::set_task_status)
+    /// set.
+    ///
+    /// ```
+    /// # async fn f(ctx: duomcp::server::Context) {
+    /// for step in 0..3 {
+    ///     ctx.progress(f64::from(step), Some(3.0), Some(format!("step {step}"))).await;
+    /// }
+    /// # }
+    /// ```
     pub async fn progress(&self, progress: f64, total: Option<f64>, message: Option<String>) {
+        if self.inner.era == Era::Modern && self.task_live().is_some() {
+            let text = match (message, total) {
+                (Some(m), _) => m,
+                (None, Some(total)) => format!("{progress}/{total}"),
+                (None, None) => format!("{progress}"),
+            };
+            self.set_task_status(text).await;
+            return;
+        }
         let Some(token) = &self.inner.progress_token else {
             return;
         };
@@ -424,6 +487,13 @@ impl Context {
     }
 
     /// Sends a log message (`notifications/message`) if the client asked for this level.
+    ///
+    /// ```
+    /// # async fn f(ctx: duomcp::server::Context) -> Result<(), duomcp::server::HandlerError> {
+    /// use duomcp::schema::LoggingLevel;
+    /// ctx.log(LoggingLevel::Info, serde_json::json!({ "step": "fetched", "rows": 42 })).await;
+    /// # Ok(()) }
+    /// ```
     pub async fn log(&self, level: LoggingLevel, data: impl Serialize) {
         self.log_to(level, None, data).await
     }
@@ -516,6 +586,20 @@ impl Context {
     /// Asks the user for input through the client (`elicitation/create`).
     ///
     /// `key` names the input in the 2026-07-28 `inputRequests` map; it is ignored in 2025-11-25.
+    ///
+    /// ```
+    /// # async fn f(ctx: duomcp::server::Context) -> Result<(), duomcp::server::HandlerError> {
+    /// use duomcp::schema::{ElicitAction, ElicitRequestFormParams, ElicitRequestedSchema, StringSchema};
+    /// let form = ElicitRequestFormParams::new(
+    ///     "Which city?",
+    ///     ElicitRequestedSchema::default().with_property("city", StringSchema::new(), true),
+    /// );
+    /// let answer = ctx.elicit("city", form.into()).await?; // `?`: a 2026-07-28 round ends here
+    /// if answer.action == ElicitAction::Accept {
+    ///     println!("{:?}", answer.content);
+    /// }
+    /// # Ok(()) }
+    /// ```
     pub async fn elicit(
         &self,
         key: &str,
@@ -541,6 +625,15 @@ impl Context {
     }
 
     /// Asks the client's model for a completion (`sampling/createMessage`).
+    ///
+    /// ```
+    /// # async fn f(ctx: duomcp::server::Context) -> Result<(), duomcp::server::HandlerError> {
+    /// use duomcp::schema::{CreateMessageRequestParams, Role, SamplingMessage, SamplingMessageContentBlock};
+    /// let question = SamplingMessage::new(Role::User, SamplingMessageContentBlock::text("Name a colour."));
+    /// let answer = ctx.sample("colour", CreateMessageRequestParams::new(vec![question], 50)).await?;
+    /// println!("{} said {:?}", answer.model, answer.content);
+    /// # Ok(()) }
+    /// ```
     pub async fn sample(
         &self,
         key: &str,
@@ -560,6 +653,14 @@ impl Context {
     }
 
     /// Asks the client for its roots (`roots/list`).
+    ///
+    /// ```
+    /// # async fn f(ctx: duomcp::server::Context) -> Result<(), duomcp::server::HandlerError> {
+    /// for root in ctx.list_roots("roots").await?.roots {
+    ///     println!("{}", root.uri);
+    /// }
+    /// # Ok(()) }
+    /// ```
     pub async fn list_roots(&self, key: &str) -> Result<ListRootsResult, HandlerError> {
         if self.inner.client_capabilities.roots.is_none() {
             return Err(ProtocolError::MissingClientCapability(json!({ "roots": {} })).into());

@@ -307,6 +307,21 @@ impl Shared {
 /// Serve it over stdio with [`serve_stdio`](Server::serve_stdio), or over any byte stream with
 /// [`serve_connection`](Server::serve_connection). Tools, prompts and resources can be added and
 /// removed while it runs; connected clients are told (`list_changed`).
+///
+/// ```
+/// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+/// use duomcp::client::Client;
+/// use duomcp::server::Server;
+///
+/// let server = Server::builder().tool("hello", || async { "Hello!" }).build();
+/// // A client in the same process (in tests); `server.serve_stdio()` in a real one.
+/// let (transport, _serving) = duomcp::transport::memory::pair(server.clone());
+/// let client = Client::builder().connect_transport(transport).await.unwrap();
+/// server.add_tool("bye", || async { "Bye!" }); // while it runs: clients are told
+/// let result = client.call_tool("bye", serde_json::json!({})).await.unwrap();
+/// assert_eq!(result.content[0].as_text(), Some("Bye!"));
+/// # });
+/// ```
 #[derive(Clone)]
 pub struct Server {
     pub(crate) shared: Arc<Shared>,
@@ -314,6 +329,11 @@ pub struct Server {
 
 impl Server {
     /// Starts a definition.
+    ///
+    /// ```
+    /// let server = duomcp::server::Server::builder().name("notes").build();
+    /// assert_eq!(server.info().name, "notes");
+    /// ```
     pub fn builder() -> ServerBuilder {
         ServerBuilder::default()
     }
@@ -468,6 +488,16 @@ impl Server {
     }
 
     /// Ends listen streams gracefully and stops accepting work on every transport.
+    ///
+    /// ```no_run
+    /// # async fn run() -> std::io::Result<()> {
+    /// let server = duomcp::server::Server::builder().build();
+    /// let serving = tokio::spawn(server.clone().serve_stdio());
+    /// tokio::signal::ctrl_c().await?;
+    /// server.shutdown(); // in-flight requests get `shutdown_grace` to finish
+    /// serving.await.ok();
+    /// # Ok(()) }
+    /// ```
     pub fn shutdown(&self) {
         self.shared.shutdown.cancel();
     }
@@ -795,12 +825,45 @@ impl ServerBuilder {
     }
 
     /// Shared application state, available to handlers as [`State<T>`] or [`Context::state`].
+    ///
+    /// ```
+    /// use duomcp::server::{Server, State};
+    ///
+    /// #[derive(Clone)]
+    /// struct Greeting(&'static str);
+    ///
+    /// let server = Server::builder()
+    ///     .state(Greeting("Hello"))
+    ///     .tool("greet", |State(g): State<Greeting>| async move { format!("{}!", g.0) })
+    ///     .build();
+    /// # let _ = server;
+    /// ```
     pub fn state<T: Clone + Send + Sync + 'static>(mut self, value: T) -> Self {
         self.state.0.insert(TypeId::of::<T>(), Box::new(value));
         self
     }
 
     /// Registers a tool.
+    ///
+    /// ```
+    /// use duomcp::server::{Args, Server, ToolSpec};
+    ///
+    /// #[derive(serde::Deserialize, schemars::JsonSchema)]
+    /// struct Add {
+    ///     /// The first number.
+    ///     a: i64,
+    ///     /// The second number.
+    ///     b: i64,
+    /// }
+    ///
+    /// let server = Server::builder()
+    ///     .tool(ToolSpec::new("add").description("Adds two numbers"), |Args(x): Args<Add>| async move {
+    ///         (x.a + x.b).to_string()
+    ///     })
+    ///     .tool("ping", || async { "pong" }) // a name alone: no arguments
+    ///     .build();
+    /// # let _ = server;
+    /// ```
     pub fn tool<H, T>(mut self, spec: impl Into<ToolSpec>, handler: H) -> Self
     where
         H: Handler<T>,
@@ -815,6 +878,23 @@ impl ServerBuilder {
     }
 
     /// Registers a prompt.
+    ///
+    /// ```
+    /// use duomcp::server::{Args, Server};
+    ///
+    /// #[derive(serde::Deserialize, schemars::JsonSchema)]
+    /// struct Review {
+    ///     /// The code to review.
+    ///     code: String,
+    /// }
+    ///
+    /// let server = Server::builder()
+    ///     .prompt("review", |Args(r): Args<Review>| async move {
+    ///         format!("Please review this code:\n\n{}", r.code)
+    ///     })
+    ///     .build();
+    /// # let _ = server;
+    /// ```
     pub fn prompt<H, T>(mut self, spec: impl Into<PromptSpec>, handler: H) -> Self
     where
         H: Handler<T>,
@@ -829,6 +909,14 @@ impl ServerBuilder {
     }
 
     /// Registers a resource with a fixed URI.
+    ///
+    /// ```
+    /// use duomcp::schema::Resource;
+    /// let server = duomcp::server::Server::builder()
+    ///     .resource(Resource::new("memo://readme", "readme"), || async { "# Memo".to_owned() })
+    ///     .build();
+    /// # let _ = server;
+    /// ```
     pub fn resource<H, T>(mut self, resource: impl Into<ResourceSpec>, handler: H) -> Self
     where
         H: Handler<T>,
@@ -843,6 +931,23 @@ impl ServerBuilder {
     }
 
     /// Registers a resource template (RFC 6570); its variables reach the handler as `Args<T>`.
+    ///
+    /// ```
+    /// use duomcp::schema::ResourceTemplate;
+    /// use duomcp::server::{Args, Server};
+    ///
+    /// #[derive(serde::Deserialize, schemars::JsonSchema)]
+    /// struct Note {
+    ///     id: String,
+    /// }
+    ///
+    /// let server = Server::builder()
+    ///     .resource_template(ResourceTemplate::new("memo://notes/{id}", "note"), |Args(n): Args<Note>| async move {
+    ///         format!("note {}", n.id)
+    ///     })
+    ///     .build();
+    /// # let _ = server;
+    /// ```
     pub fn resource_template<H, T>(mut self, template: impl Into<TemplateSpec>, handler: H) -> Self
     where
         H: Handler<T>,
@@ -858,6 +963,19 @@ impl ServerBuilder {
     }
 
     /// Answers `completion/complete` (argument autocompletion for prompts and templates).
+    ///
+    /// ```
+    /// use duomcp::schema::CompleteResult;
+    /// let server = duomcp::server::Server::builder()
+    ///     .completion(|params, _ctx| async move {
+    ///         let languages = ["en", "fr", "de"];
+    ///         let typed = params.argument.value.clone();
+    ///         let values = languages.iter().filter(|l| l.starts_with(&typed)).map(|l| l.to_string()).collect();
+    ///         Ok(CompleteResult::new(values))
+    ///     })
+    ///     .build();
+    /// # let _ = server;
+    /// ```
     pub fn completion<F, Fut>(mut self, handler: F) -> Self
     where
         F: Fn(CompleteRequestParams, Context) -> Fut + Send + Sync + 'static,
@@ -869,6 +987,16 @@ impl ServerBuilder {
 
     /// How tasks are stored, timed and retained (see [`tasks`]). Tools run as tasks when they
     /// allow it ([`ToolSpec::task_support`], [`ToolSpec::long_running`]).
+    ///
+    /// ```
+    /// use duomcp::server::tasks::TaskConfig;
+    /// use std::time::Duration;
+    /// let server = duomcp::server::Server::builder()
+    ///     .tasks(TaskConfig::default().default_ttl(Duration::from_secs(600)).poll_interval(Duration::from_secs(1)))
+    ///     .tool(duomcp::server::ToolSpec::new("report").long_running(), || async { "done" })
+    ///     .build();
+    /// # let _ = server;
+    /// ```
     pub fn tasks(mut self, config: tasks::TaskConfig) -> Self {
         self.tasks = config;
         self
@@ -1006,6 +1134,11 @@ impl ServerBuilder {
     /// [`state`](ServerBuilder::state): a mistake in the program, not in its input, reported
     /// at start-up with the handler and the type instead of at every call.
     /// [`try_build`](ServerBuilder::try_build) returns it as an error instead.
+    ///
+    /// ```
+    /// let server = duomcp::server::Server::builder().tool("ping", || async { "pong" }).build();
+    /// # let _ = server;
+    /// ```
     #[allow(clippy::panic)]
     pub fn build(self) -> Server {
         match self.try_build() {

@@ -32,6 +32,16 @@ pub const BUFFER: usize = 64 * 1024;
 /// Serves `server` on a new in-memory connection and returns the client's end of it, with the
 /// task serving the server's end (it ends when the client's end is dropped or closed, or on
 /// [`Server::shutdown`]). Needs a Tokio runtime.
+///
+/// ```
+/// # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
+/// let server = duomcp::server::Server::builder().build();
+/// let (transport, serving) = duomcp::transport::memory::pair(server);
+/// let client = duomcp::client::Client::builder().connect_transport(transport).await.unwrap();
+/// client.close().await.unwrap();
+/// serving.await.unwrap().unwrap(); // the server's end stops with the client's
+/// # });
+/// ```
 pub fn pair(server: Server) -> (StreamTransport, JoinHandle<std::io::Result<()>>) {
     let (client_end, server_end) = tokio::io::duplex(BUFFER);
     let (server_read, server_write) = tokio::io::split(server_end);

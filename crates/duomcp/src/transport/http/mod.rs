@@ -152,6 +152,13 @@ impl std::fmt::Debug for StreamableHttp {
 
 impl StreamableHttp {
     /// The endpoint of `server` with the default [`HttpConfig`] (path `/mcp`, loopback only).
+    ///
+    /// ```
+    /// use duomcp::server::Server;
+    /// use duomcp::transport::http::StreamableHttp;
+    /// let http = StreamableHttp::new(Server::builder().build());
+    /// assert_eq!(http.config().path, "/mcp");
+    /// ```
     pub fn new(server: Server) -> Self {
         Self::with_config(server, HttpConfig::default())
     }
@@ -259,6 +266,15 @@ impl StreamableHttp {
     /// connections get `TCP_NODELAY` and HTTP/1.1 keep-alive, and with feature `http2` HTTP/2
     /// with prior knowledge (h2c) on the same port. Over TLS: `serve_tls`
     /// (feature `tls`).
+    ///
+    /// ```no_run
+    /// # async fn run() -> std::io::Result<()> {
+    /// use duomcp::server::Server;
+    /// use duomcp::transport::http::StreamableHttp;
+    /// let listener = tokio::net::TcpListener::bind("127.0.0.1:3000").await?;
+    /// StreamableHttp::new(Server::builder().build()).serve(listener).await
+    /// # }
+    /// ```
     pub async fn serve(self, listener: TcpListener) -> std::io::Result<()> {
         self.serve_with_shutdown(listener, std::future::pending())
             .await
