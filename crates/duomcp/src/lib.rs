@@ -144,3 +144,8 @@ pub mod __bench {
         move |instance| check.check(instance).is_ok()
     }
 }
+
+/// The crate's README (crates.io's page): its code block is compiled as a doctest.
+#[cfg(all(doctest, feature = "macros"))]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctest;
