@@ -140,6 +140,7 @@ impl LineFramer {
     }
 
     /// A line was completed in `buf`: drop its `\r`.
+    #[inline]
     fn end_line(&mut self) {
         if self.buf.last() == Some(&b'\r') {
             self.buf.pop();
@@ -159,12 +160,14 @@ impl LineFramer {
     }
 
     /// After [`Frame::Line`]: the line, without its newline and a trailing `\r`.
+    #[inline]
     pub fn line(&self) -> &[u8] {
         &self.buf
     }
 
     /// After [`Frame::Line`]: whether the line is blank (only ASCII whitespace), which a
     /// reader of messages skips.
+    #[inline]
     pub fn is_blank(&self) -> bool {
         self.buf.iter().all(u8::is_ascii_whitespace)
     }
