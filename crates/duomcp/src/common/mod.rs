@@ -9,7 +9,7 @@ pub(crate) mod scope;
 #[cfg(feature = "skills")]
 pub(crate) mod skills;
 #[cfg(feature = "server")]
-pub(crate) mod time;
+pub(crate) use duomcp_proto::time;
 
 /// The boxed future a store method returns ([`TaskStore`](crate::server::tasks::TaskStore),
 /// and the Streamable HTTP transport's `EventStore`): one type under both names, so the

@@ -1,16 +1,9 @@
-//! Newline-delimited framing (the stdio transport of both revisions), with a size limit that is
-//! enforced while reading: an oversized line is skipped, never buffered whole.
+//! Newline-delimited framing (the stdio transport of both revisions) read from an async
+//! reader: `duomcp-proto`'s [`LineFramer`] does the framing (an oversized line is skipped,
+//! never buffered whole); this drives it with the bytes a tokio reader has.
 
+use duomcp_proto::jsonrpc::{Frame, Line, LineFramer};
 use tokio::io::{AsyncBufRead, AsyncBufReadExt};
-
-/// What [`LineReader::next_line`] produced.
-#[derive(Debug, PartialEq, Eq)]
-pub enum Line<'a> {
-    /// One complete line, without its terminator (a trailing `\r` is removed too).
-    Message(&'a [u8]),
-    /// A line longer than the limit; its bytes were discarded.
-    TooLarge,
-}
 
 /// Reads newline-delimited messages from a buffered reader, reusing one buffer.
 ///
@@ -33,152 +26,60 @@ pub enum Line<'a> {
 /// ```
 pub struct LineReader<R> {
     inner: R,
-    buf: Vec<u8>,
-    max: usize,
-    /// The current line is over the limit: its bytes are being skipped.
-    discarding: bool,
-    /// `buf` holds a line already returned: clear it before reading on.
-    returned: bool,
-    /// The first [`HEAD`] bytes of the current (or last) oversized line.
-    head: Vec<u8>,
-    /// The bytes of the current (or last) oversized line seen so far.
-    skipped: usize,
-    /// The last line returned ended at the end of input, with no newline.
-    unterminated: bool,
+    framer: LineFramer,
 }
-
-/// How much of an oversized line [`LineReader::oversized`] keeps: enough for the `jsonrpc`
-/// and `id` members a sender writes first.
-pub const HEAD: usize = 1024;
 
 impl<R: AsyncBufRead + Unpin> LineReader<R> {
     /// Wraps `inner`; lines longer than `max` bytes are reported as [`Line::TooLarge`].
     pub fn new(inner: R, max: usize) -> Self {
         Self {
             inner,
-            buf: Vec::new(),
-            max,
-            discarding: false,
-            returned: false,
-            head: Vec::new(),
-            skipped: 0,
-            unterminated: false,
+            framer: LineFramer::new(max),
         }
     }
 
     /// After [`Line::TooLarge`]: the first bytes of that line (at most 1 KiB) and its
     /// length in bytes, so that a reader can tell whose answer it was and how big.
     pub fn oversized(&self) -> (&[u8], usize) {
-        (&self.head, self.skipped)
+        self.framer.oversized()
     }
 
     /// Whether the last line returned ([`Line::Message`] or [`Line::TooLarge`]) was cut off
     /// by the end of input instead of ending with a newline.
     pub fn unterminated(&self) -> bool {
-        self.unterminated
-    }
-
-    /// The line in `buf` plus `more` is over the limit: keep its head, start skipping.
-    fn start_discarding(&mut self, more: &[u8]) {
-        self.discarding = true;
-        self.head.clear();
-        let from_buf = self.buf.len().min(HEAD);
-        self.head.extend_from_slice(&self.buf[..from_buf]);
-        let from_more = more.len().min(HEAD - from_buf);
-        self.head.extend_from_slice(&more[..from_more]);
-        self.skipped = self.buf.len() + more.len();
-        self.buf.clear();
+        self.framer.unterminated()
     }
 
     /// The next non-blank line, or `None` at end of input.
     pub async fn next_line(&mut self) -> std::io::Result<Option<Line<'_>>> {
         loop {
-            match self.read_raw().await? {
-                Raw::Eof => return Ok(None),
-                Raw::TooLarge => return Ok(Some(Line::TooLarge)),
-                Raw::Line => {
-                    if self.buf.last() == Some(&b'\r') {
-                        self.buf.pop();
-                    }
-                    if self.buf.iter().all(u8::is_ascii_whitespace) {
-                        continue;
-                    }
-                    return Ok(Some(Line::Message(&self.buf)));
-                }
+            match self.next_frame().await? {
+                Frame::Eof => return Ok(None),
+                Frame::TooLarge => return Ok(Some(Line::TooLarge)),
+                Frame::Line if self.framer.is_blank() => continue,
+                Frame::Line => return Ok(Some(Line::Message(self.framer.line()))),
             }
         }
     }
 
-    async fn read_raw(&mut self) -> std::io::Result<Raw> {
-        // State lives in `self` across the awaits (not in locals), so dropping this future
-        // between two `fill_buf`s loses nothing.
-        if self.returned {
-            self.buf.clear();
-            self.discarding = false;
-            self.returned = false;
-        }
+    async fn next_frame(&mut self) -> std::io::Result<Frame> {
+        // State lives in the framer across the awaits (not in locals), so dropping this
+        // future between two `fill_buf`s loses nothing.
         loop {
             let available = self.inner.fill_buf().await?;
-            if available.is_empty() {
-                self.returned = true;
-                self.unterminated = self.discarding || !self.buf.is_empty();
-                return Ok(if self.discarding {
-                    Raw::TooLarge
-                } else if self.buf.is_empty() {
-                    Raw::Eof
-                } else {
-                    Raw::Line
-                });
-            }
-            match memchr::memchr(b'\n', available) {
-                Some(pos) => {
-                    let fits = !self.discarding && self.buf.len() + pos <= self.max;
-                    if fits {
-                        self.buf.extend_from_slice(&available[..pos]);
-                    } else if self.discarding {
-                        let take = HEAD.saturating_sub(self.head.len()).min(pos);
-                        self.head.extend_from_slice(&available[..take]);
-                        self.skipped += pos;
-                    } else {
-                        let line_end = available[..pos.min(HEAD)].to_vec();
-                        self.start_discarding(&line_end);
-                        self.skipped += pos - line_end.len();
-                    }
-                    self.inner.consume(pos + 1);
-                    self.returned = true;
-                    self.unterminated = false;
-                    return Ok(if fits { Raw::Line } else { Raw::TooLarge });
-                }
-                None => {
-                    let n = available.len();
-                    if self.discarding {
-                        let take = HEAD.saturating_sub(self.head.len()).min(n);
-                        self.head.extend_from_slice(&available[..take]);
-                        self.skipped += n;
-                    } else if self.buf.len() + n > self.max {
-                        let more = available[..n.min(HEAD)].to_vec();
-                        self.start_discarding(&more);
-                        // Counted whole, though only its head was kept.
-                        self.skipped += n - more.len();
-                    } else {
-                        self.buf.extend_from_slice(available);
-                    }
-                    self.inner.consume(n);
-                }
+            let (used, frame) = self.framer.feed(available);
+            self.inner.consume(used);
+            if let Some(frame) = frame {
+                return Ok(frame);
             }
         }
     }
-}
-
-enum Raw {
-    Line,
-    TooLarge,
-    Eof,
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use duomcp_proto::jsonrpc::HEAD;
 
     #[tokio::test]
     async fn oversized_lines_are_skipped_and_reading_goes_on() {

@@ -1,9 +1,9 @@
 //! [`Context`]: a handler's window on the request it is serving.
 
-use super::error::{HandlerError, InputRequired};
 use super::session::{Session, Sink};
 use super::tasks::{DetachHook, LiveTask};
 use super::Shared;
+use super::{HandlerError, InputRequired};
 use crate::correlation::WaitError;
 use crate::era::{Era, ProtocolError};
 use crate::jsonrpc;

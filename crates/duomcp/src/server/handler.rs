@@ -5,7 +5,7 @@
 //! prompts, [`IntoReadResult`] for resources.
 
 use super::context::Context;
-use super::error::HandlerError;
+use super::HandlerError;
 use duomcp_schema::{
     CallToolResult, ContentBlock, GetPromptResult, PromptMessage, ReadResourceResult,
     ResourceContents, TextResourceContents,

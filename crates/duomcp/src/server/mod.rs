@@ -18,10 +18,10 @@
 pub mod apps;
 pub mod bus;
 mod context;
-mod cursor;
+use duomcp_proto::cursor;
 mod dispatch;
 mod envelope;
-mod error;
+pub use duomcp_proto::error::{HandlerError, InputRequired};
 mod handler;
 mod invoke;
 pub(crate) mod keyring;
@@ -41,7 +41,6 @@ pub(crate) mod telemetry;
 mod uri_template;
 
 pub use context::{ClientSession, Context, INPUT_KEY_META};
-pub use error::{HandlerError, InputRequired};
 pub use handler::{
     Args, CallParts, FromCallParts, Handler, IntoPromptResult, IntoReadResult, IntoToolResult,
     Json, RawToolResult, Rejection, State, ToolOutput, Uri,

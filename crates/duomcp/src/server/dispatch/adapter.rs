@@ -123,10 +123,5 @@ pub(super) fn failure(
     e: HandlerError,
     input_required: impl FnOnce() -> ProtocolError,
 ) -> ProtocolError {
-    match e {
-        HandlerError::Protocol(p) => p,
-        HandlerError::Failed(e) => ProtocolError::Internal(e.to_string()),
-        HandlerError::InputRequired(_) => input_required(),
-        HandlerError::Cancelled => ProtocolError::Internal("cancelled".into()),
-    }
+    e.into_protocol_error(input_required)
 }

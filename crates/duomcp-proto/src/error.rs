@@ -1,4 +1,8 @@
-//! The error type handlers return.
+//! The error type handlers return (re-exported by `duomcp` as `duomcp::server::HandlerError`).
+//!
+//! It lives here, next to [`ProtocolError`], because `?` turns a [`ProtocolError`] into a
+//! [`HandlerError::Protocol`] and every other error into a [`HandlerError::Failed`]: the two
+//! conversions can only be told apart in the crate that defines [`ProtocolError`].
 
 use crate::era::ProtocolError;
 use std::fmt;
@@ -11,12 +15,12 @@ use std::fmt;
 ///   it becomes a JSON-RPC internal error. The message is the error and its causes
 ///   (`source()`), joined with `: `, as `anyhow` prints them with `{:#}`.
 /// * [`HandlerError::Protocol`] becomes a JSON-RPC error response, mapped per era.
-/// * [`HandlerError::InputRequired`] is produced by [`Context::elicit`](crate::server::Context::elicit)
-///   and friends in the 2026-07-28 era; let it propagate with `?` and the runtime answers with an
+/// * [`HandlerError::InputRequired`] is produced by `Context::elicit`
+///   and friends (in `duomcp::server`) in the 2026-07-28 era; let it propagate with `?` and the runtime answers with an
 ///   `InputRequiredResult`.
 ///
 /// ```
-/// use duomcp::server::HandlerError;
+/// use duomcp_proto::error::HandlerError;
 /// fn parse(n: &str) -> Result<u32, HandlerError> {
 ///     Ok(n.parse::<u32>()?) // a ParseIntError becomes HandlerError::Failed
 /// }
@@ -37,9 +41,8 @@ pub enum HandlerError {
 
 /// Marker error: the handler asked for client input that has not arrived yet (2026-07-28 MRTR).
 ///
-/// Returned by [`Context::elicit`](crate::server::Context::elicit),
-/// [`Context::sample`](crate::server::Context::sample) and
-/// [`Context::list_roots`](crate::server::Context::list_roots); propagate it with `?`.
+/// Returned by `Context::elicit`, `Context::sample` and `Context::list_roots` (in
+/// `duomcp::server`); propagate it with `?`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct InputRequired;
 
@@ -86,7 +89,7 @@ impl fmt::Display for HandlerError {
 /// `anyhow::Error`, `String`, `&str`, `Box<dyn Error + Send + Sync>`.
 ///
 /// ```
-/// use duomcp::server::HandlerError;
+/// use duomcp_proto::error::HandlerError;
 /// let from_string: HandlerError = String::from("no such city").into();
 /// let from_str: HandlerError = "no such city".into();
 /// assert_eq!(from_string.to_string(), from_str.to_string());
@@ -100,7 +103,7 @@ impl<E: Into<Box<dyn std::error::Error + Send + Sync>>> From<E> for HandlerError
 impl HandlerError {
     /// The same error with a [`Failed`](HandlerError::Failed) error's causes in its message
     /// (`outer: inner: root`), as the caller is shown it.
-    pub(crate) fn with_causes(self) -> Self {
+    pub fn with_causes(self) -> Self {
         match self {
             HandlerError::Failed(e) if e.source().is_some() => {
                 let mut message = e.to_string();
@@ -113,6 +116,35 @@ impl HandlerError {
                 HandlerError::msg(message)
             }
             other => other,
+        }
+    }
+}
+
+impl HandlerError {
+    /// The protocol error this failure is answered with when it is not a result of its own
+    /// (a tool's [`Failed`](HandlerError::Failed) is an `isError` result instead): a
+    /// [`Protocol`](HandlerError::Protocol) error as it is, anything else an internal error;
+    /// `input_required` words [`InputRequired`](HandlerError::InputRequired), which each era
+    /// refuses differently where input may not be asked.
+    ///
+    /// ```
+    /// use duomcp_proto::era::ProtocolError;
+    /// use duomcp_proto::error::HandlerError;
+    /// let refused = || ProtocolError::Internal("no input here".into());
+    /// let e = HandlerError::invalid_params("bad").into_protocol_error(refused);
+    /// assert_eq!(e, ProtocolError::InvalidParams("bad".into()));
+    /// let e = HandlerError::msg("boom").into_protocol_error(refused);
+    /// assert_eq!(e, ProtocolError::Internal("boom".into()));
+    /// ```
+    pub fn into_protocol_error(
+        self,
+        input_required: impl FnOnce() -> ProtocolError,
+    ) -> ProtocolError {
+        match self {
+            HandlerError::Protocol(p) => p,
+            HandlerError::Failed(e) => ProtocolError::Internal(e.to_string()),
+            HandlerError::InputRequired(_) => input_required(),
+            HandlerError::Cancelled => ProtocolError::Internal("cancelled".into()),
         }
     }
 }

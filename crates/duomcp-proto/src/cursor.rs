@@ -6,13 +6,13 @@ use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use base64::Engine as _;
 
 /// The cursor of the page after `key`, for the list named by `prefix`.
-pub(crate) fn encode(prefix: &str, key: &str) -> String {
+pub fn encode(prefix: &str, key: &str) -> String {
     URL_SAFE_NO_PAD.encode(format!("{prefix}{key}"))
 }
 
 /// The key a cursor of the list named by `prefix` resumes after; `None` for the first page.
 /// Anything else is `-32602`.
-pub(crate) fn decode(prefix: &str, cursor: Option<&str>) -> Result<Option<String>, ProtocolError> {
+pub fn decode(prefix: &str, cursor: Option<&str>) -> Result<Option<String>, ProtocolError> {
     let Some(c) = cursor else { return Ok(None) };
     URL_SAFE_NO_PAD
         .decode(c)

@@ -19,8 +19,7 @@ use serde_json::Error;
 const MAX_DEPTH: usize = 256;
 
 /// The message of `error` without serde_json's ` at line L column C`.
-#[cfg(feature = "server")]
-pub(crate) fn message(error: &Error) -> String {
+pub fn message(error: &Error) -> String {
     let text = error.to_string();
     if error.line() == 0 {
         return text;
@@ -34,7 +33,7 @@ pub(crate) fn message(error: &Error) -> String {
 
 /// The path (`a.b[0].c`; `.` for the whole text or when unknown) of the value at fault in
 /// `text` for `error`, an error of parsing `text` with serde_json.
-pub(crate) fn path(text: &str, error: &Error) -> String {
+pub fn path(text: &str, error: &Error) -> String {
     let Some(offset) = byte_offset(text, error.line(), error.column()) else {
         return ".".to_owned();
     };

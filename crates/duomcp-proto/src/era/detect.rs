@@ -7,7 +7,7 @@ use duomcp_schema::methods::{self, RequestMethod};
 use duomcp_schema::version;
 
 /// What a message says about its era, as its transport found it.
-pub(crate) struct Signals<'a, F> {
+pub struct Signals<'a, F> {
     /// The JSON-RPC method (`None` for a response).
     pub method: Option<&'a str>,
     /// The `MCP-Protocol-Version` header, trimmed (`Err`: not visible ASCII); `None` where
@@ -23,8 +23,7 @@ pub(crate) struct Signals<'a, F> {
 /// The era an HTTP refusal shows the server speaks: an error only a 2026-07-28 server sends
 /// (`modern_error`: one of its codes, or a `404` carrying `-32601`) shows that era; any other
 /// `4xx` an older one; anything else shows nothing. The client's era probe reads it.
-#[cfg(feature = "http-client")]
-pub(crate) fn of_refusal(modern_error: bool, client_error: bool) -> Option<Era> {
+pub fn of_refusal(modern_error: bool, client_error: bool) -> Option<Era> {
     if modern_error {
         Some(Era::Modern)
     } else if client_error {
@@ -36,7 +35,7 @@ pub(crate) fn of_refusal(modern_error: bool, client_error: bool) -> Option<Era> 
 
 /// Why no era could be decided (HTTP answers `400`).
 #[derive(Debug, PartialEq, Eq)]
-pub(crate) enum Undecided {
+pub enum Undecided {
     /// The version header is not text.
     MalformedHeader,
     /// The version header names a version neither era speaks.
@@ -50,7 +49,7 @@ pub(crate) enum Undecided {
 /// 2025-11-25 (or older) header makes it legacy; without a header, `server/discover` outside
 /// a session is 2026-07-28, and anything else (an `initialize`, a session's request, a
 /// 2025-03-26 client that sends no header) is legacy.
-pub(crate) fn detect<F: FnOnce() -> bool>(s: Signals<'_, F>) -> Result<Era, Undecided> {
+pub fn detect<F: FnOnce() -> bool>(s: Signals<'_, F>) -> Result<Era, Undecided> {
     if matches!(s.version_header, Some(Ok(v)) if version::is_modern(v)) {
         return Ok(Era::Modern);
     }

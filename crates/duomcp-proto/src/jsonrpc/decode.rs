@@ -102,7 +102,7 @@ fn invalid(id: Option<RequestId>, why: &str) -> DecodeError {
 /// ([`duomcp_schema::strict`]).
 ///
 /// ```
-/// use duomcp::jsonrpc::{decode, Incoming};
+/// use duomcp_proto::jsonrpc::{decode, Incoming};
 /// let msg = decode(br#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#).unwrap();
 /// assert!(matches!(msg, Incoming::Request(r) if r.method == "ping"));
 /// assert_eq!(decode(b"{oops").unwrap_err().error.code, -32700);

@@ -55,7 +55,7 @@ pub fn error_object(err: &ProtocolError) -> ErrorObject {
 /// [`version::OFFERED_LEGACY_VERSIONS`]).
 ///
 /// ```
-/// use duomcp::era::legacy::negotiate;
+/// use duomcp_proto::era::legacy::negotiate;
 /// assert_eq!(negotiate("2025-06-18"), "2025-06-18");
 /// assert_eq!(negotiate("2099-01-01"), "2025-11-25");
 /// assert_eq!(negotiate("2025-03-26"), "2025-11-25");

@@ -4,24 +4,20 @@
 //! errors become JSON-RPC error objects, and what every result must carry. Handlers and
 //! transports ask this module instead of comparing version strings.
 
-#[cfg(feature = "server")]
 mod detect;
 pub mod legacy;
 pub mod modern;
 
-#[cfg(feature = "http-client")]
-pub(crate) use detect::of_refusal;
-#[cfg(feature = "http-server")]
-pub(crate) use detect::Undecided;
-#[cfg(feature = "server")]
-pub(crate) use detect::{detect, Signals};
+pub use detect::of_refusal;
+pub use detect::Undecided;
+pub use detect::{detect, Signals};
 
 use std::fmt;
 
 /// Which revision of MCP a request (or a session) speaks.
 ///
 /// ```
-/// use duomcp::Era;
+/// use duomcp_proto::Era;
 /// assert_eq!(Era::of_version("2025-06-18"), Some(Era::Legacy));
 /// assert_eq!(Era::of_version("2026-07-28"), Some(Era::Modern));
 /// assert_eq!(Era::of_version("1999-01-01"), None);
@@ -39,7 +35,7 @@ impl Era {
     /// [`modern::error_object`]).
     ///
     /// ```
-    /// use duomcp::era::{Era, ProtocolError};
+    /// use duomcp_proto::era::{Era, ProtocolError};
     /// let missing = ProtocolError::ResourceNotFound("file:///x".into());
     /// assert_eq!(Era::Legacy.error_object(&missing).code, -32002);
     /// assert_eq!(Era::Modern.error_object(&missing).code, -32602);
@@ -53,12 +49,10 @@ impl Era {
 
     /// What a message that says nothing of its era speaks: 2025-11-25 (and the 2025-03-26
     /// clients that send no version header), the era of `initialize`.
-    #[cfg(feature = "server")]
-    pub(crate) const UNMARKED: Era = Era::Legacy;
+    pub const UNMARKED: Era = Era::Legacy;
 
     /// The short name of the era, as the `mcp.request` span's `era` field shows it.
-    #[cfg(feature = "server")]
-    pub(crate) fn tag(self) -> &'static str {
+    pub fn tag(self) -> &'static str {
         match self {
             Era::Legacy => "legacy",
             Era::Modern => "modern",
@@ -67,8 +61,7 @@ impl Era {
 
     /// Whether requests of this era carry their caller in `_meta` (2026-07-28), which the
     /// dispatcher then reads and validates.
-    #[cfg(feature = "server")]
-    pub(crate) fn carries_meta(self) -> bool {
+    pub fn carries_meta(self) -> bool {
         self == Era::Modern
     }
 
@@ -76,30 +69,26 @@ impl Era {
     /// holds the negotiated version, the log level and the resource subscriptions, and the
     /// server's messages unrelated to a request belong to it (over HTTP, its GET stream).
     /// 2026-07-28 is stateless: each request carries what the session held.
-    #[cfg(feature = "server")]
-    pub(crate) fn has_sessions(self) -> bool {
+    pub fn has_sessions(self) -> bool {
         self == Era::Legacy
     }
 
     /// Whether closing a request's response stream cancels the request (2026-07-28); a
     /// 2025-11-25 stream may be closed and resumed, the request running on.
-    #[cfg(feature = "server")]
-    pub(crate) fn stream_close_cancels(self) -> bool {
+    pub fn stream_close_cancels(self) -> bool {
         self == Era::Modern
     }
 
     /// Whether the server asks the client for input (elicitation, sampling, roots) with
     /// `input_required` results answered on a retry of the request (2026-07-28, MRTR), rather
     /// than with server→client requests (2025-11-25).
-    #[cfg(feature = "server")]
-    pub(crate) fn input_in_rounds(self) -> bool {
+    pub fn input_in_rounds(self) -> bool {
         self == Era::Modern
     }
 
     /// The protocol version of this era when it has only one (2026-07-28), so a request
     /// speaks it without saying; `None` for 2025-11-25, whose versions are negotiated.
-    #[cfg(feature = "otel")]
-    pub(crate) fn sole_version(self) -> Option<&'static str> {
+    pub fn sole_version(self) -> Option<&'static str> {
         (self == Era::Modern).then_some(duomcp_schema::version::LATEST_MODERN)
     }
 

@@ -11,7 +11,7 @@ fn write_id(out: &mut Vec<u8>, id: &RequestId) {
 /// Encodes a successful response. The buffer is not newline-terminated.
 ///
 /// ```
-/// use duomcp::jsonrpc::{encode_result, RequestId};
+/// use duomcp_proto::jsonrpc::{encode_result, RequestId};
 /// let bytes = encode_result(&RequestId::Number(7.into()), &serde_json::json!({})).unwrap();
 /// assert_eq!(bytes, br#"{"jsonrpc":"2.0","id":7,"result":{}}"#);
 /// ```
@@ -27,7 +27,7 @@ pub fn encode_result<T: Serialize + ?Sized>(
 
 /// The start of a successful response, up to and including `"result":`; the caller appends
 /// the result and the closing `}`.
-pub(crate) fn result_head(id: &RequestId) -> Vec<u8> {
+pub fn result_head(id: &RequestId) -> Vec<u8> {
     let mut out = Vec::with_capacity(256);
     out.extend_from_slice(br#"{"jsonrpc":"2.0","id":"#);
     write_id(&mut out, id);
@@ -39,7 +39,7 @@ pub(crate) fn result_head(id: &RequestId) -> Vec<u8> {
 /// `id` member is then omitted (MCP's schema allows no `null` id).
 ///
 /// ```
-/// use duomcp::jsonrpc::{encode_error, error};
+/// use duomcp_proto::jsonrpc::{encode_error, error};
 /// let bytes = encode_error(None, &error(-32700, "Parse error"));
 /// assert_eq!(bytes, br#"{"jsonrpc":"2.0","error":{"code":-32700,"message":"Parse error"}}"#);
 /// ```

@@ -1,7 +1,7 @@
 //! Time as the wire writes it, for the server's task records and the client's alike.
 
 /// An ISO 8601 / RFC 3339 UTC timestamp with milliseconds, e.g. `2025-11-25T10:30:00.000Z`.
-pub(crate) fn iso8601(ms: u64) -> String {
+pub fn iso8601(ms: u64) -> String {
     let secs = ms / 1000;
     let millis = ms % 1000;
     let days = (secs / 86_400) as i64;

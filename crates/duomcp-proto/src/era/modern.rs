@@ -68,7 +68,7 @@ pub fn error_object(err: &ProtocolError) -> ErrorObject {
 /// The HTTP status a modern-era error travels with on Streamable HTTP.
 ///
 /// ```
-/// use duomcp::era::{modern::http_status, ProtocolError};
+/// use duomcp_proto::era::{modern::http_status, ProtocolError};
 /// assert_eq!(http_status(&ProtocolError::MethodNotFound("x".into())), 404);
 /// assert_eq!(http_status(&ProtocolError::InvalidParams("unknown tool".into())), 200);
 /// ```
@@ -106,7 +106,7 @@ pub struct ValidMeta {
 /// A request's `_meta`, read once: the two bulky objects stay raw JSON (parsed only when new,
 /// see [`MetaMemo`]), the rest is read in place.
 #[derive(Deserialize)]
-pub(crate) struct MetaFields<'a> {
+pub struct MetaFields<'a> {
     #[serde(rename = "io.modelcontextprotocol/protocolVersion", borrow, default)]
     protocol_version: Option<Cow<'a, str>>,
     #[serde(rename = "io.modelcontextprotocol/clientCapabilities", borrow, default)]
@@ -121,20 +121,18 @@ pub(crate) struct MetaFields<'a> {
 
 impl<'a> MetaFields<'a> {
     /// Reads the fields of the raw `_meta` object.
-    pub(crate) fn parse(raw: &'a str) -> Result<Self, serde_json::Error> {
+    pub fn parse(raw: &'a str) -> Result<Self, serde_json::Error> {
         duomcp_schema::strict::from_str(raw)
     }
 
     /// The protocol version it names, if it names one as a string.
-    #[cfg(feature = "http-server")]
-    pub(crate) fn protocol_version(&self) -> Option<&str> {
+    pub fn protocol_version(&self) -> Option<&str> {
         self.protocol_version.as_deref()
     }
 
     /// Whether it names a protocol version (what makes a request without a transport hint a
     /// 2026-07-28 one).
-    #[cfg(feature = "server")]
-    pub(crate) fn has_version(&self) -> bool {
+    pub fn has_version(&self) -> bool {
         self.protocol_version.is_some()
     }
 }
@@ -146,8 +144,7 @@ fn present(raw: Option<&RawValue>) -> Option<&str> {
 
 /// Whether a raw `_meta` object has a protocol-version key, whatever its value: the mark of a
 /// 2026-07-28 request (whose validation then says what is wrong with the value).
-#[cfg(feature = "server")]
-pub(crate) fn names_version(meta: &str) -> bool {
+pub fn names_version(meta: &str) -> bool {
     #[derive(Deserialize)]
     struct Keys<'a> {
         #[serde(rename = "io.modelcontextprotocol/protocolVersion", borrow, default)]
@@ -162,7 +159,7 @@ pub(crate) fn names_version(meta: &str) -> bool {
 /// info a client repeats on every request.
 ///
 /// ```
-/// use duomcp::era::modern::validate_meta;
+/// use duomcp_proto::era::modern::validate_meta;
 /// let ok = validate_meta(Some(r#"{"io.modelcontextprotocol/protocolVersion":"2026-07-28",
 ///     "io.modelcontextprotocol/clientCapabilities":{}}"#)).unwrap();
 /// assert_eq!(&*ok.protocol_version, "2026-07-28");
@@ -179,7 +176,7 @@ pub fn validate_meta(raw: Option<&str>) -> Result<ValidMeta, ProtocolError> {
 /// compare bytes and clone an `Arc`).
 ///
 /// ```
-/// use duomcp::era::modern::MetaMemo;
+/// use duomcp_proto::era::modern::MetaMemo;
 /// let memo = MetaMemo::default();
 /// let meta = r#"{"io.modelcontextprotocol/protocolVersion":"2026-07-28",
 ///     "io.modelcontextprotocol/clientCapabilities":{"sampling":{}}}"#;
@@ -234,7 +231,7 @@ impl MetaMemo {
     }
 
     /// [`validate`](Self::validate) on `_meta` already read with [`MetaFields::parse`].
-    pub(crate) fn validate_fields(
+    pub fn validate_fields(
         &self,
         fields: Option<Result<MetaFields<'_>, serde_json::Error>>,
     ) -> Result<ValidMeta, ProtocolError> {

@@ -1,0 +1,40 @@
+//! # duomcp-proto
+//!
+//! The sans-IO core of [duomcp](https://docs.rs/duomcp): the parts of the Model Context
+//! Protocol (revisions 2025-11-25 and 2026-07-28) that are pure functions of their inputs.
+//! No I/O, no async runtime, no threads, no clock and no randomness of its own: time is a
+//! value passed in (milliseconds since the Unix epoch), keys are bytes passed in. It builds
+//! for `wasm32-unknown-unknown`.
+//!
+//! * [`jsonrpc`]: the JSON-RPC 2.0 codec (decode once, encode without a tree), error objects,
+//!   typed params with the path of the field at fault, and newline framing as a state
+//!   machine fed with bytes ([`jsonrpc::LineFramer`]).
+//! * [`era`]: the two revisions, how a message's revision is detected, the error object and
+//!   HTTP status each gives a [`era::ProtocolError`], `_meta` validation (2026-07-28), and the
+//!   named protocol facts (sessions, stream closing, input rounds).
+//! * [`error`]: what a handler returns when it does not produce a result ([`error::HandlerError`]).
+//! * [`cursor`]: opaque pagination cursors.
+//! * [`time`]: timestamps as the wire writes them.
+//!
+//! ```
+//! use duomcp_proto::jsonrpc::{decode, encode_request, Incoming, RequestId};
+//! let bytes = encode_request(&RequestId::from(1), "tools/list", &serde_json::json!({}))?;
+//! let Ok(Incoming::Request(request)) = decode(&bytes) else { panic!("a request") };
+//! assert_eq!(request.method, "tools/list");
+//! # Ok::<(), serde_json::Error>(())
+//! ```
+//!
+//! `duomcp` (the runtime: transports, server and client) drives this crate and re-exports
+//! its items at their old paths (`duomcp::jsonrpc`, `duomcp::era`).
+
+#![cfg_attr(docsrs, feature(doc_cfg))]
+#![warn(missing_docs)]
+
+pub mod cursor;
+pub mod era;
+pub mod error;
+pub mod jsonrpc;
+pub mod time;
+
+pub use duomcp_schema as schema;
+pub use era::Era;
