@@ -7,6 +7,7 @@
 
 pub mod bench;
 pub mod commands;
+pub mod inspect;
 pub mod limits;
 pub mod reference;
 pub mod serve_addr;

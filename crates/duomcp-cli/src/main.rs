@@ -78,6 +78,10 @@ enum Command {
     /// Authorize against an MCP server (OAuth in the browser) and store the tokens: later
     /// client commands against that URL use them.
     Login(duomcp_cli::commands::login::LoginArgs),
+    /// A web inspector for any MCP server, in either revision: `duomcp inspect -- CMD ARGS`,
+    /// `duomcp inspect URL`, or `duomcp inspect` for a connect form. Serves a page on
+    /// 127.0.0.1 only, behind a token in the URL it prints.
+    Inspect(duomcp_cli::inspect::InspectArgs),
     /// Print a shell completion script: `duomcp completions bash > ~/.local/share/bash-completion/completions/duomcp`
     /// (zsh: into a directory of `$fpath` as `_duomcp`; fish: `~/.config/fish/completions/duomcp.fish`).
     Completions {
@@ -177,6 +181,7 @@ fn main() -> std::process::ExitCode {
     let command = match cli.command {
         Command::Client(command) => return runtime.block_on(duomcp_cli::commands::run(command)),
         Command::Login(args) => return runtime.block_on(duomcp_cli::commands::login::run(args)),
+        Command::Inspect(args) => return runtime.block_on(duomcp_cli::inspect::run(args)),
         Command::Bench(args) => return runtime.block_on(duomcp_cli::bench::run(args)),
         Command::Gateway(args) => {
             return runtime.block_on(duomcp_cli::commands::gateway::run(args))
@@ -254,6 +259,7 @@ fn main() -> std::process::ExitCode {
             | Command::Bench(_)
             | Command::Gateway(_)
             | Command::Login(_)
+            | Command::Inspect(_)
             | Command::Completions { .. }
             | Command::Servers { .. } => Ok(()),
         }

@@ -76,7 +76,7 @@ pub enum ClientCommand {
 }
 
 /// Options every client command takes, and the server to talk to.
-#[derive(Debug, Args)]
+#[derive(Debug, Clone, Args)]
 pub struct Target {
     /// Which era to speak: auto (probe, then fall back), legacy (2025-11-25), modern (2026-07-28).
     #[arg(long, default_value = "auto", value_parser = parse_era)]

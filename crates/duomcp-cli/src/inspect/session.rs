@@ -1,0 +1,464 @@
+//! The inspector's one connection to the server, and what the page sees of it: the events it
+//! streams (notifications, progress, task status, input requests), the input requests waiting
+//! for the page's answer, and the trace of every exchange. Each of them is bounded
+//! (LIMITS.md, "duomcp inspect").
+
+use crate::commands::{errors, Failure, Target};
+use duomcp::client::{Client, ClientBuilder, EraChoice, InputError, Notification, RequestOptions};
+use duomcp::schema::{
+    CreateMessageRequestParams, CreateMessageResult, ElicitRequestParams, ElicitResult,
+    LoggingLevel,
+};
+use serde_json::{json, Value};
+use std::collections::{HashMap, VecDeque};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+use tokio::sync::{broadcast, oneshot, RwLock};
+
+/// Events buffered for a page that reads slowly; past it the page is told how many it missed.
+pub(super) const EVENT_BUFFER: usize = 256;
+/// Trace entries kept (the oldest go first).
+pub(super) const TRACE_ENTRIES: usize = 2_000;
+/// Bytes of trace kept, counted as serialized JSON (the oldest go first).
+pub(super) const TRACE_BYTES: usize = 16 << 20;
+/// Input requests (elicitation, sampling) waiting for the page at once; more are refused.
+pub(super) const PENDING_INPUTS: usize = 16;
+/// How long an input request waits for the page before it is answered with an error.
+pub(super) const INPUT_WAIT: Duration = Duration::from_secs(600);
+/// Calls in flight at once (each can be cancelled from the page); more are refused.
+pub(super) const CALLS_IN_FLIGHT: usize = 64;
+
+/// A live connection.
+struct Live {
+    client: Client,
+    shown: String,
+    target: Target,
+    notes: tokio::task::JoinHandle<()>,
+}
+
+/// What the page and the connection share: events, pending input, the trace.
+pub(super) struct Shared {
+    started: Instant,
+    events: broadcast::Sender<Value>,
+    next_id: AtomicU64,
+    pending: Mutex<HashMap<u64, (oneshot::Sender<Value>, Value)>>,
+    trace: Mutex<Trace>,
+    calls: Mutex<HashMap<String, tokio::task::AbortHandle>>,
+}
+
+#[derive(Default)]
+struct Trace {
+    entries: VecDeque<(usize, Value)>,
+    bytes: usize,
+    seq: u64,
+    dropped: u64,
+}
+
+/// The inspector: its token and port, the configured target, and the live connection.
+pub(crate) struct Inspector {
+    token: String,
+    port: u16,
+    configured: Option<Target>,
+    live: RwLock<Option<Live>>,
+    shared: Arc<Shared>,
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+impl Shared {
+    fn ms(&self) -> f64 {
+        (self.started.elapsed().as_micros() as f64) / 1000.0
+    }
+
+    /// Sends an event to every open page (none open: it is dropped; the trace keeps it).
+    pub(super) fn event(&self, event: Value) {
+        let _ = self.events.send(event);
+    }
+
+    pub(super) fn subscribe(&self) -> broadcast::Receiver<Value> {
+        self.events.subscribe()
+    }
+
+    /// Adds `entry` to the trace (with its sequence number and time) and shows it to the page.
+    pub(super) fn trace(&self, mut entry: Value) {
+        let mut trace = lock(&self.trace);
+        trace.seq += 1;
+        if let Value::Object(o) = &mut entry {
+            o.insert("seq".into(), json!(trace.seq));
+            o.insert("t".into(), json!(self.ms()));
+        }
+        let size = entry.to_string().len();
+        trace.bytes += size;
+        trace.entries.push_back((size, entry.clone()));
+        while trace.entries.len() > TRACE_ENTRIES
+            || (trace.bytes > TRACE_BYTES && trace.entries.len() > 1)
+        {
+            if let Some((gone, _)) = trace.entries.pop_front() {
+                trace.bytes -= gone;
+                trace.dropped += 1;
+            }
+        }
+        drop(trace);
+        self.event(json!({ "type": "trace", "entry": entry }));
+    }
+
+    /// The trace kept, oldest first, and how many entries were dropped to keep it bounded.
+    pub(super) fn trace_entries(&self) -> (Vec<Value>, u64) {
+        let trace = lock(&self.trace);
+        (
+            trace.entries.iter().map(|(_, e)| e.clone()).collect(),
+            trace.dropped,
+        )
+    }
+
+    /// Asks the page for input (`kind` "elicitation" or "sampling") and waits for its answer.
+    async fn ask(&self, kind: &str, method: &str, params: Value) -> Result<Value, InputError> {
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        let (tx, rx) = oneshot::channel();
+        {
+            let mut pending = lock(&self.pending);
+            if pending.len() >= PENDING_INPUTS {
+                return Err(InputError::new(format!(
+                    "the inspector has {PENDING_INPUTS} input requests waiting for the page already"
+                )));
+            }
+            let event = json!({ "type": "input", "id": id, "kind": kind, "params": params });
+            pending.insert(id, (tx, event));
+        }
+        self.trace(json!({ "dir": "in", "kind": "request", "method": method, "params": params }));
+        if let Some((_, event)) = lock(&self.pending).get(&id) {
+            self.event(event.clone());
+        }
+        let answer = tokio::time::timeout(INPUT_WAIT, rx).await;
+        lock(&self.pending).remove(&id);
+        match answer {
+            Ok(Ok(value)) => {
+                self.trace(
+                    json!({ "dir": "out", "kind": "response", "method": method, "result": value }),
+                );
+                self.event(json!({ "type": "input_done", "id": id }));
+                Ok(value)
+            }
+            Ok(Err(_)) => Err(InputError::new(
+                "the inspector stopped before the page answered",
+            )),
+            Err(_) => {
+                self.event(json!({ "type": "input_done", "id": id }));
+                Err(InputError::new(format!(
+                    "nobody answered in the inspector's page within {} s",
+                    INPUT_WAIT.as_secs()
+                )))
+            }
+        }
+    }
+
+    /// The page's answer to input request `id`; false when nothing waits under that id.
+    pub(super) fn answer(&self, id: u64, value: Value) -> bool {
+        match lock(&self.pending).remove(&id) {
+            Some((tx, _)) => tx.send(value).is_ok(),
+            None => false,
+        }
+    }
+
+    /// The input requests still waiting, oldest first (for a page opened after they came).
+    pub(super) fn pending(&self) -> Vec<Value> {
+        let pending = lock(&self.pending);
+        let mut ids: Vec<&u64> = pending.keys().collect();
+        ids.sort_unstable();
+        ids.into_iter().map(|id| pending[id].1.clone()).collect()
+    }
+}
+
+/// A notification as the page shows it: its method and params.
+fn notification_json(n: &Notification) -> (String, Value) {
+    let to = |v: Result<Value, serde_json::Error>| v.unwrap_or(Value::Null);
+    match n {
+        Notification::ToolsListChanged => ("notifications/tools/list_changed".into(), json!({})),
+        Notification::PromptsListChanged => {
+            ("notifications/prompts/list_changed".into(), json!({}))
+        }
+        Notification::ResourcesListChanged => {
+            ("notifications/resources/list_changed".into(), json!({}))
+        }
+        Notification::ResourceUpdated { uri } => (
+            "notifications/resources/updated".into(),
+            json!({ "uri": uri }),
+        ),
+        Notification::Log(m) => ("notifications/message".into(), to(serde_json::to_value(m))),
+        Notification::Progress(p) => ("notifications/progress".into(), to(serde_json::to_value(p))),
+        Notification::ElicitationComplete(p) => (
+            "notifications/elicitation/complete".into(),
+            to(serde_json::to_value(p)),
+        ),
+        Notification::Other { method, params } => (method.clone(), params.clone()),
+        other => ("notification".into(), Value::String(format!("{other:?}"))),
+    }
+}
+
+impl Inspector {
+    pub(super) fn new(token: String, port: u16, target: Target) -> Inspector {
+        let configured = target.usage_problem().is_none().then_some(target);
+        Inspector {
+            token,
+            port,
+            configured,
+            live: RwLock::new(None),
+            shared: Arc::new(Shared {
+                started: Instant::now(),
+                events: broadcast::channel(EVENT_BUFFER).0,
+                next_id: AtomicU64::new(1),
+                pending: Mutex::new(HashMap::new()),
+                trace: Mutex::new(Trace::default()),
+                calls: Mutex::new(HashMap::new()),
+            }),
+        }
+    }
+
+    pub(super) fn token(&self) -> &str {
+        &self.token
+    }
+
+    pub(super) fn port(&self) -> u16 {
+        self.port
+    }
+
+    pub(super) fn shared(&self) -> &Arc<Shared> {
+        &self.shared
+    }
+
+    /// Whether a server was named on the command line.
+    pub(super) fn has_target(&self) -> bool {
+        self.configured.is_some()
+    }
+
+    /// Connects to the server named on the command line.
+    pub(super) async fn connect_configured(&self) -> Result<Value, Failure> {
+        let Some(target) = &self.configured else {
+            return Err(Failure::new("no server was named on the command line"));
+        };
+        self.connect(target.clone()).await
+    }
+
+    /// Connects to `target` (closing the connection held, if any) and returns what
+    /// [`info`](Self::info) says.
+    pub(super) async fn connect(&self, target: Target) -> Result<Value, Failure> {
+        let shared = self.shared.clone();
+        let shared2 = self.shared.clone();
+        let customize = move |b: ClientBuilder| {
+            b.log_level(LoggingLevel::Debug)
+                .on_elicit(move |params: ElicitRequestParams| {
+                    let shared = shared.clone();
+                    async move {
+                        let params = serde_json::to_value(params).map_err(InputError::new)?;
+                        let answer = shared
+                            .ask("elicitation", "elicitation/create", params)
+                            .await?;
+                        serde_json::from_value::<ElicitResult>(answer).map_err(|e| {
+                            InputError::new(format!(
+                                "the page's answer is not an ElicitResult: {e}"
+                            ))
+                        })
+                    }
+                })
+                .on_sample(move |params: CreateMessageRequestParams| {
+                    let shared = shared2.clone();
+                    async move {
+                        let params = serde_json::to_value(params).map_err(InputError::new)?;
+                        let answer = shared
+                            .ask("sampling", "sampling/createMessage", params)
+                            .await?;
+                        serde_json::from_value::<CreateMessageResult>(answer).map_err(|e| {
+                            InputError::new(format!(
+                                "the page's answer is not a CreateMessageResult: {e}"
+                            ))
+                        })
+                    }
+                })
+        };
+        let shown = target.shown();
+        self.shared.trace(json!({ "dir": "out", "kind": "connect", "target": shown, "era": era_name(target.era) }));
+        let started = Instant::now();
+        let connected = target.connect_with(customize).await;
+        let (client, _logs) = match connected {
+            Ok(c) => c,
+            Err(f) => {
+                self.shared.trace(
+                    json!({ "dir": "in", "kind": "connect", "error": { "message": f.message } }),
+                );
+                return Err(f);
+            }
+        };
+        let mut notes = client.notifications();
+        let shared = self.shared.clone();
+        let notes = tokio::spawn(async move {
+            while let Some(n) = notes.recv().await {
+                let (method, params) = notification_json(&n);
+                shared.trace(json!({ "dir": "in", "kind": "notification", "method": method, "params": params }));
+            }
+        });
+        let live = Live {
+            client,
+            shown,
+            target,
+            notes,
+        };
+        let old = self.live.write().await.replace(live);
+        if let Some(old) = old {
+            close(old).await;
+        }
+        let info = self.info().await;
+        self.shared.trace(json!({
+            "dir": "in", "kind": "connect", "ms": started.elapsed().as_secs_f64() * 1000.0, "result": info
+        }));
+        Ok(info)
+    }
+
+    /// Reconnects to the same server in another revision (`era`: auto, legacy or modern).
+    pub(super) async fn switch_era(&self, era: EraChoice) -> Result<Value, Failure> {
+        let target = match &*self.live.read().await {
+            Some(live) => live.target.clone(),
+            None => return Err(Failure::new("not connected")),
+        };
+        let mut target = target;
+        target.era = era;
+        self.connect(target).await
+    }
+
+    /// What the page shows of the connection: revision, capabilities, server, instructions.
+    pub(super) async fn info(&self) -> Value {
+        match &*self.live.read().await {
+            None => {
+                json!({ "connected": false, "configured": self.configured.as_ref().map(Target::shown) })
+            }
+            Some(live) => {
+                let c = &live.client;
+                json!({
+                    "connected": true,
+                    "target": live.shown,
+                    "era": c.era().to_string(),
+                    "eraChoice": era_name(live.target.era),
+                    "protocolVersion": c.protocol_version(),
+                    "serverInfo": c.server_info(),
+                    "capabilities": c.server_capabilities(),
+                    "instructions": c.instructions(),
+                    "closed": c.closed_reason(),
+                })
+            }
+        }
+    }
+
+    /// Sends one request for the page (`call` names it, for progress and cancel) and traces
+    /// it both ways.
+    pub(super) async fn request(
+        &self,
+        method: String,
+        params: Value,
+        call: Option<String>,
+    ) -> Value {
+        let client = match &*self.live.read().await {
+            Some(live) => live.client.clone(),
+            None => return json!({ "error": { "message": "not connected" } }),
+        };
+        let shared = self.shared.clone();
+        let mut options = RequestOptions::new();
+        if let Some(call) = call.clone() {
+            let (s1, s2, c1, c2) = (shared.clone(), shared.clone(), call.clone(), call.clone());
+            options = options
+                .on_progress(move |p| {
+                    s1.event(json!({ "type": "progress", "call": c1, "progress": p }));
+                })
+                .on_task_status(move |t| {
+                    s2.event(json!({
+                        "type": "task", "call": c2, "taskId": t.task_id,
+                        "status": t.status.as_str(), "message": t.status_message,
+                    }));
+                });
+            if method == "tools/call" && params.get("task").is_some() {
+                options = options.as_task();
+            }
+        }
+        let mut params = params;
+        // `task` is the page's wish, not a param: the client adds the revision's own form.
+        if let Value::Object(o) = &mut params {
+            o.remove("task");
+        }
+        shared.trace(json!({ "dir": "out", "kind": "request", "method": method, "params": params, "call": call }));
+        let started = Instant::now();
+        let m = method.clone();
+        let work = tokio::spawn(async move { client.request(&m, params, options).await });
+        if let Some(call) = &call {
+            let mut calls = lock(&shared.calls);
+            if calls.len() >= CALLS_IN_FLIGHT {
+                work.abort();
+                return json!({ "error": { "message": format!("{CALLS_IN_FLIGHT} calls are in flight already") } });
+            }
+            calls.insert(call.clone(), work.abort_handle());
+        }
+        let outcome = work.await;
+        if let Some(call) = &call {
+            lock(&shared.calls).remove(call);
+        }
+        let ms = started.elapsed().as_secs_f64() * 1000.0;
+        let answer = match outcome {
+            Ok(Ok(result)) => json!({ "result": result }),
+            Ok(Err(e)) => {
+                let rpc = e.rpc_error();
+                json!({ "error": {
+                    "message": errors::describe(&e, None),
+                    "code": rpc.map(|r| r.code),
+                    "data": rpc.and_then(|r| r.data.clone()),
+                } })
+            }
+            Err(j) if j.is_cancelled() => {
+                json!({ "error": { "message": "cancelled in the inspector" } })
+            }
+            Err(j) => json!({ "error": { "message": format!("the request failed: {j}") } }),
+        };
+        let mut entry =
+            json!({ "dir": "in", "kind": "response", "method": method, "call": call, "ms": ms });
+        if let (Value::Object(e), Value::Object(a)) = (&mut entry, &answer) {
+            e.extend(a.clone());
+        }
+        shared.trace(entry);
+        answer
+    }
+
+    /// Cancels call `call`; false when no such call is in flight.
+    pub(super) fn cancel(&self, call: &str) -> bool {
+        match lock(&self.shared.calls).remove(call) {
+            Some(handle) => {
+                handle.abort();
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Closes the connection (at exit).
+    pub(super) async fn close(&self) {
+        if let Some(live) = self.live.write().await.take() {
+            close(live).await;
+        }
+    }
+}
+
+async fn close(live: Live) {
+    live.notes.abort();
+    let _ = tokio::time::timeout(Duration::from_secs(3), live.client.close()).await;
+}
+
+fn era_name(era: EraChoice) -> &'static str {
+    match era {
+        EraChoice::Auto => "auto",
+        EraChoice::Legacy => "legacy",
+        EraChoice::Modern => "modern",
+    }
+}
+
+/// Parses the page's era choice.
+pub(super) fn parse_era(s: &str) -> Result<EraChoice, Failure> {
+    s.parse().map_err(Failure::new)
+}

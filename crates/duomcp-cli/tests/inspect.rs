@@ -1,0 +1,594 @@
+//! `duomcp inspect`: who may use it (the token, Host, Origin, loopback only), and its API
+//! against the reference server in both revisions: tools, a call with its trace, an
+//! elicitation answered by the page, cancel, bad input, two inspectors side by side. The page
+//! itself, in a browser: tests/inspect_fixtures (run by tests/interop.rs).
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use serde_json::{json, Value};
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{IpAddr, SocketAddr, TcpStream, UdpSocket};
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+const BIN: &str = env!("CARGO_BIN_EXE_duomcp");
+
+/// A running `duomcp inspect`, killed on drop.
+struct Inspect {
+    child: Child,
+    _stdout: BufReader<std::process::ChildStdout>,
+    port: u16,
+    token: String,
+}
+
+impl Drop for Inspect {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn inspect(era: &str) -> Inspect {
+    let mut child = Command::new(BIN)
+        .args([
+            "inspect",
+            "--era",
+            era,
+            "--timeout",
+            "20",
+            "--",
+            BIN,
+            "serve",
+        ])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .expect("start duomcp inspect");
+    let mut line = String::new();
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    stdout.read_line(&mut line).unwrap();
+    // "duomcp inspect: http://127.0.0.1:PORT/?token=TOKEN"
+    let url = line
+        .trim()
+        .strip_prefix("duomcp inspect: ")
+        .unwrap_or_else(|| panic!("first line: {line:?}"));
+    let rest = url.strip_prefix("http://127.0.0.1:").unwrap();
+    let (port, token) = rest.split_once("/?token=").unwrap();
+    Inspect {
+        child,
+        _stdout: stdout,
+        port: port.parse().unwrap(),
+        token: token.to_owned(),
+    }
+}
+
+struct Reply {
+    status: u16,
+    head: String,
+    body: String,
+}
+
+impl Reply {
+    fn json(&self) -> Value {
+        serde_json::from_str(&self.body).unwrap_or_else(|e| panic!("{e}: {}", self.body))
+    }
+    fn header(&self, name: &str) -> Option<String> {
+        self.head.lines().find_map(|l| {
+            let (k, v) = l.split_once(':')?;
+            k.eq_ignore_ascii_case(name).then(|| v.trim().to_owned())
+        })
+    }
+}
+
+/// One HTTP/1.1 request on its own connection, headers as given (Host included).
+fn http(
+    port: u16,
+    method: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: Option<&str>,
+) -> Reply {
+    let mut s = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+    let mut req = format!("{method} {path} HTTP/1.1\r\nConnection: close\r\n");
+    for (k, v) in headers {
+        req.push_str(&format!("{k}: {v}\r\n"));
+    }
+    if let Some(b) = body {
+        req.push_str(&format!(
+            "Content-Type: application/json\r\nContent-Length: {}\r\n",
+            b.len()
+        ));
+    }
+    req.push_str("\r\n");
+    if let Some(b) = body {
+        req.push_str(b);
+    }
+    s.write_all(req.as_bytes()).unwrap();
+    let mut raw = Vec::new();
+    s.read_to_end(&mut raw).unwrap();
+    let text = String::from_utf8_lossy(&raw).into_owned();
+    let (head, body) = text.split_once("\r\n\r\n").unwrap_or((&text, ""));
+    let status = head.split(' ').nth(1).unwrap().parse().unwrap();
+    let body = if head
+        .to_ascii_lowercase()
+        .contains("transfer-encoding: chunked")
+    {
+        unchunk(body)
+    } else {
+        body.to_owned()
+    };
+    Reply {
+        status,
+        head: head.to_owned(),
+        body,
+    }
+}
+
+fn unchunk(mut body: &str) -> String {
+    let mut out = String::new();
+    while let Some((size, rest)) = body.split_once("\r\n") {
+        let n = usize::from_str_radix(size.trim(), 16).unwrap();
+        if n == 0 {
+            break;
+        }
+        out.push_str(&rest[..n]);
+        body = &rest[n + 2..];
+    }
+    out
+}
+
+impl Inspect {
+    fn host(&self) -> String {
+        format!("127.0.0.1:{}", self.port)
+    }
+    fn bearer(&self) -> String {
+        format!("Bearer {}", self.token)
+    }
+    fn get(&self, path: &str) -> Reply {
+        http(
+            self.port,
+            "GET",
+            path,
+            &[("Host", &self.host()), ("Authorization", &self.bearer())],
+            None,
+        )
+    }
+    fn post(&self, path: &str, body: &Value) -> Reply {
+        let origin = format!("http://{}", self.host());
+        http(
+            self.port,
+            "POST",
+            path,
+            &[
+                ("Host", &self.host()),
+                ("Authorization", &self.bearer()),
+                ("Origin", &origin),
+            ],
+            Some(&body.to_string()),
+        )
+    }
+    fn rpc(&self, method: &str, params: Value) -> Value {
+        let r = self.post(
+            "/api/rpc",
+            &json!({ "method": method, "params": params, "call": format!("{method}-call") }),
+        );
+        assert_eq!(r.status, 200, "{}", r.body);
+        r.json()
+    }
+    fn trace(&self) -> Vec<Value> {
+        let r = self.get("/api/trace.jsonl");
+        assert_eq!(r.status, 200);
+        assert!(r
+            .header("content-type")
+            .unwrap()
+            .starts_with("application/jsonl"));
+        r.body
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect()
+    }
+}
+
+#[test]
+fn the_page_and_api_need_the_token_a_local_host_and_a_local_origin() {
+    let i = inspect("auto");
+    let host = i.host();
+    let port = i.port;
+    let token_path = format!("/?token={}", i.token);
+    // No token, a wrong one: 401, page and API alike.
+    for path in ["/", "/api/info", "/app.js", "/api/trace"] {
+        assert_eq!(
+            http(port, "GET", path, &[("Host", &host)], None).status,
+            401,
+            "{path}"
+        );
+    }
+    let wrong = format!("/?token={}", "0".repeat(64));
+    assert_eq!(
+        http(port, "GET", &wrong, &[("Host", &host)], None).status,
+        401
+    );
+    assert_eq!(
+        http(
+            port,
+            "GET",
+            "/api/info",
+            &[("Host", &host), ("Authorization", "Bearer nope")],
+            None
+        )
+        .status,
+        401
+    );
+    // The token in the URL becomes a cookie named for this port, and the URL loses it.
+    let first = http(port, "GET", &token_path, &[("Host", &host)], None);
+    assert_eq!(first.status, 303);
+    assert_eq!(first.header("location").as_deref(), Some("/"));
+    let cookie = first.header("set-cookie").unwrap();
+    assert!(
+        cookie.starts_with(&format!("duomcp_inspect_{port}={}", i.token)),
+        "{cookie}"
+    );
+    assert!(
+        cookie.contains("HttpOnly") && cookie.contains("SameSite=Strict"),
+        "{cookie}"
+    );
+    let jar = cookie.split(';').next().unwrap().to_owned();
+    let page = http(port, "GET", "/", &[("Host", &host), ("Cookie", &jar)], None);
+    assert_eq!(page.status, 200);
+    assert!(page.body.contains("<title>duomcp inspect</title>"));
+    let csp = page.header("content-security-policy").unwrap();
+    assert!(
+        csp.contains("default-src 'none'") && csp.contains("script-src 'self'"),
+        "{csp}"
+    );
+    // `localhost` at the port is this machine too.
+    let local = format!("localhost:{port}");
+    assert_eq!(
+        http(
+            port,
+            "GET",
+            "/api/info",
+            &[("Host", &local), ("Cookie", &jar)],
+            None
+        )
+        .status,
+        200
+    );
+    // A foreign Host (DNS rebinding) or Origin: 403, token or not.
+    for h in [
+        "evil.example",
+        &format!("evil.example:{port}"),
+        "127.0.0.1:1",
+        &format!("127.0.0.2:{port}"),
+    ] {
+        let r = http(
+            port,
+            "GET",
+            "/api/info",
+            &[("Host", h), ("Cookie", &jar)],
+            None,
+        );
+        assert_eq!(r.status, 403, "Host {h}");
+    }
+    assert_eq!(
+        http(port, "GET", "/api/info", &[("Cookie", &jar)], None).status,
+        403,
+        "no Host"
+    );
+    for o in [
+        "http://evil.example",
+        "null",
+        &format!("http://127.0.0.1:{port}.evil.example"),
+    ] {
+        let r = http(
+            port,
+            "POST",
+            "/api/rpc",
+            &[("Host", &host), ("Cookie", &jar), ("Origin", o)],
+            Some("{\"method\":\"tools/list\"}"),
+        );
+        assert_eq!(r.status, 403, "Origin {o}");
+    }
+    let own = format!("http://127.0.0.1:{port}");
+    let r = http(
+        port,
+        "POST",
+        "/api/rpc",
+        &[("Host", &host), ("Cookie", &jar), ("Origin", &own)],
+        Some("{\"method\":\"tools/list\"}"),
+    );
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert!(r.json()["result"]["tools"].is_array(), "{}", r.body);
+}
+
+/// This machine's address on its way out (a UDP "connect" sends nothing): not loopback.
+fn outward_address() -> IpAddr {
+    let s = UdpSocket::bind("0.0.0.0:0").unwrap();
+    s.connect("192.0.2.1:9")
+        .expect("a route out: the loopback check needs a non-loopback interface");
+    let ip = s.local_addr().unwrap().ip();
+    assert!(
+        !ip.is_loopback() && !ip.is_unspecified(),
+        "no non-loopback address here ({ip})"
+    );
+    ip
+}
+
+#[test]
+fn it_listens_on_loopback_only() {
+    let i = inspect("auto");
+    let outward = outward_address();
+    let refused =
+        TcpStream::connect_timeout(&SocketAddr::new(outward, i.port), Duration::from_secs(3));
+    assert!(
+        refused.is_err(),
+        "the inspector answered on {outward}:{}",
+        i.port
+    );
+    assert!(TcpStream::connect(("127.0.0.1", i.port)).is_ok());
+}
+
+#[test]
+fn tools_calls_and_the_trace_in_both_revisions() {
+    for (era, shown) in [("legacy", "2025-11-25"), ("modern", "2026-07-28")] {
+        let i = inspect(era);
+        let info = i.get("/api/info").json();
+        assert_eq!(info["connected"], true);
+        assert!(
+            info["era"].as_str().unwrap().contains(shown),
+            "{era}: {info}"
+        );
+        assert_eq!(info["protocolVersion"], shown);
+        assert_eq!(info["serverInfo"]["name"], "duomcp-reference");
+        assert!(info["capabilities"]["tools"].is_object());
+
+        let tools = i.rpc("tools/list", json!({}));
+        let names: Vec<&str> = tools["result"]["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["name"].as_str().unwrap())
+            .collect();
+        assert!(
+            names.contains(&"json_schema_2020_12_tool")
+                && names.contains(&"test_tool_with_progress"),
+            "{names:?}"
+        );
+
+        let call = i.rpc(
+            "tools/call",
+            json!({ "name": "test_simple_text", "arguments": {} }),
+        );
+        assert_eq!(
+            call["result"]["content"][0]["type"], "text",
+            "{era}: {call}"
+        );
+        let progress = i.rpc(
+            "tools/call",
+            json!({ "name": "test_tool_with_progress", "arguments": {} }),
+        );
+        assert!(
+            progress["result"]["content"].is_array(),
+            "{era}: {progress}"
+        );
+        // An unknown tool: the server's error, code and message, as the page shows it.
+        let missing = i.rpc(
+            "tools/call",
+            json!({ "name": "no_such_tool", "arguments": {} }),
+        );
+        assert!(
+            missing["error"]["message"]
+                .as_str()
+                .unwrap()
+                .contains("no_such_tool"),
+            "{era}: {missing}"
+        );
+
+        let trace = i.trace();
+        let requests = trace
+            .iter()
+            .filter(|e| e["kind"] == "request" && e["method"] == "tools/call")
+            .count();
+        let answers: Vec<&Value> = trace
+            .iter()
+            .filter(|e| e["kind"] == "response" && e["method"] == "tools/call")
+            .collect();
+        assert_eq!(requests, 3, "{era}");
+        assert_eq!(answers.len(), 3, "{era}");
+        assert!(answers.iter().all(|a| a["ms"].as_f64().unwrap() >= 0.0));
+        assert!(answers.iter().any(|a| a["error"].is_object()));
+        // The progress notifications of the call are in it, in order, between its request and answer.
+        let progress: Vec<f64> = trace
+            .iter()
+            .filter(|e| e["method"] == "notifications/progress")
+            .map(|e| e["params"]["progress"].as_f64().unwrap())
+            .collect();
+        assert!(
+            !progress.is_empty() && progress.windows(2).all(|w| w[0] <= w[1]),
+            "{era}: {progress:?}"
+        );
+        let seqs: Vec<u64> = trace.iter().map(|e| e["seq"].as_u64().unwrap()).collect();
+        assert!(seqs.windows(2).all(|w| w[0] < w[1]));
+        // The same trace as one JSON document.
+        let doc = i.get("/api/trace").json();
+        assert_eq!(doc["entries"].as_array().unwrap().len(), trace.len());
+        assert_eq!(doc["dropped"], 0);
+    }
+}
+
+/// Reads server-sent events until `want` returns something (within 30 s: keep-alive comments
+/// do not count).
+fn wait_event(events: &mut BufReader<TcpStream>, want: impl Fn(&Value) -> bool) -> Value {
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    let mut line = String::new();
+    loop {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no such event within 30 s"
+        );
+        line.clear();
+        let n = events.read_line(&mut line).unwrap();
+        assert!(n > 0, "the event stream ended");
+        if let Some(data) = line.trim_end().strip_prefix("data: ") {
+            let v: Value = serde_json::from_str(data).unwrap();
+            if want(&v) {
+                return v;
+            }
+        }
+    }
+}
+
+fn open_events(i: &Inspect) -> BufReader<TcpStream> {
+    let mut s = TcpStream::connect(("127.0.0.1", i.port)).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+    write!(
+        s,
+        "GET /api/events HTTP/1.1\r\nHost: {}\r\nAuthorization: {}\r\n\r\n",
+        i.host(),
+        i.bearer()
+    )
+    .unwrap();
+    let mut r = BufReader::new(s);
+    let _ = wait_event(&mut r, |v| v["type"] == "hello");
+    r
+}
+
+#[test]
+fn the_page_answers_an_elicitation_in_both_revisions() {
+    for era in ["legacy", "modern"] {
+        let i = std::sync::Arc::new(inspect(era));
+        let mut events = open_events(&i);
+        let caller = {
+            let i = i.clone();
+            std::thread::spawn(move || {
+                i.rpc("tools/call", json!({ "name": "test_elicitation", "arguments": { "message": "Who is there?" } }))
+            })
+        };
+        let ask = wait_event(&mut events, |v| v["type"] == "input");
+        assert_eq!(ask["kind"], "elicitation", "{era}: {ask}");
+        assert_eq!(ask["params"]["message"], "Who is there?", "{era}: {ask}");
+        assert!(
+            ask["params"]["requestedSchema"]["properties"].is_object(),
+            "{era}: {ask}"
+        );
+        let id = ask["id"].as_u64().unwrap();
+        // A wrong id is refused; the right one is taken once.
+        assert_eq!(
+            i.post("/api/input/999999", &json!({ "action": "decline" }))
+                .status,
+            404
+        );
+        let content = json!({ "username": "ada", "email": "ada@example.com" });
+        let answer = json!({ "action": "accept", "content": content });
+        assert_eq!(i.post(&format!("/api/input/{id}"), &answer).status, 204);
+        assert_eq!(i.post(&format!("/api/input/{id}"), &answer).status, 404);
+        let result = caller.join().unwrap();
+        let text = result["result"]["content"][0]["text"]
+            .as_str()
+            .unwrap_or_else(|| panic!("{era}: {result}"));
+        assert!(
+            text.contains("accept") && text.contains("ada@example.com"),
+            "{era}: {text}"
+        );
+    }
+}
+
+#[test]
+fn bad_input_gets_a_clear_error() {
+    let i = inspect("modern");
+    let r = i.post(
+        "/api/rpc",
+        &json!({ "method": "tools/list", "params": [1, 2] }),
+    );
+    assert_eq!(r.status, 400);
+    assert!(r.json()["error"]["message"]
+        .as_str()
+        .unwrap()
+        .contains("object"));
+    let r = i.post("/api/rpc", &json!({ "params": {} }));
+    assert!(r.status == 400 || r.status == 422, "{}", r.status);
+    let r = i.post("/api/connect", &json!({}));
+    assert_eq!(r.status, 400);
+    let r = i.post(
+        "/api/connect",
+        &json!({ "url": "http://127.0.0.1:1/mcp", "command": ["x"] }),
+    );
+    assert_eq!(r.status, 400);
+    let r = i.post("/api/connect", &json!({ "era": "1999" }));
+    assert_eq!(r.status, 400);
+    assert_eq!(i.post("/api/cancel/nothing", &json!({})).status, 404);
+    // Over the body limit (4 MiB): refused before it is read whole.
+    let big = json!({ "method": "tools/list", "params": { "x": "a".repeat(5 << 20) } });
+    assert_eq!(i.post("/api/rpc", &big).status, 413);
+    // Still serving. (2026-07-28 has no `ping`: the server's own answer is relayed as it is.)
+    assert!(i.rpc("tools/list", json!({}))["result"]["tools"].is_array());
+    let ping = i.rpc("ping", json!({}));
+    assert_eq!(ping["error"]["code"], -32601, "{ping}");
+}
+
+#[test]
+fn two_inspectors_side_by_side_keep_to_their_own() {
+    let a = inspect("legacy");
+    let b = inspect("modern");
+    assert_ne!(a.token, b.token);
+    // A's token (as a bearer or as A's cookie) does not open B.
+    let host_b = b.host();
+    let a_bearer = a.bearer();
+    let a_cookie = format!("duomcp_inspect_{}={}", a.port, a.token);
+    assert_eq!(
+        http(
+            b.port,
+            "GET",
+            "/api/info",
+            &[("Host", &host_b), ("Authorization", &a_bearer)],
+            None
+        )
+        .status,
+        401
+    );
+    assert_eq!(
+        http(
+            b.port,
+            "GET",
+            "/api/info",
+            &[("Host", &host_b), ("Cookie", &a_cookie)],
+            None
+        )
+        .status,
+        401
+    );
+    // Each has its own server and revision, and its own trace.
+    a.rpc(
+        "tools/call",
+        json!({ "name": "test_simple_text", "arguments": {} }),
+    );
+    assert!(a.get("/api/info").json()["era"]
+        .as_str()
+        .unwrap()
+        .contains("2025-11-25"));
+    assert!(b.get("/api/info").json()["era"]
+        .as_str()
+        .unwrap()
+        .contains("2026-07-28"));
+    assert!(a.trace().iter().any(|e| e["method"] == "tools/call"));
+    assert!(!b.trace().iter().any(|e| e["method"] == "tools/call"));
+}
+
+#[test]
+fn the_revision_switches_on_the_fly() {
+    let i = inspect("legacy");
+    assert!(i.get("/api/info").json()["era"]
+        .as_str()
+        .unwrap()
+        .contains("2025-11-25"));
+    let r = i.post("/api/connect", &json!({ "era": "modern" }));
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert!(r.json()["era"].as_str().unwrap().contains("2026-07-28"));
+    let call = i.rpc(
+        "tools/call",
+        json!({ "name": "test_simple_text", "arguments": {} }),
+    );
+    assert!(call["result"]["content"].is_array(), "{call}");
+}
