@@ -20,6 +20,10 @@
 #[path = "apps_fixtures/apps.rs"]
 mod apps;
 
+/// `duomcp inspect`'s page in headless Chromium, against duomcp and server-everything.
+#[path = "inspect_fixtures/inspect.rs"]
+mod inspect;
+
 use duomcp::client::{Client, EraChoice, InputError, Notification, RequestOptions};
 use duomcp::schema::{CreateMessageResult, ElicitRequestParams, ElicitResult, Root};
 use duomcp::Era;

@@ -364,6 +364,9 @@ impl Inspector {
         };
         let shared = self.shared.clone();
         let mut options = RequestOptions::new();
+        // A tool run as a task goes through `call_tool_with`, which asks for the task in the
+        // revision's own form and follows it to its result.
+        let as_task = method == "tools/call" && params.get("task").is_some();
         if let Some(call) = call.clone() {
             let (s1, s2, c1, c2) = (shared.clone(), shared.clone(), call.clone(), call.clone());
             options = options
@@ -376,9 +379,9 @@ impl Inspector {
                         "status": t.status.as_str(), "message": t.status_message,
                     }));
                 });
-            if method == "tools/call" && params.get("task").is_some() {
-                options = options.as_task();
-            }
+        }
+        if as_task {
+            options = options.as_task();
         }
         let mut params = params;
         // `task` is the page's wish, not a param: the client adds the revision's own form.
@@ -388,7 +391,23 @@ impl Inspector {
         shared.trace(json!({ "dir": "out", "kind": "request", "method": method, "params": params, "call": call }));
         let started = Instant::now();
         let m = method.clone();
-        let work = tokio::spawn(async move { client.request(&m, params, options).await });
+        let work = tokio::spawn(async move {
+            if as_task {
+                let name = params
+                    .get("name")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default()
+                    .to_owned();
+                let arguments = params
+                    .get("arguments")
+                    .cloned()
+                    .unwrap_or_else(|| json!({}));
+                let result = client.call_tool_with(&name, arguments, options).await?;
+                Ok(serde_json::to_value(result).unwrap_or(Value::Null))
+            } else {
+                client.request(&m, params, options).await
+            }
+        });
         if let Some(call) = &call {
             let mut calls = lock(&shared.calls);
             if calls.len() >= CALLS_IN_FLIGHT {

@@ -155,7 +155,7 @@ function field(schema, root, label, required) {
   if (type === "boolean") {
     const sel = el("select", { name: label }, el("option", { value: "", text: "—" }),
       el("option", { value: "true", text: "true" }), el("option", { value: "false", text: "false" }));
-    if ("default" in s) sel.value = String(s.default);
+    if (s.default !== undefined && s.default !== null) sel.value = String(s.default);
     return { el: wrap(sel), read: done(() => {
       if (sel.value === "") return { present: false, errors: required ? ["required"] : [] };
       return { present: true, value: sel.value === "true", errors: [] };
@@ -164,7 +164,7 @@ function field(schema, root, label, required) {
   if (type === "number" || type === "integer") {
     const input = el("input", { type: "number", name: label, step: type === "integer" ? "1" : "any",
       min: s.minimum ?? s.exclusiveMinimum, max: s.maximum ?? s.exclusiveMaximum });
-    if ("default" in s) input.value = String(s.default);
+    if (s.default !== undefined && s.default !== null) input.value = String(s.default);
     return { el: wrap(input), read: done(() => {
       const t = input.value.trim();
       if (t === "") return { present: false, errors: required ? ["required"] : [] };
@@ -183,7 +183,7 @@ function field(schema, root, label, required) {
     const kinds = { email: "email", uri: "url", date: "date", "date-time": "datetime-local" };
     const long = (s.maxLength || 0) > 200 || s.format === "textarea";
     const input = long ? el("textarea", { name: label, rows: 3 }) : el("input", { type: kinds[s.format] || "text", name: label });
-    if ("default" in s) input.value = String(s.default);
+    if (s.default !== undefined && s.default !== null) input.value = String(s.default);
     return { el: wrap(input), read: done(() => {
       const t = input.value;
       if (t === "") return { present: false, errors: required ? ["required"] : [] };
@@ -197,7 +197,8 @@ function field(schema, root, label, required) {
   if (type === "object") {
     const req = new Set(s.required || []);
     const fields = Object.entries(s.properties || {}).map(([k, sub]) => [k, field(sub, root, k, req.has(k))]);
-    const box = el("fieldset", { class: "object" }, el("legend", {}, title, mark), help, fields.map(([, f]) => f.el), errorBox);
+    const legend = label === "" && !s.title ? null : el("legend", {}, title, mark);
+    const box = el("fieldset", { class: "object" }, legend, help, fields.map(([, f]) => f.el), errorBox);
     return { el: box, read: () => {
       const value = {}; const errors = []; let any = false;
       for (const [k, f] of fields) {
@@ -217,6 +218,8 @@ function field(schema, root, label, required) {
       const list = el("span", { class: "checks" }, itemChoices.map((o, i) => el("label", {}, boxes[i], o.title)));
       return { el: wrap(list), read: done(() => {
         const value = itemChoices.filter((_, i) => boxes[i].checked).map((o) => o.value);
+        // An optional list left empty is left out, whatever its minItems.
+        if (value.length === 0 && !required) return { present: false, errors: [] };
         const errors = [];
         if (s.minItems !== undefined && value.length < s.minItems) errors.push(`pick at least ${s.minItems}`);
         return { present: value.length > 0 || required, value, errors };
@@ -237,6 +240,7 @@ function field(schema, root, label, required) {
       el("button", { type: "button", class: "add", text: "add item", onclick: add }), errorBox);
     return { el: box, read: () => {
       const value = []; const errors = [];
+      if (rows.length === 0 && !required) { errorBox.textContent = ""; return { present: false, value, errors }; }
       rows.forEach((r, i) => { const x = r.f.read(); if (x.errors.length) errors.push(`[${i}]: ${x.errors.join(", ")}`); value.push(x.value); });
       if (s.minItems !== undefined && value.length < s.minItems) errors.push(`at least ${s.minItems} items`);
       if (s.maxItems !== undefined && value.length > s.maxItems) errors.push(`at most ${s.maxItems} items`);

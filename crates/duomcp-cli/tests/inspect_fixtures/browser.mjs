@@ -1,0 +1,196 @@
+// Drives `duomcp inspect`'s page in a real browser (run by tests/inspect_fixtures/inspect.rs,
+// a module of tests/interop.rs):
+//
+//   DUOMCP_INTEROP_DIR=<dir with node_modules> node browser.mjs PAGE_URL CHROMIUM SHOT_DIR LABEL \
+//     [reference|everything]
+//
+// Opens PAGE_URL (the URL `duomcp inspect` printed, token included) in headless Chromium
+// (playwright-core) with every request that leaves the inspector's own origin refused and
+// counted (the page must work offline), and goes through the page as a person would, against
+// `duomcp serve` ("reference") or the official server-everything ("everything"):
+// the tool list; a form made from a nested-object schema, filled and run; progress; log
+// messages; an elicitation answered in the page's dialog; a tool run as a task to its end; a
+// resource template filled with the server's completion and read; the trace, exported as JSON
+// Lines. It saves a screenshot of each step as SHOT_DIR/LABEL-STEP.png and prints what it saw
+// as one JSON line. Exits 1 on any failure.
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { createRequire } from "node:module";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+
+const kit = createRequire(join(resolve(process.env.DUOMCP_INTEROP_DIR ?? ""), "package.json"));
+const { chromium } = kit("playwright-core");
+
+const [pageUrl, executablePath, shotDir, label, flavour = "reference"] = process.argv.slice(2);
+const origin = new URL(pageUrl).origin;
+const seen = { offsite: [], console: [], shots: [] };
+const STEP = 20_000;
+
+const profile = mkdtempSync(join(tmpdir(), "duomcp-inspect-chromium-"));
+let context;
+let code = 0;
+let failed = async () => {};
+try {
+  context = await chromium.launchPersistentContext(profile, {
+    executablePath,
+    headless: true,
+    viewport: { width: 1280, height: 900 },
+    args: ["--no-sandbox"],
+    acceptDownloads: true,
+  });
+  // Nothing but the inspector itself: a CDN font, script or image would show up here.
+  await context.route("**/*", (route) => {
+    const url = route.request().url();
+    if (url.startsWith(`${origin}/`) || url.startsWith("data:")) return route.continue();
+    seen.offsite.push(url);
+    return route.abort();
+  });
+  const page = context.pages()[0] ?? (await context.newPage());
+  failed = async () => {
+    seen.failedShot = join(shotDir, `${label}-failed.png`);
+    seen.inputError = await page.locator("#input-error").innerText().catch(() => null);
+    seen.pageErrors = await page.locator("#tool-detail .error").allInnerTexts().catch(() => null);
+    await page.screenshot({ path: seen.failedShot, fullPage: true }).catch(() => {});
+  };
+  page.on("console", (m) => { if (m.type() === "error") seen.console.push(m.text()); });
+  page.on("pageerror", (e) => seen.console.push(String(e)));
+  const shot = async (step) => {
+    const path = join(shotDir, `${label}-${step}.png`);
+    await page.screenshot({ path, fullPage: true });
+    seen.shots.push(path);
+  };
+  const tab = (name) => page.click(`#tabs button[data-tab="${name}"]`);
+  const tool = async (name) => {
+    await tab("tools");
+    await page.click(`#tool-list li[data-tool="${name}"]`);
+    await page.waitForSelector(`#tool-detail h2`);
+  };
+  const result = async () => {
+    const box = page.locator("#tool-detail .result-box .result, #tool-detail .result-box .error");
+    await box.first().waitFor({ timeout: STEP });
+    return (await page.locator("#tool-detail .result-box").innerText()).trim();
+  };
+
+  // Connected: the page loads with the token (it becomes a cookie; the URL loses it).
+  await page.goto(pageUrl);
+  await page.waitForSelector("body[data-ready=true]", { timeout: STEP });
+  seen.url = page.url();
+  seen.status = (await page.locator("#status").innerText()).trim();
+  seen.era = await page.locator("#status").getAttribute("data-era");
+  await page.waitForSelector("#tool-list li", { timeout: STEP });
+  seen.tools = await page.locator("#tool-list li").evaluateAll((lis) => lis.map((li) => li.dataset.tool));
+  await tab("server");
+  seen.serverInfo = JSON.parse(await page.locator("#server-info").innerText());
+  await shot("1-server");
+
+  // A form from a nested-object schema: the field of the nested object filled, then run.
+  const nested = flavour === "reference" ? "json_schema_2020_12_tool" : "get-structured-content";
+  await tool(nested);
+  if (flavour === "reference") {
+    await page.fill('#tool-form input[name="name"]', "Ada");
+    await page.fill('#tool-form fieldset.object fieldset.object input[name="street"]', "1 Loop Road");
+    await page.fill('#tool-form fieldset.object fieldset.object input[name="city"]', "Paris");
+    await page.selectOption('#tool-form select[name="contactMethod"]', { label: "email" });
+    await page.fill('#tool-form input[name="email"]', "ada@example.com");
+  } else {
+    await page.selectOption('#tool-form select[name="location"]', { label: "New York" });
+  }
+  await page.click('#tool-form button[type="submit"]');
+  seen.nested = await result();
+  seen.nestedSent = await page.evaluate(async () => {
+    const t = await (await fetch("/api/trace")).json();
+    const calls = t.entries.filter((e) => e.kind === "request" && e.method === "tools/call");
+    return calls[calls.length - 1].params.arguments;
+  });
+  await shot("2-tool-form");
+
+  // Checked before sending: a required field left empty is said in the page, nothing sent.
+  if (flavour === "reference") {
+    await tool("greet");
+    await page.click('#tool-form button[type="submit"]');
+    seen.refused = (await page.locator("#tool-detail p.error").innerText()).trim();
+  }
+
+  // Progress, as a bar, and the call's log messages.
+  await tool(flavour === "reference" ? "test_tool_with_progress" : "trigger-long-running-operation");
+  if (flavour === "everything") {
+    await page.fill('#tool-form input[name="duration"]', "1");
+    await page.fill('#tool-form input[name="steps"]', "3");
+  }
+  await page.click('#tool-form button[type="submit"]');
+  seen.progressResult = await result();
+  seen.progress = (await page.locator("#tool-detail .progress-text").innerText()).trim();
+  seen.progressBar = await page.locator("#tool-detail progress").evaluate((p) => ({ hidden: p.hidden, value: p.value, max: p.max }));
+  await shot("3-progress");
+  if (flavour === "reference") {
+    await tool("test_tool_with_logging");
+    await page.click('#tool-form button[type="submit"]');
+    await result();
+    await page.waitForSelector("#log-list li", { timeout: STEP });
+    seen.logs = await page.locator("#log-list li").allInnerTexts();
+  }
+
+  // An elicitation, answered in the page's dialog.
+  await tool(flavour === "reference" ? "test_elicitation" : "trigger-elicitation-request");
+  if (flavour === "reference") await page.fill('#tool-form input[name="message"]', "Who is there?");
+  await page.click('#tool-form button[type="submit"]');
+  await page.waitForSelector("#input-dialog[open]", { timeout: STEP });
+  seen.asked = (await page.locator("#input-message").innerText()).trim();
+  await shot("4-elicitation");
+  if (flavour === "reference") {
+    await page.fill('#input-fields input[name="username"]', "ada");
+    await page.fill('#input-fields input[name="email"]', "ada@example.com");
+  } else {
+    // Its one required field; the others keep their defaults or stay empty.
+    await page.locator('#input-fields input[type="text"]').first().fill("Ada Lovelace");
+  }
+  await page.click("#input-accept");
+  seen.elicited = await result();
+  seen.dialogOpen = await page.locator("#input-dialog").evaluate((d) => d.open);
+
+  // A tool run as a task, watched to its end.
+  if (flavour === "reference") {
+    await tool("slow_compute");
+    await page.fill('#tool-form input[name="seconds"]', "1");
+  } else {
+    await tool("simulate-research-query");
+    await page.fill('#tool-form input[name="topic"]', "inspectors");
+  }
+  await page.click('#tool-form button:text("Run as task")');
+  seen.taskResult = await result();
+  seen.taskLine = (await page.locator("#tool-detail .task-line").innerText()).trim();
+  await shot("5-task");
+
+  // A template filled with the server's completion, and read.
+  await tab("resources");
+  await page.click("#template-list li");
+  const variable = page.locator("#resource-detail form input").first();
+  await variable.pressSequentially(flavour === "reference" ? "pa" : "1", { delay: 20 });
+  await page.waitForFunction(() => document.querySelectorAll("#resource-detail datalist option").length > 0, null, { timeout: STEP });
+  seen.completions = await page.locator("#resource-detail datalist option").evaluateAll((os) => os.map((o) => o.value));
+  await variable.fill(seen.completions[0]);
+  await page.click('#resource-detail form button[type="submit"]');
+  await page.waitForSelector("#resource-detail .result-box .uri, #resource-detail .result-box .error", { timeout: STEP });
+  seen.read = (await page.locator("#resource-detail .result-box").innerText()).trim();
+  await shot("6-template");
+
+  // The trace: the page's table, then its export as JSON Lines.
+  await tab("trace");
+  seen.traceRows = await page.locator("#trace-table tbody tr").count();
+  await page.fill("#trace-filter", "tools/call");
+  seen.filteredRows = await page.locator("#trace-table tbody tr:not([hidden])").count();
+  await shot("7-trace");
+  const [download] = await Promise.all([page.waitForEvent("download"), page.click("#trace-export")]);
+  const lines = readFileSync(await download.path(), "utf8").split("\n").filter(Boolean);
+  seen.exported = lines.length;
+  seen.exportedMethods = [...new Set(lines.map((l) => JSON.parse(l).method).filter(Boolean))].sort();
+} catch (e) {
+  seen.error = String(e && e.stack ? e.stack : e);
+  code = 1;
+  await failed();
+} finally {
+  if (context) await context.close();
+  rmSync(profile, { recursive: true, force: true });
+}
+process.stdout.write(`${JSON.stringify(seen)}\n`);
+process.exit(code);

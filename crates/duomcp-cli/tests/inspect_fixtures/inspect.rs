@@ -1,0 +1,235 @@
+//! `duomcp inspect`'s page in a real browser (a module of `tests/interop.rs`;
+//! `scripts/interop.sh -- inspect`): headless Chromium (Debian `chromium` at
+//! `/usr/bin/chromium`, through `playwright-core`) driven by `browser.mjs` through the page as a
+//! person would — connect, list, a nested-object form filled and run, progress and log messages,
+//! an elicitation answered in the page's dialog, a tool run as a task to its end, a resource
+//! template filled with the server's completion and read, the trace exported as JSON Lines —
+//! against `duomcp serve` in each revision and against the official server-everything, with
+//! every request that leaves the inspector's origin refused (the page works offline).
+//!
+//! Screenshots of each step: `target/inspect-artifacts/ERA-STEP.png`.
+
+use super::{kit, run_bounded, stdout_json, Kit, TEST_DEADLINE};
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use tokio::io::{AsyncBufReadExt, BufReader};
+
+/// Debian's `chromium` package.
+const CHROMIUM: &str = "/usr/bin/chromium";
+
+fn shots_dir() -> PathBuf {
+    let target = std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target"));
+    let dir = target.join("inspect-artifacts");
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// `duomcp inspect --era ERA -- SERVER…`: the child (killed on drop), the stdout it keeps
+/// writing to, and the page's URL.
+async fn inspector(
+    era: &str,
+    server: &[&std::ffi::OsStr],
+    kit: &Kit,
+) -> (
+    tokio::process::Child,
+    tokio::io::Lines<BufReader<tokio::process::ChildStdout>>,
+    String,
+) {
+    let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_duomcp"))
+        .args(["inspect", "--era", era, "--timeout", "30", "--"])
+        .args(server)
+        .env("DUOMCP_INTEROP_DIR", &kit.dir)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("start duomcp inspect");
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let first = tokio::time::timeout(std::time::Duration::from_secs(30), lines.next_line())
+        .await
+        .expect("duomcp inspect printed nothing within 30 s")
+        .unwrap()
+        .expect("duomcp inspect ended");
+    let url = first
+        .strip_prefix("duomcp inspect: ")
+        .unwrap_or_else(|| panic!("first line: {first:?}"))
+        .to_owned();
+    assert!(
+        url.starts_with("http://127.0.0.1:") && url.contains("/?token="),
+        "{url}"
+    );
+    (child, lines, url)
+}
+
+async fn drive(kit: &Kit, url: &str, label: &str, flavour: &str) -> Value {
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/inspect_fixtures/browser.mjs");
+    let mut cmd = kit.node(&fixture);
+    cmd.arg(url)
+        .arg(CHROMIUM)
+        .arg(shots_dir())
+        .arg(label)
+        .arg(flavour);
+    let out = run_bounded(cmd, "inspect_fixtures/browser.mjs (headless Chromium)").await;
+    stdout_json(&out, "inspect_fixtures/browser.mjs")
+}
+
+fn text(v: &Value) -> &str {
+    v.as_str().unwrap_or_else(|| panic!("not a string: {v}"))
+}
+
+/// What every run must have seen, whatever the server: the page loaded offline, without
+/// errors, the token turned into a cookie, and a trace exported line by line.
+fn common(seen: &Value) {
+    assert_eq!(
+        seen["offsite"],
+        serde_json::json!([]),
+        "requests left the inspector: {seen}"
+    );
+    assert_eq!(
+        seen["console"],
+        serde_json::json!([]),
+        "errors in the page: {seen}"
+    );
+    let url = text(&seen["url"]);
+    assert!(
+        !url.contains("token"),
+        "the token stayed in the address bar: {url}"
+    );
+    let shots = seen["shots"].as_array().unwrap();
+    assert!(shots.len() >= 5, "{seen}");
+    for shot in shots {
+        let size = std::fs::metadata(text(shot)).map(|m| m.len()).unwrap_or(0);
+        assert!(size > 10_000, "screenshot {shot} is {size} bytes");
+    }
+    let rows = seen["traceRows"].as_u64().unwrap();
+    assert!(rows > 10, "{seen}");
+    assert!(seen["exported"].as_u64().unwrap() >= rows, "{seen}");
+    let filtered = seen["filteredRows"].as_u64().unwrap();
+    assert!(
+        filtered > 0 && filtered < rows,
+        "the filter kept {filtered} of {rows} rows"
+    );
+    let methods: Vec<&str> = seen["exportedMethods"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(text)
+        .collect();
+    for m in [
+        "tools/list",
+        "tools/call",
+        "elicitation/create",
+        "completion/complete",
+        "resources/read",
+    ] {
+        assert!(
+            methods.contains(&m),
+            "{m} not in the exported trace: {methods:?}"
+        );
+    }
+    assert_eq!(seen["dialogOpen"], false, "the dialog stayed open: {seen}");
+    assert!(
+        seen["progressBar"]["value"].as_f64().unwrap() > 0.0,
+        "{seen}"
+    );
+    assert!(
+        !seen["completions"].as_array().unwrap().is_empty(),
+        "{seen}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn inspect_page_against_duomcp_serve_in_both_revisions() {
+    let kit = kit();
+    assert!(
+        Path::new(CHROMIUM).is_file(),
+        "{CHROMIUM} is missing: the browser test needs Debian's `chromium` (.ci/run installs it)"
+    );
+    tokio::time::timeout(TEST_DEADLINE * 2, async {
+        for (era, version) in [("legacy", "2025-11-25"), ("modern", "2026-07-28")] {
+            let serve = [env!("CARGO_BIN_EXE_duomcp").as_ref(), "serve".as_ref()];
+            let (_child, _stdout, url) = inspector(era, &serve, &kit).await;
+            let seen = drive(&kit, &url, era, "reference").await;
+            assert!(seen.get("error").is_none(), "{era}: {seen}");
+            common(&seen);
+            assert_eq!(seen["era"], era, "{seen}");
+            assert!(text(&seen["status"]).contains(version), "{seen}");
+            assert_eq!(seen["serverInfo"]["protocolVersion"], version, "{seen}");
+            assert!(seen["tools"].as_array().unwrap().len() > 20, "{seen}");
+            // The nested object went out as one, and the server read it back.
+            assert_eq!(seen["nestedSent"]["address"]["city"], "Paris", "{seen}");
+            assert!(
+                text(&seen["nested"]).contains(r#""city":"Paris""#),
+                "{seen}"
+            );
+            // A required field left empty was caught in the page.
+            assert!(text(&seen["refused"]).contains("name: required"), "{seen}");
+            assert_eq!(seen["progress"], "100 / 100", "{seen}");
+            let logs = seen["logs"].as_array().unwrap();
+            assert_eq!(logs.len(), 3, "{seen}");
+            assert_eq!(seen["asked"], "Who is there?", "{seen}");
+            assert!(
+                text(&seen["elicited"]).contains("ada@example.com"),
+                "{seen}"
+            );
+            // The task: its status line followed it to `completed`, then its result.
+            let task = text(&seen["taskLine"]);
+            assert!(
+                task.starts_with("task ") && task.ends_with(": completed"),
+                "{era}: {task}"
+            );
+            assert!(text(&seen["taskResult"]).contains("Computed"), "{seen}");
+            assert_eq!(seen["completions"][0], "paris", "{seen}");
+            assert!(text(&seen["read"]).contains("Data for ID: paris"), "{seen}");
+        }
+    })
+    .await
+    .expect("the test took too long");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn inspect_page_against_server_everything() {
+    let kit = kit();
+    assert!(Path::new(CHROMIUM).is_file(), "{CHROMIUM} is missing");
+    tokio::time::timeout(TEST_DEADLINE, async {
+        let script = kit.package("@modelcontextprotocol/server-everything/dist/index.js");
+        let server = [kit.node.as_os_str(), script.as_os_str(), "stdio".as_ref()];
+        let (_child, _stdout, url) = inspector("auto", &server, &kit).await;
+        let seen = drive(&kit, &url, "everything", "everything").await;
+        assert!(seen.get("error").is_none(), "{seen}");
+        common(&seen);
+        assert_eq!(
+            seen["serverInfo"]["protocolVersion"], "2025-11-25",
+            "{seen}"
+        );
+        assert_eq!(seen["nestedSent"]["location"], "New York", "{seen}");
+        assert!(text(&seen["nested"]).contains("temperature"), "{seen}");
+        assert_eq!(seen["progress"], "3 / 3", "{seen}");
+        // The elicitation form: its one required field filled, the defaults sent as they were.
+        let elicited = text(&seen["elicited"]);
+        assert!(
+            elicited.contains("Name: Ada Lovelace") && elicited.contains("Favorite Integer: 42"),
+            "{elicited}"
+        );
+        // A task the tool requires: followed to `completed`, then its report.
+        let task = text(&seen["taskLine"]);
+        assert!(
+            task.starts_with("task ") && task.contains(": completed"),
+            "{task}"
+        );
+        assert!(
+            text(&seen["taskResult"]).contains("Research Report: inspectors"),
+            "{seen}"
+        );
+        assert!(
+            text(&seen["read"]).starts_with("demo://resource/dynamic/text/1"),
+            "{seen}"
+        );
+    })
+    .await
+    .expect("the test took too long");
+}
