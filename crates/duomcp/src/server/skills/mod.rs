@@ -24,18 +24,18 @@
 //! # let _ = server;
 //! ```
 //!
-//! (About 1,000 lines: one job, the skill registry, from memory and from directories, with
-//! its validation rules; the wire methods are in `methods.rs`, the frontmatter parser in
-//! `common/`. Splitting the two sources apart is the next step if it grows.)
+//! (The wire methods are in `methods.rs`, reading skills from directories in `disk.rs`, the
+//! frontmatter parser in `common/`.)
 
+mod disk;
 mod methods;
 
+use disk::{scan_root, DigestCache};
 pub(crate) use methods::handle;
 
 use crate::common::frontmatter;
 use crate::common::skills::digest_of;
 use crate::era::ProtocolError;
-use crate::util::lock;
 use base64::engine::general_purpose::STANDARD;
 use base64::Engine as _;
 use duomcp_schema::{
@@ -43,10 +43,9 @@ use duomcp_schema::{
 };
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, RwLock};
-use std::time::SystemTime;
 
 pub use crate::common::skills::{SkillResource, EXTENSION_ID, MAX_FILES, MAX_TOTAL_BYTES};
 /// The most characters a `description` may have (Agent Skills).
@@ -477,157 +476,6 @@ fn load_memory(skill: Skill) -> Result<Loaded, SkillRejection> {
     })
 }
 
-/// Digests of files on disk, reused while a file's length and modification time stay put.
-type DigestCache = Mutex<HashMap<PathBuf, (u64, SystemTime, String)>>;
-
-fn is_hidden(name: &std::ffi::OsStr) -> bool {
-    name.to_string_lossy().starts_with('.')
-}
-
-/// Regular, non-hidden files below `dir`, as `/`-separated relative paths (sorted).
-fn walk_files(dir: &Path) -> std::io::Result<Vec<String>> {
-    fn go(dir: &Path, prefix: &str, out: &mut Vec<String>) -> std::io::Result<()> {
-        for entry in std::fs::read_dir(dir)? {
-            let entry = entry?;
-            let name = entry.file_name();
-            if is_hidden(&name) {
-                continue;
-            }
-            let Some(name) = name.to_str() else { continue };
-            let kind = entry.file_type()?;
-            let rel = if prefix.is_empty() {
-                name.to_owned()
-            } else {
-                format!("{prefix}/{name}")
-            };
-            if kind.is_dir() {
-                go(&entry.path(), &rel, out)?;
-            } else if kind.is_file() {
-                out.push(rel);
-            }
-        }
-        Ok(())
-    }
-    let mut out = Vec::new();
-    go(dir, "", &mut out)?;
-    out.sort();
-    Ok(out)
-}
-
-fn load_dir_skill(
-    dir: &Path,
-    path: &str,
-    cache: &DigestCache,
-) -> Result<Loaded, Vec<SkillProblem>> {
-    let problem = |m: String| SkillProblem {
-        location: dir.display().to_string(),
-        message: m,
-    };
-    let rels =
-        walk_files(dir).map_err(|e| vec![problem(format!("cannot list the folder: {e}"))])?;
-    let mut files = Vec::with_capacity(rels.len());
-    let mut total = 0u64;
-    let mut skill_md = None;
-    for rel in rels {
-        let file = dir.join(&rel);
-        let meta = std::fs::metadata(&file)
-            .map_err(|e| vec![problem(format!("cannot read {rel}: {e}"))])?;
-        let size = meta.len();
-        let mtime = meta.modified().unwrap_or(SystemTime::UNIX_EPOCH);
-        total += size;
-        let cached = lock(cache)
-            .get(&file)
-            .filter(|(l, m, _)| *l == size && *m == mtime)
-            .map(|(_, _, d)| d.clone());
-        let digest = match (cached, rel == SKILL_MD) {
-            (Some(d), false) => d,
-            (cached, is_skill_md) => {
-                let bytes = std::fs::read(&file)
-                    .map_err(|e| vec![problem(format!("cannot read {rel}: {e}"))])?;
-                let d = cached.unwrap_or_else(|| digest_of(&bytes));
-                lock(cache).insert(file.clone(), (size, mtime, d.clone()));
-                if is_skill_md {
-                    skill_md = Some(bytes);
-                }
-                d
-            }
-        };
-        files.push(LoadedFile {
-            uri: file_uri(path, &rel),
-            digest,
-            size,
-            rel,
-            content: Content::Disk(file),
-        });
-    }
-    let frontmatter = check(path, skill_md.as_deref(), files.len(), total)
-        .map_err(|ps| ps.into_iter().map(problem).collect::<Vec<_>>())?;
-    Ok(Loaded {
-        uri: file_uri(path, SKILL_MD),
-        path: path.to_owned(),
-        frontmatter,
-        files,
-    })
-}
-
-/// Every skill below `root`, and the problems of those that do not load.
-fn scan_root(root: &Path, cache: &DigestCache) -> (Vec<Loaded>, Vec<SkillProblem>) {
-    fn find(dir: &Path, prefix: &str, found: &mut Vec<(PathBuf, String)>) -> std::io::Result<()> {
-        let mut subdirs = Vec::new();
-        for entry in std::fs::read_dir(dir)? {
-            let entry = entry?;
-            let name = entry.file_name();
-            if is_hidden(&name) {
-                continue;
-            }
-            let kind = entry.file_type()?;
-            if kind.is_file() && name == SKILL_MD {
-                found.push((dir.to_path_buf(), prefix.to_owned()));
-            } else if kind.is_dir() {
-                subdirs.push((entry.path(), name));
-            }
-        }
-        for (path, name) in subdirs {
-            let name = name.to_string_lossy();
-            let rel = if prefix.is_empty() {
-                name.into_owned()
-            } else {
-                format!("{prefix}/{name}")
-            };
-            find(&path, &rel, found)?;
-        }
-        Ok(())
-    }
-    let mut found = Vec::new();
-    if let Err(e) = find(root, "", &mut found) {
-        return (
-            Vec::new(),
-            vec![SkillProblem {
-                location: root.display().to_string(),
-                message: format!("cannot read the skills folder: {e}"),
-            }],
-        );
-    }
-    let mut skills = Vec::new();
-    let mut problems = Vec::new();
-    for (dir, path) in found {
-        if path.is_empty() {
-            problems.push(SkillProblem {
-                location: dir.display().to_string(),
-                message: format!(
-                    "{SKILL_MD} sits at the root of the skills folder; put each skill in a folder named after it"
-                ),
-            });
-            continue;
-        }
-        match load_dir_skill(&dir, &path, cache) {
-            Ok(l) => skills.push(l),
-            Err(ps) => problems.extend(ps),
-        }
-    }
-    (skills, problems)
-}
-
 /// The MIME type of a skill file, from its extension.
 fn mime_of(rel: &str) -> &'static str {
     let ext = rel
@@ -923,90 +771,4 @@ fn resource_of(f: &LoadedFile, skill: &Loaded) -> Resource {
 }
 
 #[cfg(test)]
-mod tests {
-    #![allow(clippy::unwrap_used, clippy::expect_used)]
-    use super::*;
-
-    const MD: &str = "---\nname: notes\ndescription: Take notes\n---\nBody\n";
-
-    #[test]
-    fn memory_skills_are_checked_when_added() {
-        let ok = Skill::new("team/notes")
-            .file("SKILL.md", MD)
-            .file("a b/c.md", "x");
-        let set = SkillSet::new().skill(ok).unwrap();
-        let Source::Memory(l) = &set.sources[0] else {
-            panic!()
-        };
-        assert_eq!(l.uri, "skill://team/notes/SKILL.md");
-        assert!(l
-            .files
-            .iter()
-            .any(|f| f.uri == "skill://team/notes/a%20b/c.md"));
-        assert_eq!(l.files[0].digest.len(), 7 + 64);
-
-        let e = SkillSet::new()
-            .skill(Skill::new("other").file("SKILL.md", MD))
-            .unwrap_err();
-        assert!(
-            e.to_string().contains("must equal the skill's folder name"),
-            "{e}"
-        );
-        let e = SkillSet::new()
-            .skill(Skill::new("Bad--Name").file("SKILL.md", "---\nname: Bad--Name\n---\n"))
-            .unwrap_err();
-        assert_eq!(e.problems().len(), 2, "{e}");
-        let e = SkillSet::new().skill(Skill::new("notes")).unwrap_err();
-        assert!(e.to_string().contains("no SKILL.md"), "{e}");
-        let e = SkillSet::new()
-            .skill(Skill::new("notes").file("SKILL.md", MD).file("../x", "y"))
-            .unwrap_err();
-        assert!(e.to_string().contains("must be relative"), "{e}");
-        let big = Skill::new("notes")
-            .file("SKILL.md", MD)
-            .file("big.bin", vec![0u8; MAX_TOTAL_BYTES as usize]);
-        assert!(SkillSet::new().skill(big).is_err());
-        let twice = SkillSet::new()
-            .skill(Skill::new("notes").file("SKILL.md", MD))
-            .unwrap()
-            .skill(Skill::new("notes").file("SKILL.md", MD));
-        assert!(twice.is_err());
-    }
-
-    #[test]
-    fn digests_are_sha256_of_the_bytes() {
-        assert_eq!(
-            digest_of(b"abc"),
-            "sha256:ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
-        );
-    }
-
-    #[tokio::test]
-    async fn directories_list_direct_children() {
-        let set = SkillSet::new()
-            .skill(
-                Skill::new("acme/notes")
-                    .file("SKILL.md", MD)
-                    .file("refs/a.md", "a")
-                    .file("refs/deep/b.md", "b"),
-            )
-            .unwrap();
-        let reg = SkillRegistry::new(Some(set));
-        let snap = reg.snapshot().await.unwrap();
-        let kids = snap.directory("skill://acme/notes").unwrap();
-        let names: Vec<(&str, Option<&str>)> = kids
-            .iter()
-            .map(|r| (r.name.as_str(), r.mime_type.as_deref()))
-            .collect();
-        assert_eq!(
-            names,
-            [
-                ("SKILL.md", Some("text/markdown")),
-                ("refs", Some(DIRECTORY_MIME))
-            ]
-        );
-        assert_eq!(snap.directory("skill://acme").unwrap().len(), 1);
-        assert!(snap.directory("skill://acme/notes/SKILL.md").is_err());
-        assert!(snap.directory("skill://nope").is_err());
-    }
-}
+mod tests;

@@ -43,13 +43,11 @@
 //!
 //! Connections share one connection pool unless given their own client
 //! ([`HttpOptions::client`]); [`default_client`] is that shared pool.
-//!
-//! (Over 800 lines: one transport, both revisions and the 2024-11-05 fallback, sharing its
-//! POST and GET stream handling; the SSE parsing and the legacy transport are in their own
-//! files.)
 
 mod legacy_sse;
+mod send;
 pub(crate) mod sse;
+mod streams;
 mod wire;
 
 pub use wire::encode_header_value;
@@ -57,28 +55,24 @@ pub use wire::encode_header_value;
 use super::{
     BoxFuture, Outgoing, RequestStream, Routed, Transport, TransportError, TransportEvent,
 };
-use crate::client::auth::{AuthProvider, Challenge};
+use crate::client::auth::AuthProvider;
 use crate::correlation::Waiter;
 use crate::era::Era;
 use crate::jsonrpc::{decode, Incoming, IncomingResponse, RequestId};
 use crate::util::lock;
-use bytes::Bytes;
 use duomcp_schema::methods::{self, NotificationMethod, RequestMethod};
 use duomcp_schema::version;
-use http::header::{ACCEPT, CONTENT_TYPE, WWW_AUTHENTICATE};
-use http::{HeaderMap, HeaderName, HeaderValue, StatusCode};
+use http::header::CONTENT_TYPE;
+use http::{HeaderMap, StatusCode};
 use legacy_sse::OldSse;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
-use tokio::sync::{mpsc, oneshot, watch};
+use tokio::sync::{mpsc, watch};
 use tokio::task::AbortHandle;
 use tokio_util::sync::CancellationToken;
 use url::Url;
-use wire::{
-    error_in_body, excerpt, is_media, is_modern_code, ACCEPT_BOTH, ACCEPT_SSE, LAST_EVENT_ID,
-    MCP_METHOD, MCP_NAME, PROTOCOL_VERSION, SESSION_ID,
-};
+use wire::{error_in_body, excerpt, is_media, is_modern_code, SESSION_ID};
 
 /// How many times one HTTP request is sent again after `401`/`403` answers the
 /// [`AuthProvider`] asked to retry.
@@ -387,37 +381,6 @@ impl Drop for RequestGuard {
     }
 }
 
-/// How an SSE connection ended.
-enum StreamEnd {
-    /// The awaited response was delivered (or nobody waits for it any more).
-    Answered,
-    /// The connection ended; `seen`: whether it carried any event.
-    Ended { seen: bool, why: Option<String> },
-}
-
-/// Where the messages of an SSE stream go, other than responses (always routed by id).
-enum Sink<'a> {
-    /// A request's stream: to the request.
-    Request {
-        tx: &'a mpsc::Sender<Result<Incoming, TransportError>>,
-        id: &'a RequestId,
-    },
-    /// The standalone `GET` stream: to the transport's events.
-    Events,
-}
-
-fn header_value(name: &str, value: &str) -> Option<HeaderValue> {
-    match HeaderValue::from_str(value) {
-        Ok(v) => Some(v),
-        Err(_) => {
-            tracing::warn!(
-                "not sending the {name} header: its value is not a valid header value: {value:?}"
-            );
-            None
-        }
-    }
-}
-
 impl Shared {
     fn old(&self) -> Option<Arc<OldSse>> {
         lock(&self.old).clone()
@@ -499,215 +462,6 @@ impl Shared {
     }
 
     // -----------------------------------------------------------------------------------------
-    // Sending HTTP requests
-
-    /// Sends the request `build` makes, with the `Authorization` header of the auth provider;
-    /// on `401`/`403` the provider is told and, if it says so, the request is sent again.
-    async fn send_http(
-        &self,
-        build: impl Fn() -> reqwest::RequestBuilder,
-    ) -> Result<reqwest::Response, TransportError> {
-        let mut retries = 0;
-        loop {
-            let mut request = build();
-            if let Some(auth) = &self.options.auth {
-                // The provider may bind its headers to the method (DPoP proofs, RFC 9449).
-                let (client, built) = request.build_split();
-                let built = built.map_err(|e| request_failed(&self.url, &e))?;
-                let method = built.method().as_str().to_owned();
-                let headers = auth
-                    .request_headers(&method, self.url.as_str())
-                    .await
-                    .map_err(TransportError::Auth)?;
-                request = reqwest::RequestBuilder::from_parts(client, built);
-                for (name, value) in headers {
-                    let Ok(name) = http::HeaderName::try_from(name.as_str()) else {
-                        continue;
-                    };
-                    if let Some(value) = header_value(name.as_str(), &value) {
-                        request = request.header(name, value);
-                    }
-                }
-            }
-            let response = tokio::select! {
-                r = request.send() => r.map_err(|e| request_failed(&self.url, &e))?,
-                _ = self.closing.cancelled() => {
-                    return Err(TransportError::Closed("the client closed the connection".into()))
-                }
-            };
-            let status = response.status();
-            if let (Some(auth), true) = (
-                &self.options.auth,
-                status == StatusCode::UNAUTHORIZED || status == StatusCode::FORBIDDEN,
-            ) {
-                if retries < MAX_AUTH_RETRIES {
-                    let values: Vec<String> = response
-                        .headers()
-                        .get_all(WWW_AUTHENTICATE)
-                        .iter()
-                        .filter_map(|v| v.to_str().ok())
-                        .map(str::to_owned)
-                        .collect();
-                    let dpop_nonce = response
-                        .headers()
-                        .get("dpop-nonce")
-                        .and_then(|v| v.to_str().ok())
-                        .map(str::to_owned);
-                    let challenge = Challenge {
-                        resource_url: self.url.as_str(),
-                        status: status.as_u16(),
-                        www_authenticate: values.iter().map(String::as_str).collect(),
-                        dpop_nonce: dpop_nonce.as_deref(),
-                    };
-                    if auth
-                        .on_challenge(challenge)
-                        .await
-                        .map_err(TransportError::Auth)?
-                    {
-                        retries += 1;
-                        continue;
-                    }
-                }
-            }
-            return Ok(response);
-        }
-    }
-
-    /// The headers of a POST carrying `msg`.
-    fn post_headers(&self, msg: &Outgoing, session: Option<&str>) -> HeaderMap {
-        let mut h = self.options.headers.clone();
-        h.insert(ACCEPT, HeaderValue::from_static(ACCEPT_BOTH));
-        h.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
-        let initialize =
-            msg.method.as_deref() == Some(<methods::Initialize as RequestMethod>::NAME);
-        // `initialize` is sent before any version is agreed on.
-        if let (Some(v), false) = (&msg.protocol_version, initialize) {
-            if let Some(v) = header_value("MCP-Protocol-Version", v) {
-                h.insert(PROTOCOL_VERSION, v);
-            }
-        }
-        if let Some(m) = msg
-            .method
-            .as_deref()
-            .and_then(|m| header_value("Mcp-Method", m))
-        {
-            h.insert(MCP_METHOD, m);
-        }
-        if let Some(n) = &msg.name {
-            if let Some(v) = header_value("Mcp-Name", &encode_header_value(n)) {
-                h.insert(MCP_NAME, v);
-            }
-        }
-        for (name, value) in &msg.trace_context {
-            if let (Ok(name), Ok(value)) = (
-                HeaderName::try_from(name.as_str()),
-                HeaderValue::from_str(value),
-            ) {
-                h.insert(name, value);
-            }
-        }
-        for (name, value) in &msg.header_params {
-            let Ok(header) = HeaderName::try_from(format!("mcp-param-{name}")) else {
-                tracing::warn!("not sending Mcp-Param-{name}: not a valid header name");
-                continue;
-            };
-            if let Some(v) = header_value(header.as_str(), &encode_header_value(value)) {
-                h.insert(header, v);
-            }
-        }
-        if let Some(v) = session.and_then(|s| header_value("Mcp-Session-Id", s)) {
-            h.insert(SESSION_ID, v);
-        }
-        h
-    }
-
-    async fn post(
-        &self,
-        msg: &Outgoing,
-        session: Option<&str>,
-    ) -> Result<reqwest::Response, TransportError> {
-        let headers = self.post_headers(msg, session);
-        let body = Bytes::from(msg.body.clone());
-        self.send_http(|| {
-            self.client
-                .post(self.url.clone())
-                .headers(headers.clone())
-                .body(body.clone())
-        })
-        .await
-    }
-
-    /// A `GET` for an SSE stream: the standalone stream, or with `last_event_id` the
-    /// resumption of a stream.
-    async fn get_stream(
-        &self,
-        last_event_id: Option<&str>,
-        session: Option<&str>,
-    ) -> Result<reqwest::Response, TransportError> {
-        let mut h = self.options.headers.clone();
-        h.insert(ACCEPT, HeaderValue::from_static(ACCEPT_SSE));
-        if let Some(v) = self
-            .negotiated_version()
-            .and_then(|v| header_value("MCP-Protocol-Version", &v))
-        {
-            h.insert(PROTOCOL_VERSION, v);
-        }
-        if let Some(v) = session.and_then(|s| header_value("Mcp-Session-Id", s)) {
-            h.insert(SESSION_ID, v);
-        }
-        if let Some(v) = last_event_id.and_then(|id| header_value("Last-Event-ID", id)) {
-            h.insert(LAST_EVENT_ID, v);
-        }
-        self.send_http(|| self.client.get(self.url.clone()).headers(h.clone()))
-            .await
-    }
-
-    /// `DELETE` of a session (its answer, `405` included, does not matter).
-    async fn delete_session(&self, session: &str) {
-        let mut h = self.options.headers.clone();
-        if let Some(v) = self
-            .negotiated_version()
-            .and_then(|v| header_value("MCP-Protocol-Version", &v))
-        {
-            h.insert(PROTOCOL_VERSION, v);
-        }
-        if let Some(v) = header_value("Mcp-Session-Id", session) {
-            h.insert(SESSION_ID, v);
-        }
-        match self
-            .send_http(|| self.client.delete(self.url.clone()).headers(h.clone()))
-            .await
-        {
-            Ok(r) => tracing::debug!(status = %r.status(), "ended the session"),
-            Err(e) => tracing::debug!("could not end the session: {e}"),
-        }
-    }
-
-    /// Reads a whole body, up to `limit` bytes.
-    async fn read_body(
-        &self,
-        response: &mut reqwest::Response,
-        limit: usize,
-    ) -> Result<Vec<u8>, TransportError> {
-        let mut out = Vec::new();
-        loop {
-            let chunk = tokio::select! {
-                c = response.chunk() => c.map_err(|e| request_failed(&self.url, &e))?,
-                _ = self.closing.cancelled() => {
-                    return Err(TransportError::Closed("the client closed the connection".into()))
-                }
-            };
-            let Some(chunk) = chunk else { return Ok(out) };
-            if out.len() + chunk.len() > limit {
-                return Err(TransportError::Other(format!(
-                    "the server's answer is larger than {limit} bytes"
-                )));
-            }
-            out.extend_from_slice(&chunk);
-        }
-    }
-
-    // -----------------------------------------------------------------------------------------
     // Sessions
 
     /// The server answered `404` for session `sid`: it is gone. The runtime is told
@@ -739,18 +493,6 @@ impl Shared {
             },
             _ = self.closing.cancelled() => Err(TransportError::Closed("the client closed the connection".into())),
         }
-    }
-
-    /// Opens the session's standalone `GET` stream and waits (briefly) until the server
-    /// answered it, so that messages the server sends right away are not missed.
-    async fn open_standalone(self: &Arc<Self>) {
-        let (session, token) = {
-            let s = lock(&self.session);
-            (s.id.clone(), s.streams.clone())
-        };
-        let (ready, answered) = oneshot::channel();
-        tokio::spawn(standalone(self.clone(), session, token, ready));
-        let _ = tokio::time::timeout(Duration::from_secs(2), answered).await;
     }
 
     // -----------------------------------------------------------------------------------------
@@ -893,167 +635,6 @@ impl Shared {
         }
     }
 
-    /// Reads a request's SSE stream until its response; in 2025-11-25 a stream that ends early
-    /// is resumed with `GET` and `Last-Event-ID` after the server's `retry:` delay.
-    async fn read_request_stream(
-        self: &Arc<Self>,
-        mut response: reqwest::Response,
-        modern: bool,
-        id: &RequestId,
-        tx: &mpsc::Sender<Result<Incoming, TransportError>>,
-    ) -> Result<(), TransportError> {
-        let mut parser = sse::Parser::new(self.options.max_message_size);
-        let mut failures = 0u32;
-        loop {
-            let end = self
-                .pump(&mut response, &mut parser, &Sink::Request { tx, id })
-                .await;
-            let (seen, why) = match end {
-                StreamEnd::Answered => return Ok(()),
-                StreamEnd::Ended { seen, why } => (seen, why),
-            };
-            self.check_open()?;
-            let why = why.unwrap_or_else(|| "the server closed it".into());
-            if modern {
-                return Err(TransportError::Other(format!(
-                    "the response stream ended before the response ({why})"
-                )));
-            }
-            let Some(last) = parser.last_event_id.clone() else {
-                return Err(TransportError::Other(format!(
-                    "the response stream ended before the response ({why}), and without an event id to resume from"
-                )));
-            };
-            if seen {
-                failures = 0;
-            }
-            // Reconnect, after the server's delay, until a stream is open again.
-            response = loop {
-                failures += 1;
-                if failures > self.options.max_reconnects {
-                    return Err(TransportError::Other(format!(
-                        "the response stream ended before the response ({why}), and resuming it failed {} times",
-                        failures - 1
-                    )));
-                }
-                let delay = parser.retry.unwrap_or(self.options.default_retry);
-                tracing::debug!(%id, ?delay, last_event_id = %last, "resuming the response stream");
-                tokio::select! {
-                    _ = tokio::time::sleep(delay) => {}
-                    _ = self.closing.cancelled() => {
-                        return Err(TransportError::Closed("the client closed the connection".into()))
-                    }
-                }
-                let session = self.session_id();
-                let resumed = match self.get_stream(Some(&last), session.as_deref()).await {
-                    Ok(r) => r,
-                    Err(e @ (TransportError::Closed(_) | TransportError::Auth(_))) => {
-                        return Err(e)
-                    }
-                    Err(e) => {
-                        tracing::debug!(%id, "resuming the stream failed: {e}");
-                        continue;
-                    }
-                };
-                let status = resumed.status();
-                if status.is_success()
-                    && is_media(resumed.headers().get(CONTENT_TYPE), "text/event-stream")
-                {
-                    break resumed;
-                }
-                if let (StatusCode::NOT_FOUND, Some(sid)) = (status, &session) {
-                    self.session_expired(sid);
-                    return Err(TransportError::Other(
-                        "the session expired before the response arrived".into(),
-                    ));
-                }
-                if status.is_server_error() {
-                    continue;
-                }
-                return Err(TransportError::Http {
-                    status: status.as_u16(),
-                    body: format!(
-                        "resuming the response stream (Last-Event-ID {last}) was refused"
-                    ),
-                });
-            };
-            parser.reset_connection();
-        }
-    }
-
-    /// Reads one SSE connection, routing its messages, until it ends or (for a request's
-    /// stream) the response was delivered.
-    async fn pump(
-        &self,
-        response: &mut reqwest::Response,
-        parser: &mut sse::Parser,
-        sink: &Sink<'_>,
-    ) -> StreamEnd {
-        let mut events = Vec::new();
-        let mut seen = false;
-        loop {
-            let chunk = tokio::select! {
-                c = response.chunk() => c,
-                _ = self.closing.cancelled() => {
-                    return StreamEnd::Ended { seen, why: Some("the client closed the connection".into()) }
-                }
-            };
-            let bytes = match chunk {
-                Ok(Some(b)) => b,
-                Ok(None) => return StreamEnd::Ended { seen, why: None },
-                Err(e) => {
-                    return StreamEnd::Ended {
-                        seen,
-                        why: Some(chain(&e)),
-                    }
-                }
-            };
-            if let Err(e) = parser.feed(&bytes, &mut events) {
-                return StreamEnd::Ended { seen, why: Some(e) };
-            }
-            for event in events.drain(..) {
-                seen = true;
-                if self.dispatch(event, sink).await {
-                    return StreamEnd::Answered;
-                }
-            }
-        }
-    }
-
-    /// Routes one SSE event; `true` when the awaited response was delivered or nobody waits
-    /// for it any more.
-    async fn dispatch(&self, event: sse::Event, sink: &Sink<'_>) -> bool {
-        if !event.kind.is_empty() && event.kind != "message" {
-            tracing::debug!(kind = %event.kind, "ignored an SSE event of an unknown type");
-            return false;
-        }
-        let message = match decode(event.data.as_bytes()) {
-            Ok(m) => m,
-            Err(e) => {
-                tracing::warn!(
-                    "ignored an undecodable message from the server: {}",
-                    e.error.message
-                );
-                return false;
-            }
-        };
-        match (message, sink) {
-            (Incoming::Response(r), Sink::Request { id, .. }) if &r.id == *id => {
-                self.deliver(r).await;
-                true
-            }
-            (Incoming::Response(r), _) => {
-                self.deliver(r).await;
-                false
-            }
-            (other, Sink::Request { tx, .. }) => tx.send(Ok(other)).await.is_err(),
-            (other, Sink::Events) => {
-                self.emit(other).await;
-                false
-            }
-        }
-    }
-
     /// Sends a notification or a response.
     async fn send_message(self: &Arc<Self>, msg: Outgoing) -> Result<(), TransportError> {
         let session = self.session_id();
@@ -1123,73 +704,6 @@ async fn run_request(
 ) {
     if let Err(e) = shared.exchange(&msg, &id, &tx).await {
         shared.fail(&id, e).await;
-    }
-}
-
-/// The standalone `GET` stream of a 2025-11-25 session: reconnected (with `Last-Event-ID`)
-/// when the server closes it, until the session ends; a `405` means the server offers none.
-async fn standalone(
-    shared: Arc<Shared>,
-    session: Option<String>,
-    token: CancellationToken,
-    ready: oneshot::Sender<()>,
-) {
-    let mut ready = Some(ready);
-    let mut parser = sse::Parser::new(shared.options.max_message_size);
-    let mut failures = 0u32;
-    loop {
-        let last = parser.last_event_id.clone();
-        let response = tokio::select! {
-            r = shared.get_stream(last.as_deref(), session.as_deref()) => r,
-            _ = token.cancelled() => return,
-        };
-        if let Some(ready) = ready.take() {
-            let _ = ready.send(());
-        }
-        match response {
-            Ok(mut r)
-                if r.status().is_success()
-                    && is_media(r.headers().get(CONTENT_TYPE), "text/event-stream") =>
-            {
-                parser.reset_connection();
-                let end = tokio::select! {
-                    e = shared.pump(&mut r, &mut parser, &Sink::Events) => e,
-                    _ = token.cancelled() => return,
-                };
-                match end {
-                    StreamEnd::Ended { seen: true, .. } => failures = 0,
-                    _ => failures += 1,
-                }
-            }
-            Ok(r) if r.status() == StatusCode::METHOD_NOT_ALLOWED => {
-                tracing::debug!("the server offers no GET stream");
-                return;
-            }
-            Ok(r) if r.status() == StatusCode::NOT_FOUND && session.is_some() => {
-                if let Some(sid) = &session {
-                    shared.session_expired(sid);
-                }
-                return;
-            }
-            Ok(r) => {
-                tracing::debug!(status = %r.status(), "the server refused the GET stream");
-                return;
-            }
-            Err(TransportError::Closed(_)) => return,
-            Err(e) => {
-                tracing::debug!("the GET stream failed: {e}");
-                failures += 1;
-            }
-        }
-        if failures > shared.options.max_reconnects {
-            tracing::debug!("giving up the GET stream after {failures} failures");
-            return;
-        }
-        let delay = parser.retry.unwrap_or(shared.options.default_retry) * failures.max(1);
-        tokio::select! {
-            _ = tokio::time::sleep(delay) => {}
-            _ = token.cancelled() => return,
-        }
     }
 }
 
