@@ -43,6 +43,8 @@
 //! 2025-11-25 session.
 
 mod handlers;
+mod legacy;
+mod modern;
 pub(crate) mod runtime;
 mod store;
 mod wire;
@@ -52,10 +54,9 @@ pub use store::{
     TaskRecord, TaskStore, TaskStoreError,
 };
 
-pub(crate) use handlers::{
-    any_task_tool, legacy_call, legacy_method, legacy_plan, modern_call, modern_method,
-    modern_plan, CallPlan, ModernCall, ModernMethod,
-};
+pub(crate) use handlers::{any_task_tool, CallPlan};
+pub(crate) use legacy::{legacy_call, legacy_method, legacy_plan};
+pub(crate) use modern::{modern_call, modern_method, modern_plan, ModernCall, ModernMethod};
 pub(crate) use runtime::{DetachHook, LiveTask, TaskRuntime};
 pub(crate) use wire::status_notification;
 
