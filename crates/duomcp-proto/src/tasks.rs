@@ -127,6 +127,25 @@ pub fn can_move(from: TaskStatus, to: TaskStatus) -> bool {
     )
 }
 
+/// The retention granted for a `requested` one (ms; `None`: `default_ms`): at least 1 ms, at
+/// most `max_ms`.
+///
+/// ```
+/// use duomcp_proto::tasks::grant_ttl;
+/// assert_eq!(grant_ttl(None, 3_600_000, 86_400_000), 3_600_000);
+/// assert_eq!(grant_ttl(Some(0), 3_600_000, 86_400_000), 1);
+/// assert_eq!(grant_ttl(Some(u64::MAX), 3_600_000, 86_400_000), 86_400_000);
+/// ```
+pub fn grant_ttl(requested: Option<u64>, default_ms: u64, max_ms: u64) -> u64 {
+    requested.unwrap_or(default_ms).clamp(1, max_ms.max(1))
+}
+
+/// Whether something created at `created_at_ms` and kept `ttl_ms` (`None`: forever) has
+/// expired at `now_ms` (expiry is at creation + ttl).
+pub fn expired(created_at_ms: u64, ttl_ms: Option<u64>, now_ms: u64) -> bool {
+    ttl_ms.is_some_and(|ttl| created_at_ms.saturating_add(ttl) <= now_ms)
+}
+
 /// The message of a task cancelled by `tasks/cancel`.
 pub const CANCELLED_BY_REQUEST: &str = "The task was cancelled by request.";
 
@@ -161,8 +180,7 @@ impl TaskRecord {
 
     /// Whether the record's ttl has run out at `now_ms`.
     pub fn is_expired(&self, now_ms: u64) -> bool {
-        self.ttl_ms
-            .is_some_and(|ttl| self.created_at_ms.saturating_add(ttl) <= now_ms)
+        expired(self.created_at_ms, self.ttl_ms, now_ms)
     }
 
     /// The key that orders `tasks/list`: creation time, then id.

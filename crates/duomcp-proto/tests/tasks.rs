@@ -7,7 +7,8 @@ use duomcp_proto::era::tasks::relate_to_task;
 use duomcp_proto::era::ProtocolError;
 use duomcp_proto::error::HandlerError;
 use duomcp_proto::tasks::{
-    can_move, ending, ClientStep, TaskEra, TaskFilter, TaskOutcome, TaskRecord, TaskStatus,
+    can_move, ending, expired, grant_ttl, ClientStep, TaskEra, TaskFilter, TaskOutcome, TaskRecord,
+    TaskStatus,
 };
 use duomcp_proto::Era;
 use duomcp_schema::{CallToolResult, InputRequest};
@@ -66,6 +67,16 @@ fn expiry_follows_the_clock_given() {
     let mut forever = r.clone();
     forever.ttl_ms = None;
     assert!(!forever.is_expired(u64::MAX));
+    assert!(
+        expired(0, Some(u64::MAX), u64::MAX),
+        "saturates, never wraps"
+    );
+    assert!(!expired(5, Some(u64::MAX), u64::MAX - 1));
+    assert_eq!(
+        grant_ttl(Some(10), 100, 0),
+        1,
+        "a max of 0 still grants 1 ms"
+    );
 }
 
 #[test]

@@ -177,7 +177,7 @@ struct HostedTask {
 
 impl HostedTask {
     fn expired(&self, now: u64) -> bool {
-        now >= self.created_ms.saturating_add(self.ttl_ms)
+        duomcp_proto::tasks::expired(self.created_ms, Some(self.ttl_ms), now)
     }
 
     /// The task as 2025-11-25 writes it (`Task`).
@@ -246,15 +246,16 @@ impl Hosted {
         task: &Value,
         params: &RawValue,
     ) -> Result<Value, ErrorObject> {
-        let ttl = match task.get("ttl") {
-            None | Some(Value::Null) => HOSTED_DEFAULT_TTL_MS,
-            Some(v) => v.as_u64().ok_or_else(|| {
+        let requested = match task.get("ttl") {
+            None | Some(Value::Null) => None,
+            Some(v) => Some(v.as_u64().ok_or_else(|| {
                 invalid(format!(
                     "Invalid params: task.ttl must be a non-negative integer, got {v}"
                 ))
-            })?,
-        }
-        .clamp(1, HOSTED_MAX_TTL_MS);
+            })?),
+        };
+        let ttl =
+            duomcp_proto::tasks::grant_ttl(requested, HOSTED_DEFAULT_TTL_MS, HOSTED_MAX_TTL_MS);
         let call = match HandlerCall::parse(method, Some(params)) {
             Some(call) => call?,
             None => {
