@@ -13,6 +13,9 @@
 //!   HTTP status each gives a [`era::ProtocolError`], `_meta` validation (2026-07-28), and the
 //!   named protocol facts (sessions, stream closing, input rounds).
 //! * [`error`]: what a handler returns when it does not produce a result ([`error::HandlerError`]).
+//! * [`tasks`]: the task record and its lifecycle (status transitions, expiry, how a
+//!   handler's outcome ends a task) as pure functions of explicit time; each revision's task
+//!   wire is [`era::TaskWire`].
 //! * [`cursor`]: opaque pagination cursors.
 //! * [`time`]: timestamps as the wire writes them.
 //!
@@ -34,6 +37,7 @@ pub mod cursor;
 pub mod era;
 pub mod error;
 pub mod jsonrpc;
+pub mod tasks;
 pub mod time;
 
 pub use duomcp_schema as schema;

@@ -1,5 +1,7 @@
 //! 2025-11-25 (and older): error mapping and version negotiation.
 
+pub mod tasks;
+
 use super::ProtocolError;
 use duomcp_schema::{error_code, version, ErrorObject};
 use serde_json::json;

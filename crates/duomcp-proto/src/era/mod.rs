@@ -7,10 +7,12 @@
 mod detect;
 pub mod legacy;
 pub mod modern;
+pub mod tasks;
 
 pub use detect::of_refusal;
 pub use detect::Undecided;
 pub use detect::{detect, Signals};
+pub use tasks::TaskWire;
 
 use std::fmt;
 

@@ -1,5 +1,7 @@
 //! 2026-07-28: per-request `_meta`, error mapping, and the fields every result carries.
 
+pub mod tasks;
+
 use super::ProtocolError;
 use duomcp_schema::methods::{self, RequestMethod};
 use duomcp_schema::{

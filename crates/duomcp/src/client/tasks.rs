@@ -21,46 +21,34 @@
 //!   on the client, which serves the server's `tasks/get`, `tasks/result`, `tasks/list` and
 //!   `tasks/cancel` for it.
 //!
-//! (Over 800 lines, about 250 of them docs: the client's task handling is one state machine
-//! for both eras; splitting it by era is left for later.)
-//!
-//! **Why this file matches on the era** (the one client module besides `client/era/` that
-//! does, as `server/tasks/` is on the server's side): a [`TaskHandle`] outlives the call that
-//! made it and carries the era of its task; the two revisions' tasks differ in every step of
-//! the state machine (how a task is asked for and recognised, which status ends it, where
-//! its result comes from: `tasks/result` or the inlined result, how input is answered:
-//! the server's requests or `tasks/update`, whether cancelling is final or cooperative, and
-//! hosting exists only in 2025-11-25), so the step is matched on `(era, status)` in one
-//! place rather than spread over an adapter surface each method would grow by two arms.
+//! A [`TaskHandle`] outlives the call that made it and carries the era of its task; what the
+//! two revisions' tasks differ in (how a task is asked for and recognised, what a status means
+//! for the next step: `tasks/result` or the inlined result or error, input answered by the
+//! server's requests or `tasks/update`, cancelling final or cooperative) is asked of the
+//! era's [`TaskWire`](duomcp_proto::era::TaskWire) in `duomcp-proto`, not matched here.
+//! Hosting (2025-11-25 only) is in `tasks/hosted.rs`.
+
+mod calls;
+mod hosted;
+
+pub(crate) use hosted::{hosted_capability, ClientTasks};
 
 use super::engine::Inner;
 use super::error::ClientError;
-use super::handlers::{HandlerCall, Handlers};
-use super::options::{InputFn, RequestOptions};
-use super::{decode, object, Client};
+use super::options::RequestOptions;
+use super::{decode, Client};
 use crate::era::Era;
-use crate::jsonrpc::{self, error_code, ErrorObject};
-use crate::util::lock;
-use base64::engine::general_purpose::URL_SAFE_NO_PAD;
-use base64::Engine as _;
-use duomcp_schema::tasks::ext::DetailedTask;
-use duomcp_schema::{
-    meta, CallToolResult, ClientTasksCapability, ClientTasksElicitationCapability,
-    ClientTasksRequestsCapability, ClientTasksSamplingCapability, InputRequest, InputRequests,
-    JsonObject, ListTasksResult, Task, TaskStatus, TaskSupport, Tool,
-};
+use crate::jsonrpc::{error_code, ErrorObject};
+use duomcp_proto::tasks::ClientStep;
+use duomcp_schema::{CallToolResult, InputRequest, InputRequests, TaskStatus};
 use futures_util::stream::{FuturesUnordered, StreamExt as _};
 use futures_util::FutureExt as _;
-use serde::Serialize;
-use serde_json::value::RawValue;
 use serde_json::{json, Map, Value};
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
-use tokio::sync::watch;
-use tokio::task::AbortHandle;
 
 pub(crate) use duomcp_schema::tasks::ext::EXTENSION_ID;
 
@@ -160,37 +148,21 @@ pub struct TaskInfo {
 
 impl TaskInfo {
     fn parse(era: Era, raw: Value) -> Result<Self, ClientError> {
-        let bad = |e: serde_json::Error| ClientError::Protocol(format!("malformed task: {e}"));
-        match era {
-            Era::Legacy => {
-                let t: Task = serde_json::from_value(raw.clone()).map_err(bad)?;
-                Ok(TaskInfo {
-                    task_id: t.task_id,
-                    status: t.status,
-                    status_message: t.status_message,
-                    created_at: t.created_at,
-                    last_updated_at: t.last_updated_at,
-                    ttl: t.ttl.map(millis),
-                    poll_interval: t.poll_interval.map(millis),
-                    input_requests: None,
-                    raw,
-                })
-            }
-            Era::Modern => {
-                let t: DetailedTask = serde_json::from_value(raw.clone()).map_err(bad)?;
-                Ok(TaskInfo {
-                    task_id: t.task_id,
-                    status: t.status,
-                    status_message: t.status_message,
-                    created_at: t.created_at,
-                    last_updated_at: t.last_updated_at,
-                    ttl: t.ttl_ms.map(millis),
-                    poll_interval: t.poll_interval_ms.map(millis),
-                    input_requests: t.input_requests,
-                    raw,
-                })
-            }
-        }
+        let t = era
+            .tasks()
+            .read_task(&raw)
+            .map_err(|e| ClientError::Protocol(format!("malformed task: {e}")))?;
+        Ok(TaskInfo {
+            task_id: t.task_id,
+            status: t.status,
+            status_message: t.status_message,
+            created_at: t.created_at,
+            last_updated_at: t.last_updated_at,
+            ttl: t.ttl_ms.map(millis),
+            poll_interval: t.poll_interval_ms.map(millis),
+            input_requests: t.input_requests,
+            raw,
+        })
     }
 }
 
@@ -372,7 +344,7 @@ impl TaskHandle {
         responses: Map<String, Value>,
         opts: &RequestOptions,
     ) -> Result<(), ClientError> {
-        if self.era != Era::Modern {
+        if !self.era.tasks().has_update() {
             return Err(ClientError::Unsupported(
                 "tasks/update exists only in 2026-07-28".into(),
             ));
@@ -436,9 +408,9 @@ impl TaskHandle {
         let sent = inner
             .request(CANCEL, id_params(&self.id), &RequestOptions::default())
             .await;
-        match self.era {
-            Era::Legacy => match sent {
-                Ok(v) => Ok(TaskInfo::parse(Era::Legacy, v)?.status),
+        if self.era.tasks().cancel_answers_task() {
+            match sent {
+                Ok(v) => Ok(TaskInfo::parse(self.era, v)?.status),
                 // Refused: finished already (or unknown, which the get reports).
                 Err(e) if is_invalid_params(&e) => {
                     let info = self.get().await?;
@@ -449,24 +421,24 @@ impl TaskHandle {
                     }
                 }
                 Err(e) => Err(e),
-            },
-            Era::Modern => {
-                sent?;
-                let limit = inner.config.request_timeout;
-                let started = tokio::time::Instant::now();
-                loop {
-                    let info = self.get().await?;
-                    if info.status.is_terminal() {
-                        return Ok(info.status);
-                    }
-                    if started.elapsed() >= limit {
-                        return Err(ClientError::Timeout {
-                            method: CANCEL.into(),
-                            after: started.elapsed(),
-                        });
-                    }
-                    tokio::time::sleep(poll_interval(info.poll_interval)).await;
+            }
+        } else {
+            // Cooperative: acknowledged, then polled until the task is terminal.
+            sent?;
+            let limit = inner.config.request_timeout;
+            let started = tokio::time::Instant::now();
+            loop {
+                let info = self.get().await?;
+                if info.status.is_terminal() {
+                    return Ok(info.status);
                 }
+                if started.elapsed() >= limit {
+                    return Err(ClientError::Timeout {
+                        method: CANCEL.into(),
+                        after: started.elapsed(),
+                    });
+                }
+                tokio::time::sleep(poll_interval(info.poll_interval)).await;
             }
         }
     }
@@ -531,17 +503,15 @@ impl TaskHandle {
             if info.poll_interval.is_some() {
                 interval = poll_interval(info.poll_interval);
             }
-            match (self.era, info.status) {
-                (_, TaskStatus::Cancelled) => {
+            match self.era.tasks().next_step(info.status, &info.raw) {
+                ClientStep::Cancelled => {
                     return Err(ClientError::TaskCancelled {
                         task_id: self.id.clone(),
                     })
                 }
                 // 2025-11-25: `tasks/result` blocks until the end, and carries the server's
                 // requests for the task meanwhile (the handlers answer them).
-                (Era::Legacy, TaskStatus::InputRequired)
-                | (Era::Legacy, TaskStatus::Completed)
-                | (Era::Legacy, TaskStatus::Failed) => {
+                ClientStep::FetchResult => {
                     let sent = self
                         .client
                         .inner
@@ -589,34 +559,27 @@ impl TaskHandle {
                         Err(e) => return Err(e),
                     }
                 }
-                (Era::Modern, TaskStatus::Completed) => {
-                    return match info.raw.get("result") {
-                        Some(Value::Object(r)) => Ok(Value::Object(r.clone())),
-                        _ => Err(ClientError::Protocol(format!(
+                ClientStep::Completed(result) => {
+                    return match result {
+                        Some(r) => Ok(Value::Object(r.clone())),
+                        None => Err(ClientError::Protocol(format!(
                             "task {} is completed without a result",
                             self.id
                         ))),
                     }
                 }
-                (Era::Modern, TaskStatus::Failed) => {
-                    let error: ErrorObject = info
-                        .raw
-                        .get("error")
-                        .and_then(|e| serde_json::from_value(e.clone()).ok())
-                        .ok_or_else(|| {
-                            ClientError::Protocol(format!(
-                                "task {} failed without an error",
-                                self.id
-                            ))
-                        })?;
+                ClientStep::Failed(error) => {
+                    let error: ErrorObject = error.ok_or_else(|| {
+                        ClientError::Protocol(format!("task {} failed without an error", self.id))
+                    })?;
                     return Err(ClientError::Rpc {
                         method: CALL.into(),
                         error,
                     });
                 }
-                (Era::Modern, TaskStatus::InputRequired) => {
-                    let new: Vec<(&String, &Value)> = match info.raw.get("inputRequests") {
-                        Some(Value::Object(requests)) => requests
+                ClientStep::AnswerInput(requests) => {
+                    let new: Vec<(&String, &Value)> = match requests {
+                        Some(requests) => requests
                             .iter()
                             .filter(|(k, _)| !answered.contains(*k) && !asked.contains(*k))
                             .collect(),
@@ -637,7 +600,7 @@ impl TaskHandle {
                         }
                     }
                 }
-                (_, TaskStatus::Working) => {}
+                ClientStep::Poll => {}
             }
             // The next poll, or sooner the answers given meanwhile (together when several are).
             let first = if answering.is_empty() {
@@ -745,611 +708,5 @@ impl TaskWatch {
                 return Some(Ok(info));
             }
         }
-    }
-}
-
-impl Client {
-    /// 2025-11-25: adds `params.task` when the tool runs as a task (see the module docs).
-    /// Returns whether it did.
-    pub(super) async fn augment_for_task(
-        &self,
-        name: &str,
-        params: &mut Map<String, Value>,
-        opts: &RequestOptions,
-    ) -> bool {
-        if self.era() != Era::Legacy {
-            return false;
-        }
-        let offered = self.inner.with_negotiated(|n| {
-            n.and_then(|n| n.capabilities.tasks.as_ref())
-                .and_then(|t| t.requests.as_ref())
-                .and_then(|r| r.tools.as_ref())
-                .and_then(|t| t.call.as_ref())
-                .is_some()
-        });
-        if !offered {
-            return false;
-        }
-        let support = match self.inner.tasks.support(name) {
-            Some(s) => s,
-            None => {
-                // The tool's taskSupport is in its listing.
-                // Boxed: once per tool, and it would weigh on every call's future.
-                if let Err(e) = Box::pin(self.list_all_tools()).await {
-                    tracing::debug!("could not list the tools to learn their task support: {e}");
-                }
-                self.inner.tasks.support(name).unwrap_or_default()
-            }
-        };
-        let wanted = match support {
-            TaskSupport::Required => true,
-            TaskSupport::Optional => opts.as_task,
-            TaskSupport::Forbidden => false,
-        };
-        if wanted {
-            params.insert("task".into(), task_metadata(opts));
-        }
-        wanted
-    }
-
-    /// Tells a task apart from a result: `Err` carries the task.
-    fn classify(
-        &self,
-        value: Value,
-        augmented: bool,
-    ) -> Result<Result<Value, (TaskHandle, TaskInfo)>, ClientError> {
-        let era = self.era();
-        let task = match era {
-            Era::Legacy if augmented && value.get("content").is_none() => match value.get("task") {
-                Some(t @ Value::Object(_)) => Some(t.clone()),
-                _ => None,
-            },
-            Era::Modern if value.get("resultType").and_then(Value::as_str) == Some("task") => {
-                Some(value.clone())
-            }
-            _ => None,
-        };
-        let Some(task) = task else {
-            return Ok(Ok(value));
-        };
-        let info = TaskInfo::parse(era, task)?;
-        tracing::debug!(task = %info.task_id, "the call runs as a task");
-        let handle = TaskHandle {
-            client: self.clone(),
-            id: info.task_id.clone(),
-            era,
-        };
-        Ok(Err((handle, info)))
-    }
-
-    /// The result of a `tools/call`, polling the task when the server answered with one.
-    pub(super) async fn settle_task(
-        &self,
-        value: Value,
-        augmented: bool,
-        opts: &RequestOptions,
-    ) -> Result<Value, ClientError> {
-        match self.classify(value, augmented)? {
-            Ok(v) => Ok(v),
-            // Boxed: following a task is rare next to a result, and large.
-            Err((handle, info)) => Box::pin(handle.drive(opts, info)).await,
-        }
-    }
-
-    /// Starts a tool call as a task and returns its handle without waiting for the result.
-    /// In 2025-11-25 the call asks for a task (`params.task`, with
-    /// [`RequestOptions::task_ttl`] if given); in 2026-07-28 the server decides, and may
-    /// answer at once ([`TaskStart::Completed`]). Input the server asks for before the task
-    /// starts (2026-07-28 MRTR rounds) is gathered with the handlers.
-    ///
-    /// ```no_run
-    /// # async fn run(client: duomcp::client::Client) -> Result<(), duomcp::client::ClientError> {
-    /// use duomcp::client::{RequestOptions, TaskStart};
-    /// match client.start_tool_task("slow_compute", serde_json::json!({ "seconds": 3 }), RequestOptions::new()).await? {
-    ///     TaskStart::Task(task) => println!("running as task {}", task.id()),
-    ///     TaskStart::Completed(result) => println!("done at once: {:?}", result.content),
-    /// }
-    /// # Ok(()) }
-    /// ```
-    pub async fn start_tool_task(
-        &self,
-        name: &str,
-        arguments: impl Serialize,
-        options: RequestOptions,
-    ) -> Result<TaskStart, ClientError> {
-        let arguments = serde_json::to_value(arguments)
-            .map_err(|e| ClientError::InvalidArguments(e.to_string()))?;
-        let mut params = Map::new();
-        params.insert("name".into(), json!(name));
-        let arguments = object(CALL, arguments)?;
-        if !arguments.is_empty() {
-            params.insert("arguments".into(), Value::Object(arguments));
-        }
-        let legacy = self.era() == Era::Legacy;
-        if legacy {
-            params.insert("task".into(), task_metadata(&options));
-        }
-        let value = self.inner.call(CALL, params, &options).await?;
-        match self.classify(value, legacy)? {
-            Ok(v) => {
-                let result: CallToolResult = decode(CALL, v)?;
-                self.inner.tools.check(name, &result)?;
-                Ok(TaskStart::Completed(Box::new(result)))
-            }
-            Err((handle, _)) => Ok(TaskStart::Task(handle)),
-        }
-    }
-
-    /// A handle on the task `task_id` of this connection (no request is sent).
-    ///
-    /// ```no_run
-    /// # async fn run(client: duomcp::client::Client) -> Result<(), duomcp::client::ClientError> {
-    /// let status = client.task("a-task-id-from-earlier").get().await?.status;
-    /// # let _ = status;
-    /// # Ok(()) }
-    /// ```
-    pub fn task(&self, task_id: impl Into<String>) -> TaskHandle {
-        TaskHandle {
-            client: self.clone(),
-            id: task_id.into(),
-            era: self.era(),
-        }
-    }
-
-    /// The state of the task `task_id` (`tasks/get`).
-    ///
-    /// ```no_run
-    /// # async fn run(client: duomcp::client::Client) -> Result<(), duomcp::client::ClientError> {
-    /// let info = client.get_task("a-task-id").await?;
-    /// println!("{}", info.status.as_str());
-    /// # Ok(()) }
-    /// ```
-    pub async fn get_task(&self, task_id: &str) -> Result<TaskInfo, ClientError> {
-        self.task(task_id).get().await
-    }
-
-    /// Cancels the task `task_id`; see [`TaskHandle::cancel`].
-    ///
-    /// ```no_run
-    /// # async fn run(client: duomcp::client::Client) -> Result<(), duomcp::client::ClientError> {
-    /// let status = client.cancel_task("a-task-id").await?;
-    /// # let _ = status;
-    /// # Ok(()) }
-    /// ```
-    pub async fn cancel_task(&self, task_id: &str) -> Result<TaskStatus, ClientError> {
-        self.task(task_id).cancel().await
-    }
-
-    /// One page of `tasks/list` (2025-11-25; the first page when `cursor` is `None`).
-    /// 2026-07-28 has no `tasks/list`: [`ClientError::Unsupported`].
-    ///
-    /// ```no_run
-    /// # async fn run(client: duomcp::client::Client) -> Result<(), duomcp::client::ClientError> {
-    /// let page = client.list_tasks(None).await?;
-    /// for task in page.tasks {
-    ///     println!("{} {}", task.task_id, task.status.as_str());
-    /// }
-    /// # Ok(()) }
-    /// ```
-    pub async fn list_tasks(&self, cursor: Option<String>) -> Result<ListTasksResult, ClientError> {
-        if self.era() != Era::Legacy {
-            return Err(ClientError::Unsupported(
-                "tasks/list exists only in 2025-11-25".into(),
-            ));
-        }
-        let mut params = Map::new();
-        if let Some(c) = cursor {
-            params.insert("cursor".into(), Value::String(c));
-        }
-        let v = self
-            .inner
-            .request(LIST, params, &RequestOptions::default())
-            .await?;
-        decode(LIST, v)
-    }
-
-    /// Every task `tasks/list` shows, following `nextCursor` (2025-11-25).
-    ///
-    /// ```no_run
-    /// # async fn run(client: duomcp::client::Client) -> Result<(), duomcp::client::ClientError> {
-    /// let all = client.list_all_tasks().await?;
-    /// println!("{} tasks", all.len());
-    /// # Ok(()) }
-    /// ```
-    pub async fn list_all_tasks(&self) -> Result<Vec<Task>, ClientError> {
-        let mut all = Vec::new();
-        let mut cursor = None;
-        for _ in 0..MAX_PAGES {
-            let page = self.list_tasks(cursor).await?;
-            all.extend(page.tasks);
-            match page.next_cursor {
-                Some(c) if !c.is_empty() => cursor = Some(c),
-                _ => return Ok(all),
-            }
-        }
-        Err(ClientError::Protocol(format!(
-            "tasks/list returned more than {MAX_PAGES} pages"
-        )))
-    }
-}
-
-// ---------------------------------------------------------------------------------------------
-// The client's own task state: tool task support, and hosted tasks (2025-11-25).
-
-/// Task support of the listed tools, and the tasks this client hosts.
-#[derive(Default)]
-pub(crate) struct ClientTasks {
-    /// `None` until the tools were listed (or after they changed).
-    support: Mutex<Option<HashMap<String, TaskSupport>>>,
-    hosted: Hosted,
-}
-
-impl ClientTasks {
-    /// Records the task support of listed tools (a page of `tools/list`).
-    pub(crate) fn remember(&self, tools: &[Tool]) {
-        let mut support = lock(&self.support);
-        let map = support.get_or_insert_with(HashMap::new);
-        for tool in tools {
-            let s = tool
-                .execution
-                .as_ref()
-                .and_then(|e| e.task_support)
-                .unwrap_or_default();
-            map.insert(tool.name.clone(), s);
-        }
-    }
-
-    /// Forgets the tools' task support (the tool list changed).
-    pub(crate) fn forget_tools(&self) {
-        *lock(&self.support) = None;
-    }
-
-    /// `None` when the tools were not listed yet; an unlisted tool is `forbidden`.
-    fn support(&self, tool: &str) -> Option<TaskSupport> {
-        lock(&self.support)
-            .as_ref()
-            .map(|m| m.get(tool).copied().unwrap_or_default())
-    }
-
-    /// Serves what the server asks of the tasks this client hosts: a task-augmented
-    /// elicitation or sampling request, or `tasks/*`. `None`: not a hosted-task matter.
-    pub(crate) async fn serve(
-        &self,
-        handlers: &Handlers,
-        method: &str,
-        params: Option<&RawValue>,
-        own: Option<&Arc<InputFn>>,
-    ) -> Option<Result<Value, ErrorObject>> {
-        if !handlers.host_tasks {
-            return None;
-        }
-        let parse = || -> Result<Value, ErrorObject> {
-            match params {
-                Some(p) => serde_json::from_str(p.get())
-                    .map_err(|e| invalid(format!("Invalid params: {e}"))),
-                None => Ok(json!({})),
-            }
-        };
-        match method {
-            "elicitation/create" | "sampling/createMessage" => {
-                let has_handler = if method == "elicitation/create" {
-                    handlers.elicit.is_some()
-                } else {
-                    handlers.sample.is_some()
-                };
-                if !has_handler && own.is_none() {
-                    return None;
-                }
-                let (raw, value) = match (params, parse()) {
-                    (Some(raw), Ok(value)) => (raw, value),
-                    (_, Err(e)) => return Some(Err(e)),
-                    (None, Ok(_)) => return None,
-                };
-                let task = value.get("task")?;
-                Some(
-                    self.hosted
-                        .create(handlers.clone(), own.cloned(), method, task, raw),
-                )
-            }
-            GET | RESULT | LIST | CANCEL => {
-                let params = match parse() {
-                    Ok(p) => p,
-                    Err(e) => return Some(Err(e)),
-                };
-                Some(match method {
-                    GET => self.hosted.lookup(&params).map(|t| t.value()),
-                    RESULT => self.hosted.result(&params).await,
-                    LIST => self.hosted.list(&params),
-                    _ => self.hosted.cancel(&params),
-                })
-            }
-            _ => None,
-        }
-    }
-}
-
-/// The `tasks` capability a 2025-11-25 client declares when it hosts tasks.
-pub(crate) fn hosted_capability(handlers: &Handlers) -> Option<ClientTasksCapability> {
-    if !handlers.host_tasks || (handlers.elicit.is_none() && handlers.sample.is_none()) {
-        return None;
-    }
-    Some(ClientTasksCapability {
-        list: Some(JsonObject::new()),
-        cancel: Some(JsonObject::new()),
-        requests: Some(ClientTasksRequestsCapability {
-            sampling: handlers
-                .sample
-                .as_ref()
-                .map(|_| ClientTasksSamplingCapability {
-                    create_message: Some(JsonObject::new()),
-                    ..Default::default()
-                }),
-            elicitation: handlers
-                .elicit
-                .as_ref()
-                .map(|_| ClientTasksElicitationCapability {
-                    create: Some(JsonObject::new()),
-                    ..Default::default()
-                }),
-            ..Default::default()
-        }),
-        ..Default::default()
-    })
-}
-
-fn invalid(message: String) -> ErrorObject {
-    jsonrpc::error(error_code::INVALID_PARAMS, message)
-}
-
-fn now_ms() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
-        .unwrap_or(0)
-}
-
-/// How long a hosted task is kept when the server asks for no ttl, and at most.
-const HOSTED_DEFAULT_TTL_MS: u64 = 3_600_000;
-const HOSTED_MAX_TTL_MS: u64 = 24 * 3_600_000;
-/// The polling interval hosted tasks suggest.
-const HOSTED_POLL_MS: u64 = 100;
-/// `tasks/list` page size of hosted tasks.
-const HOSTED_PAGE: usize = 50;
-
-#[derive(Clone)]
-struct HostedState {
-    status: TaskStatus,
-    message: Option<String>,
-    updated_ms: u64,
-    outcome: Option<Result<Value, ErrorObject>>,
-}
-
-struct HostedTask {
-    id: String,
-    created_ms: u64,
-    ttl_ms: u64,
-    state: watch::Sender<HostedState>,
-    job: Mutex<Option<AbortHandle>>,
-}
-
-impl HostedTask {
-    fn expired(&self, now: u64) -> bool {
-        now >= self.created_ms.saturating_add(self.ttl_ms)
-    }
-
-    /// The task as 2025-11-25 writes it (`Task`).
-    fn value(&self) -> Value {
-        let s = self.state.borrow().clone();
-        let mut t = json!({
-            "taskId": self.id,
-            "status": s.status,
-            "createdAt": crate::common::time::iso8601(self.created_ms),
-            "lastUpdatedAt": crate::common::time::iso8601(s.updated_ms),
-            "ttl": self.ttl_ms,
-            "pollInterval": HOSTED_POLL_MS,
-        });
-        if let Some(m) = s.message {
-            t["statusMessage"] = json!(m);
-        }
-        t
-    }
-
-    /// Moves to a terminal status unless already there. Returns whether it did.
-    fn finish(
-        &self,
-        status: TaskStatus,
-        message: Option<String>,
-        outcome: Option<Result<Value, ErrorObject>>,
-    ) -> bool {
-        self.state.send_if_modified(|s| {
-            if s.status.is_terminal() {
-                return false;
-            }
-            s.status = status;
-            s.message = message;
-            s.outcome = outcome;
-            s.updated_ms = now_ms();
-            true
-        })
-    }
-}
-
-/// The tasks this client hosts, in creation order.
-#[derive(Default)]
-struct Hosted {
-    tasks: Mutex<Vec<Arc<HostedTask>>>,
-}
-
-impl Hosted {
-    /// Drops expired tasks (stopping their handlers).
-    fn purge(&self, now: u64) {
-        lock(&self.tasks).retain(|t| {
-            if t.expired(now) {
-                if let Some(job) = lock(&t.job).take() {
-                    job.abort();
-                }
-                false
-            } else {
-                true
-            }
-        });
-    }
-
-    fn create(
-        &self,
-        handlers: Handlers,
-        own: Option<Arc<InputFn>>,
-        method: &str,
-        task: &Value,
-        params: &RawValue,
-    ) -> Result<Value, ErrorObject> {
-        let ttl = match task.get("ttl") {
-            None | Some(Value::Null) => HOSTED_DEFAULT_TTL_MS,
-            Some(v) => v.as_u64().ok_or_else(|| {
-                invalid(format!(
-                    "Invalid params: task.ttl must be a non-negative integer, got {v}"
-                ))
-            })?,
-        }
-        .clamp(1, HOSTED_MAX_TTL_MS);
-        let call = match HandlerCall::parse(method, Some(params)) {
-            Some(call) => call?,
-            None => {
-                return Err(invalid(format!(
-                    "Invalid params: {method} cannot be a task"
-                )))
-            }
-        };
-        // The request's own answerer (the one request of ours it belongs to, see
-        // `RequestOptions::on_input`) when it has one, else the client's handlers.
-        let job = async move {
-            match own {
-                Some(own) => call.run_own(own.as_ref()).await,
-                None => call.run(&handlers).await,
-            }
-        };
-        let mut bytes = [0u8; 16];
-        getrandom::fill(&mut bytes).map_err(|e| {
-            jsonrpc::error(
-                error_code::INTERNAL_ERROR,
-                format!("Internal error: no randomness for a task id ({e})"),
-            )
-        })?;
-        let now = now_ms();
-        let task = Arc::new(HostedTask {
-            id: URL_SAFE_NO_PAD.encode(bytes),
-            created_ms: now,
-            ttl_ms: ttl,
-            state: watch::channel(HostedState {
-                status: TaskStatus::Working,
-                message: None,
-                updated_ms: now,
-                outcome: None,
-            })
-            .0,
-            job: Mutex::new(None),
-        });
-        self.purge(now);
-        lock(&self.tasks).push(task.clone());
-        let running = task.clone();
-        let handle = tokio::spawn(async move {
-            let outcome = job.await;
-            let (status, message) = match &outcome {
-                Ok(_) => (TaskStatus::Completed, None),
-                Err(e) => (TaskStatus::Failed, Some(e.message.clone())),
-            };
-            running.finish(status, message, Some(outcome));
-            lock(&running.job).take();
-        });
-        // The job may have finished already; then there is nothing to abort.
-        if !task.state.borrow().status.is_terminal() {
-            *lock(&task.job) = Some(handle.abort_handle());
-        }
-        tracing::debug!(task = %task.id, method, "hosting a task");
-        Ok(json!({ "task": task.value() }))
-    }
-
-    fn lookup(&self, params: &Value) -> Result<Arc<HostedTask>, ErrorObject> {
-        let Some(id) = params.get("taskId").and_then(Value::as_str) else {
-            return Err(invalid("Invalid params: taskId is required".into()));
-        };
-        self.purge(now_ms());
-        lock(&self.tasks)
-            .iter()
-            .find(|t| t.id == id)
-            .cloned()
-            .ok_or_else(|| {
-                invalid(format!(
-                    "Failed to retrieve task: no task {id:?} (unknown or expired)"
-                ))
-            })
-    }
-
-    async fn result(&self, params: &Value) -> Result<Value, ErrorObject> {
-        let task = self.lookup(params)?;
-        let mut rx = task.state.subscribe();
-        let state = rx
-            .wait_for(|s| s.status.is_terminal())
-            .await
-            .map(|s| s.clone())
-            .map_err(|_| jsonrpc::error(error_code::INTERNAL_ERROR, "the task is gone"))?;
-        match state.outcome {
-            Some(Ok(mut v)) => {
-                if let Value::Object(m) = &mut v {
-                    let meta = m.entry("_meta").or_insert_with(|| json!({}));
-                    if let Value::Object(meta) = meta {
-                        meta.insert(meta::RELATED_TASK.into(), json!({ "taskId": task.id }));
-                    }
-                }
-                Ok(v)
-            }
-            Some(Err(e)) => Err(e),
-            None => Err(invalid(format!(
-                "Task {} was {} before it produced a result",
-                task.id,
-                state.status.as_str()
-            ))),
-        }
-    }
-
-    fn list(&self, params: &Value) -> Result<Value, ErrorObject> {
-        let start = match params.get("cursor") {
-            None | Some(Value::Null) => 0,
-            Some(Value::String(c)) => c
-                .parse::<usize>()
-                .map_err(|_| invalid(format!("Invalid params: bad cursor {c:?}")))?,
-            Some(other) => return Err(invalid(format!("Invalid params: bad cursor {other}"))),
-        };
-        self.purge(now_ms());
-        let tasks = lock(&self.tasks).clone();
-        if start > tasks.len() {
-            return Err(invalid(format!("Invalid params: bad cursor \"{start}\"")));
-        }
-        let end = (start + HOSTED_PAGE).min(tasks.len());
-        let mut page =
-            json!({ "tasks": tasks[start..end].iter().map(|t| t.value()).collect::<Vec<_>>() });
-        if end < tasks.len() {
-            page["nextCursor"] = json!(end.to_string());
-        }
-        Ok(page)
-    }
-
-    fn cancel(&self, params: &Value) -> Result<Value, ErrorObject> {
-        let task = self.lookup(params)?;
-        let moved = task.finish(
-            TaskStatus::Cancelled,
-            Some("The task was cancelled by request.".into()),
-            None,
-        );
-        if !moved {
-            return Err(invalid(format!(
-                "Cannot cancel task: already in terminal status '{}'",
-                task.state.borrow().status.as_str()
-            )));
-        }
-        if let Some(job) = lock(&task.job).take() {
-            job.abort();
-        }
-        Ok(task.value())
     }
 }

@@ -8,8 +8,6 @@ pub(crate) mod frontmatter;
 pub(crate) mod scope;
 #[cfg(feature = "skills")]
 pub(crate) mod skills;
-#[cfg(feature = "server")]
-pub(crate) use duomcp_proto::time;
 
 /// The boxed future a store method returns ([`TaskStore`](crate::server::tasks::TaskStore),
 /// and the Streamable HTTP transport's `EventStore`): one type under both names, so the

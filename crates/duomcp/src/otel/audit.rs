@@ -135,7 +135,7 @@ impl AuditEntry {
             None
         };
         AuditEntry {
-            time: crate::common::time::iso8601(now_ms),
+            time: duomcp_proto::time::iso8601(now_ms),
             tool: tool.to_owned(),
             request_id: request_id.to_owned(),
             subject: principal.and_then(|p| p.subject()).map(str::to_owned),

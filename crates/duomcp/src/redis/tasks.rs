@@ -90,11 +90,9 @@ fn storage(e: RedisError) -> TaskStoreError {
     TaskStoreError::Storage(e.to_string())
 }
 
+/// The era's part of the keys (`legacy`, `modern`).
 fn era_tag(era: TaskEra) -> &'static str {
-    match era {
-        TaskEra::Legacy => "legacy",
-        TaskEra::Modern => "modern",
-    }
+    era.tag()
 }
 
 impl RedisTaskStore {

@@ -37,12 +37,21 @@
 //! # let _ = server;
 //! ```
 //!
+//! The task record, its lifecycle and each revision's wire forms are `duomcp_proto::tasks`
+//! and `duomcp_proto::era::TaskWire` (pure, no runtime); this module runs them: `runtime.rs`
+//! (live handlers, cancellation, input channels, leases; per-era parts in `runtime/legacy.rs`
+//! and `runtime/modern.rs`), `store.rs` (the [`TaskStore`] trait and the in-memory store),
+//! `handlers.rs` (what both eras' task calls share) and the per-era requests in `legacy.rs` and
+//! `modern.rs`.
+//!
 //! Tasks are bound to the authenticated caller ([`Context::principal`](crate::server::Context::principal))
 //! when there is one: another caller sees "not found". Without authentication a task id is a
 //! bearer token (128 random bits); `tasks/list` then shows only the tasks of the calling
 //! 2025-11-25 session.
 
 mod handlers;
+mod legacy;
+mod modern;
 pub(crate) mod runtime;
 mod store;
 mod wire;
@@ -52,10 +61,9 @@ pub use store::{
     TaskRecord, TaskStore, TaskStoreError,
 };
 
-pub(crate) use handlers::{
-    any_task_tool, legacy_call, legacy_method, legacy_plan, modern_call, modern_method,
-    modern_plan, CallPlan, ModernCall, ModernMethod,
-};
+pub(crate) use handlers::{any_task_tool, CallPlan};
+pub(crate) use legacy::{legacy_call, legacy_method, legacy_plan};
+pub(crate) use modern::{modern_call, modern_method, modern_plan, ModernCall, ModernMethod};
 pub(crate) use runtime::{DetachHook, LiveTask, TaskRuntime};
 pub(crate) use wire::status_notification;
 
@@ -146,9 +154,10 @@ impl TaskConfig {
 
     /// The ttl granted for a requested one (milliseconds): at least 1 ms, at most `max_ttl`.
     pub(crate) fn grant_ttl(&self, requested: Option<u64>) -> u64 {
-        let max = (self.max_ttl.as_millis() as u64).max(1);
-        requested
-            .unwrap_or(self.default_ttl.as_millis() as u64)
-            .clamp(1, max)
+        duomcp_proto::tasks::grant_ttl(
+            requested,
+            self.default_ttl.as_millis() as u64,
+            self.max_ttl.as_millis() as u64,
+        )
     }
 }

@@ -1,21 +1,24 @@
 //! The live side of tasks: the handlers running as tasks, their cancellation, the channels
-//! their input answers arrive on, and the lifecycle rules every status change goes through.
+//! their input answers arrive on. The lifecycle rules every status change goes through are
+//! `duomcp_proto::tasks` (applied inside the store's atomic edits); what differs between the
+//! revisions is in `runtime/legacy.rs` and `runtime/modern.rs`.
+
+mod legacy;
+mod modern;
 
 use super::store::{TaskEra, TaskOutcome, TaskRecord};
 use super::TaskConfig;
-use crate::era::{legacy, modern, ProtocolError};
-use crate::jsonrpc;
+use crate::era::ProtocolError;
 use crate::server::context::Context;
-use crate::server::session::{Frame, Session, Sink};
+use crate::server::session::{Frame, Session};
 use crate::server::{HandlerError, ServerEvent};
 use crate::util::lock;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use base64::Engine as _;
-use duomcp_schema::{meta, CallToolResult, InputRequest, RequestId, TaskStatus};
-use serde_json::value::RawValue;
-use serde_json::{json, Map, Value};
+use duomcp_schema::{CallToolResult, RequestId, TaskStatus};
+use serde_json::Value;
 use std::collections::{HashMap, HashSet, VecDeque};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::AtomicUsize;
 use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 use tokio::sync::{broadcast, oneshot, watch};
@@ -108,13 +111,6 @@ fn random_token(bytes: usize) -> Result<String, ProtocolError> {
         ProtocolError::Internal(format!("Internal error: no randomness for a task id ({e})"))
     })?;
     Ok(URL_SAFE_NO_PAD.encode(buf))
-}
-
-fn first_text(r: &CallToolResult) -> Option<String> {
-    r.content.iter().find_map(|c| match c {
-        duomcp_schema::ContentBlock::Text(t) => Some(t.text.clone()),
-        _ => None,
-    })
 }
 
 impl TaskRuntime {
@@ -214,30 +210,18 @@ impl TaskRuntime {
         let id = random_token(16)?;
         let era = TaskEra::from(ctx.era());
         let session = ctx.session().cloned();
-        let scope = match (&session, era) {
-            (Some(s), TaskEra::Legacy) => Some(self.session_scope(s)?),
+        let scope = match &session {
+            Some(s) if era.wire().scoped_by_session() => Some(self.session_scope(s)?),
             _ => None,
         };
         let now = self.now();
-        let record = TaskRecord {
-            id: id.clone(),
-            era,
-            principal: ctx.principal().map(|p| p.key()),
-            scope,
-            method:
-                <duomcp_schema::methods::CallTool as duomcp_schema::methods::RequestMethod>::NAME
-                    .into(),
-            target: target.to_owned(),
-            status: TaskStatus::Working,
-            status_message: None,
-            created_at_ms: now,
-            last_updated_at_ms: now,
-            ttl_ms: Some(self.config.grant_ttl(requested_ttl)),
-            poll_interval_ms: Some((self.config.poll_interval.as_millis() as u64).max(1)),
-            input_requests: Default::default(),
-            client_requests: Default::default(),
-            outcome: None,
-        };
+        let method =
+            <duomcp_schema::methods::CallTool as duomcp_schema::methods::RequestMethod>::NAME;
+        let ttl = Some(self.config.grant_ttl(requested_ttl));
+        let mut record = TaskRecord::working(id.clone(), era, method, target, now, ttl);
+        record.principal = ctx.principal().map(|p| p.key());
+        record.scope = scope;
+        record.poll_interval_ms = Some((self.config.poll_interval.as_millis() as u64).max(1));
         let (version, _) = watch::channel(0);
         let live = Arc::new(LiveTask {
             id: id.clone(),
@@ -273,11 +257,11 @@ impl TaskRuntime {
         Ok(record)
     }
 
-    /// Applies `edit` (which says whether it changed anything) and stamps, wakes and
-    /// announces the change. `None` when the task is gone.
+    /// Applies `edit` at the time it is given (the edit says whether it changed anything) and
+    /// stamps, wakes and announces the change. `None` when the task is gone.
     async fn edit<F>(&self, id: &str, edit: F) -> Option<(TaskRecord, bool)>
     where
-        F: FnOnce(&mut TaskRecord) -> bool + Send,
+        F: FnOnce(&mut TaskRecord, u64) -> bool + Send,
     {
         let now = self.now();
         let mut changed = false;
@@ -291,7 +275,7 @@ impl TaskRuntime {
                 now,
                 Box::new(move |r: &mut TaskRecord| {
                     let before = r.status;
-                    if edit(r) {
+                    if edit(r, now) {
                         r.last_updated_at_ms = now;
                         *flag = true;
                         *statuses = Some((before, r.status));
@@ -332,15 +316,14 @@ impl TaskRuntime {
             // Unknown: `lookup` says so.
             return Ok(());
         };
-        let (TaskEra::Legacy, None, Some(owner)) = (record.era, &record.principal, &record.scope)
-        else {
+        let Some(owner) = record.session_owner() else {
             return Ok(());
         };
         let caller = match session {
             Some(s) => Some(self.session_scope(s)?),
             None => None,
         };
-        if caller.as_deref() != Some(owner.as_str()) {
+        if caller.as_deref() != Some(owner) {
             return Err(not_found(id));
         }
         Ok(())
@@ -359,12 +342,7 @@ impl TaskRuntime {
             self.reap(id);
             return Err(not_found(id));
         };
-        let visible = record.era == era
-            && match &record.principal {
-                Some(owner) => principal == Some(owner.as_str()),
-                None => true,
-            };
-        if !visible {
+        if !record.visible_to(era, principal) {
             return Err(not_found(id));
         }
         if !record.status.is_terminal() && self.live(id).is_none() {
@@ -412,16 +390,7 @@ impl TaskRuntime {
         message: Option<String>,
     ) -> Option<TaskRecord> {
         let r = self
-            .edit(id, move |r| {
-                if r.status.is_terminal() {
-                    return false;
-                }
-                r.status = status;
-                r.outcome = outcome;
-                r.status_message = message;
-                r.input_requests.clear();
-                true
-            })
+            .edit(id, move |r, now| r.finish(status, outcome, message, now))
             .await;
         if let Some(live) = self.take_live(id) {
             live.bump();
@@ -432,71 +401,22 @@ impl TaskRuntime {
         r.map(|(record, _)| record)
     }
 
-    /// Records what the handler of `live` returned, in the shape of the task's era.
+    /// Records what the handler of `live` returned, as the task's era says it ends
+    /// ([`duomcp_proto::tasks::ending`]).
     pub(crate) async fn complete(
         &self,
         live: &LiveTask,
         result: Result<CallToolResult, HandlerError>,
     ) {
-        let value = |r: &CallToolResult| match serde_json::to_value(r) {
-            Ok(Value::Object(m)) => m,
-            _ => Map::new(),
-        };
-        let error = |p: &ProtocolError| match live.era {
-            TaskEra::Legacy => legacy::error_object(p),
-            TaskEra::Modern => modern::error_object(p),
-        };
-        let (status, outcome, message) = match result {
-            // 2025-11-25: a tool error is a failed task (tasks/result still returns the result).
-            Ok(r) if r.is_error() && live.era == TaskEra::Legacy => (
-                TaskStatus::Failed,
-                Some(TaskOutcome::Result(value(&r))),
-                Some(first_text(&r).unwrap_or_else(|| "the tool reported an error".into())),
-            ),
-            // 2026-07-28: `failed` is for JSON-RPC errors only; a tool error completes.
-            Ok(r) => (
-                TaskStatus::Completed,
-                Some(TaskOutcome::Result(value(&r))),
-                None,
-            ),
-            Err(HandlerError::Cancelled) => (
-                TaskStatus::Cancelled,
-                None,
-                Some("The task was cancelled.".into()),
-            ),
-            Err(HandlerError::Protocol(p)) => {
-                let e = error(&p);
-                let message = e.message.clone();
-                (
-                    TaskStatus::Failed,
-                    Some(TaskOutcome::Error(e)),
-                    Some(message),
-                )
-            }
-            Err(other) => {
-                let e = error(&ProtocolError::Internal(other.to_string()));
-                let message = e.message.clone();
-                (
-                    TaskStatus::Failed,
-                    Some(TaskOutcome::Error(e)),
-                    Some(message),
-                )
-            }
-        };
+        let (status, outcome, message) = duomcp_proto::tasks::ending(live.era, result);
         tracing::debug!(task = %live.id, status = status.as_str(), "task finished");
         self.finish(&live.id, status, outcome, message).await;
     }
 
     /// Sets the `statusMessage` of a running task.
     pub(crate) async fn set_status_message(&self, id: &str, message: String) {
-        self.edit(id, move |r| {
-            if r.status.is_terminal() {
-                return false;
-            }
-            r.status_message = Some(message);
-            true
-        })
-        .await;
+        self.edit(id, move |r, now| r.set_message(message, now))
+            .await;
     }
 
     /// `tasks/cancel`: moves a running task to `cancelled` and stops its handler.
@@ -507,18 +427,7 @@ impl TaskRuntime {
         principal: Option<&str>,
     ) -> Result<Cancelled, ProtocolError> {
         self.lookup(id, era, principal).await?;
-        let edited = self
-            .edit(id, |r| {
-                if r.status.is_terminal() {
-                    return false;
-                }
-                r.status = TaskStatus::Cancelled;
-                r.status_message = Some("The task was cancelled by request.".into());
-                r.input_requests.clear();
-                r.outcome = None;
-                true
-            })
-            .await;
+        let edited = self.edit(id, |r, now| r.cancel(now)).await;
         let Some((record, changed)) = edited else {
             return Err(not_found(id));
         };
@@ -531,226 +440,6 @@ impl TaskRuntime {
             live.bump();
         }
         Ok(Cancelled::Now(record))
-    }
-
-    /// 2026-07-28: parks the task in `input_required` with `request` under a fresh key and
-    /// waits for `tasks/update` to deliver the answer.
-    pub(crate) async fn ask(
-        &self,
-        live: &Arc<LiveTask>,
-        key: &str,
-        request: InputRequest,
-    ) -> Result<Value, HandlerError> {
-        let key = live.mint_key(key);
-        let (tx, rx) = oneshot::channel();
-        lock(&live.waiters).insert(key.clone(), tx);
-        let k = key.clone();
-        let parked = self
-            .edit(&live.id, move |r| {
-                if r.status.is_terminal() {
-                    return false;
-                }
-                r.input_requests.insert(k, request);
-                r.status = TaskStatus::InputRequired;
-                true
-            })
-            .await;
-        if !parked.is_some_and(|(_, changed)| changed) {
-            lock(&live.waiters).remove(&key);
-            return Err(HandlerError::Cancelled);
-        }
-        let answer = tokio::select! {
-            a = rx => a.map_err(|_| HandlerError::Cancelled),
-            _ = live.cancel.cancelled() => Err(HandlerError::Cancelled),
-        };
-        lock(&live.waiters).remove(&key);
-        answer
-    }
-
-    /// `tasks/update`: delivers the answers to outstanding input requests. Keys that are not
-    /// outstanding (never issued, answered already, or of a finished task) are ignored.
-    pub(crate) async fn answer(&self, id: &str, responses: Map<String, Value>) {
-        let mut delivered: Vec<(String, Value)> = Vec::new();
-        let out = &mut delivered;
-        self.edit(id, move |r| {
-            if r.status.is_terminal() {
-                return false;
-            }
-            for (k, v) in responses {
-                if r.input_requests.remove(&k).is_some() {
-                    out.push((k, v));
-                }
-            }
-            if out.is_empty() {
-                return false;
-            }
-            if r.input_requests.is_empty() && r.status == TaskStatus::InputRequired {
-                r.status = TaskStatus::Working;
-            }
-            true
-        })
-        .await;
-        if delivered.is_empty() {
-            return;
-        }
-        let Some(live) = self.live(id) else {
-            // Run by another replica: it takes the answers at its next lease renewal.
-            let store = self.store();
-            if live_store_shared(&store) {
-                let answers: Map<String, Value> = delivered.into_iter().collect();
-                if let Err(e) = store.post_answers(id, answers).await {
-                    tracing::warn!(task = id, "tasks/update answers not passed on: {e}");
-                }
-            }
-            return;
-        };
-        deliver(&live, delivered);
-    }
-
-    /// 2025-11-25: sends a server→client request for a task through `tasks/result`, with the
-    /// related-task `_meta`, keeping the task `input_required` until the client answers.
-    pub(crate) async fn client_request(
-        &self,
-        live: &Arc<LiveTask>,
-        method: &str,
-        params: &Value,
-    ) -> Result<Box<RawValue>, HandlerError> {
-        let Some(session) = live.session.clone() else {
-            return Err(HandlerError::msg(
-                "no session to send a request to the client on",
-            ));
-        };
-        let mut params = params.clone();
-        if let Value::Object(p) = &mut params {
-            let m = p.entry("_meta").or_insert_with(|| json!({}));
-            if let Value::Object(m) = m {
-                m.insert(meta::RELATED_TASK.into(), json!({ "taskId": live.id }));
-            }
-        }
-        let mut waiter = session
-            .correlation()
-            .request()
-            .map_err(|e| HandlerError::msg(format!("cannot send {method} to the client: {e}")))?;
-        let rid = waiter.id().clone();
-        let frame = jsonrpc::encode_request(&rid, method, &params)
-            .map_err(|e| HandlerError::msg(e.to_string()))?;
-        // In the record too, for a `tasks/result` served by another replica (a shared store).
-        let shared = live_store_shared(&self.store());
-        let text = shared
-            .then(|| String::from_utf8(frame.clone()).ok())
-            .flatten();
-        lock(&live.outbox).push_back((rid.clone(), frame));
-        live.outstanding.fetch_add(1, Ordering::SeqCst);
-        let key = rid.to_string();
-        let k = key.clone();
-        self.edit(&live.id, move |r| {
-            let mut changed = false;
-            if let Some(text) = text {
-                if !r.status.is_terminal() {
-                    r.client_requests.insert(k, text);
-                    changed = true;
-                }
-            }
-            if r.status == TaskStatus::Working {
-                r.status = TaskStatus::InputRequired;
-                changed = true;
-            }
-            changed
-        })
-        .await;
-        live.bump();
-        // No timeout: the task waits in `input_required` until answered, cancelled or gone.
-        let outcome = tokio::select! {
-            a = waiter.recv() => a.map_err(|_| HandlerError::msg("the session closed before the client answered")),
-            _ = live.cancel.cancelled() => Err(HandlerError::Cancelled),
-        };
-        drop(waiter);
-        lock(&live.outbox).retain(|(id, _)| id != &rid);
-        let last = live.outstanding.fetch_sub(1, Ordering::SeqCst) == 1;
-        if last || shared {
-            self.edit(&live.id, move |r| {
-                let mut changed = r.client_requests.remove(&key).is_some();
-                if last && r.status == TaskStatus::InputRequired {
-                    r.status = TaskStatus::Working;
-                    changed = true;
-                }
-                changed
-            })
-            .await;
-        }
-        match outcome? {
-            Ok(raw) => Ok(raw),
-            Err(e) => Err(HandlerError::msg(format!(
-                "the client answered {method} with error {}: {}",
-                e.code, e.message
-            ))),
-        }
-    }
-
-    /// 2025-11-25 `tasks/result`: forwards the task's server→client requests to `sink` until
-    /// the task is terminal, then returns it. `None` when the client went away.
-    pub(crate) async fn await_terminal(
-        &self,
-        id: &str,
-        principal: Option<&str>,
-        sink: &Sink,
-    ) -> Result<Option<TaskRecord>, ProtocolError> {
-        // Requests of a task run by another replica sent on this stream already.
-        let mut sent_here: std::collections::HashSet<String> = Default::default();
-        loop {
-            let live = self.live(id);
-            let mut changes = live.as_ref().map(|l| l.version.subscribe());
-            let record = self.lookup(id, TaskEra::Legacy, principal).await?;
-            if record.status.is_terminal() {
-                return Ok(Some(record));
-            }
-            if let Some(live) = &live {
-                loop {
-                    let next = lock(&live.outbox).pop_front();
-                    let Some((rid, frame)) = next else { break };
-                    if sink.send(frame.clone()).await.is_err() {
-                        lock(&live.outbox).push_front((rid, frame));
-                        return Ok(None);
-                    }
-                }
-            } else {
-                // Run by another replica: its requests are in the record; the client's answers
-                // reach the handler there whichever replica they land on.
-                sent_here.retain(|rid| record.client_requests.contains_key(rid));
-                for (rid, frame) in &record.client_requests {
-                    if sent_here.contains(rid) {
-                        continue;
-                    }
-                    if sink.send(frame.clone().into_bytes()).await.is_err() {
-                        return Ok(None);
-                    }
-                    sent_here.insert(rid.clone());
-                }
-            }
-            // Wake on any change; poll now and then so expiry is noticed too.
-            let tick = tokio::time::sleep(Duration::from_millis(500));
-            match changes.as_mut() {
-                Some(rx) => {
-                    tokio::select! {
-                        _ = rx.changed() => {}
-                        _ = tick => {}
-                    }
-                }
-                None => tick.await,
-            }
-        }
-    }
-
-    /// The tasks `principal` may list on a 2025-11-25 session.
-    pub(crate) fn legacy_filter(
-        &self,
-        principal: Option<&str>,
-        session: &Arc<Session>,
-    ) -> Result<super::TaskFilter, ProtocolError> {
-        Ok(match principal {
-            Some(p) => super::TaskFilter::Principal(TaskEra::Legacy, p.to_owned()),
-            None => super::TaskFilter::Scope(TaskEra::Legacy, self.session_scope(session)?),
-        })
     }
 }
 
@@ -815,100 +504,4 @@ async fn renew_lease(
 const ANSWER_POLL: Duration = Duration::from_millis(100);
 
 #[cfg(test)]
-mod tests {
-    #![allow(clippy::unwrap_used, clippy::expect_used)]
-    use super::*;
-    use crate::server::tasks::{InMemoryTaskStore, ManualClock, TaskStore};
-
-    fn record(id: &str, principal: Option<&str>, status: TaskStatus) -> TaskRecord {
-        TaskRecord {
-            id: id.into(),
-            era: TaskEra::Modern,
-            principal: principal.map(str::to_owned),
-            scope: None,
-            method: "tools/call".into(),
-            target: "t".into(),
-            status,
-            status_message: None,
-            created_at_ms: 0,
-            last_updated_at_ms: 0,
-            ttl_ms: Some(1000),
-            poll_interval_ms: None,
-            input_requests: Default::default(),
-            client_requests: Default::default(),
-            outcome: None,
-        }
-    }
-
-    async fn runtime() -> TaskRuntime {
-        let store = InMemoryTaskStore::new(10);
-        store
-            .create(record("mine", Some("alice"), TaskStatus::Completed), 0)
-            .await
-            .unwrap();
-        store
-            .create(record("open", None, TaskStatus::Completed), 0)
-            .await
-            .unwrap();
-        store
-            .create(record("orphan", None, TaskStatus::Working), 0)
-            .await
-            .unwrap();
-        let config = TaskConfig::default()
-            .store(store)
-            .clock(ManualClock::new(10));
-        TaskRuntime::new(config, broadcast::channel(4).0, Default::default())
-    }
-
-    #[tokio::test]
-    async fn tasks_are_visible_only_to_their_principal_and_era() {
-        let rt = runtime().await;
-        assert!(rt
-            .lookup("mine", TaskEra::Modern, Some("alice"))
-            .await
-            .is_ok());
-        for (who, era) in [
-            (Some("mallory"), TaskEra::Modern),
-            (None, TaskEra::Modern),
-            (Some("alice"), TaskEra::Legacy),
-        ] {
-            let e = rt.lookup("mine", era, who).await.unwrap_err();
-            assert!(
-                matches!(&e, ProtocolError::InvalidParams(m) if m.contains("not yours")),
-                "{e}"
-            );
-        }
-        // Without a principal the id is a bearer token.
-        assert!(rt
-            .lookup("open", TaskEra::Modern, Some("anyone"))
-            .await
-            .is_ok());
-        // Foreign callers cannot cancel either, and nothing changes.
-        assert!(rt
-            .cancel("mine", TaskEra::Modern, Some("mallory"))
-            .await
-            .is_err());
-    }
-
-    #[tokio::test]
-    async fn a_running_task_nobody_runs_any_more_fails() {
-        let rt = runtime().await;
-        let r = rt.lookup("orphan", TaskEra::Modern, None).await.unwrap();
-        assert_eq!(r.status, TaskStatus::Failed);
-        assert!(matches!(r.outcome, Some(TaskOutcome::Error(ref e)) if e.code == -32603));
-    }
-
-    #[tokio::test]
-    async fn terminal_tasks_never_change_status() {
-        let rt = runtime().await;
-        let r = rt
-            .finish("mine", TaskStatus::Failed, None, Some("late".into()))
-            .await
-            .unwrap();
-        assert_eq!(r.status, TaskStatus::Completed, "completed stays completed");
-        match rt.cancel("open", TaskEra::Modern, None).await.unwrap() {
-            Cancelled::AlreadyTerminal(r) => assert_eq!(r.status, TaskStatus::Completed),
-            Cancelled::Now(_) => panic!("a finished task cannot be cancelled"),
-        }
-    }
-}
+mod tests;
