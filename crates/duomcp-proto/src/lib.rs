@@ -11,7 +11,10 @@
 //!   machine fed with bytes ([`jsonrpc::LineFramer`]).
 //! * [`era`]: the two revisions, how a message's revision is detected, the error object and
 //!   HTTP status each gives a [`era::ProtocolError`], `_meta` validation (2026-07-28), and the
-//!   named protocol facts (sessions, stream closing, input rounds).
+//!   facts of each revision as data ([`era::Revision`]: sessions, stream closing, input
+//!   rounds…), asked through [`Era::revision`].
+//! * [`principal`]: who made a request ([`Principal`]: subject, issuer, client and scopes of a
+//!   validated token).
 //! * [`error`]: what a handler returns when it does not produce a result ([`error::HandlerError`]).
 //! * [`tasks`]: the task record and its lifecycle (status transitions, expiry, how a
 //!   handler's outcome ends a task) as pure functions of explicit time; each revision's task
@@ -37,8 +40,10 @@ pub mod cursor;
 pub mod era;
 pub mod error;
 pub mod jsonrpc;
+pub mod principal;
 pub mod tasks;
 pub mod time;
 
 pub use duomcp_schema as schema;
 pub use era::Era;
+pub use principal::Principal;

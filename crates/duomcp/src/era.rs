@@ -5,7 +5,7 @@
 //! and what every result must carry. Handlers and transports ask it instead of comparing
 //! version strings; this module re-exports it.
 
-pub use duomcp_proto::era::{legacy, modern, Era, ProtocolError};
+pub use duomcp_proto::era::{legacy, modern, Era, ProtocolError, Revision};
 
 #[cfg(feature = "http-client")]
 pub(crate) use duomcp_proto::era::of_refusal;

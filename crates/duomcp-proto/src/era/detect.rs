@@ -4,7 +4,6 @@
 
 use super::Era;
 use duomcp_schema::methods::{self, RequestMethod};
-use duomcp_schema::version;
 
 /// What a message says about its era, as its transport found it.
 pub struct Signals<'a, F> {
@@ -22,12 +21,13 @@ pub struct Signals<'a, F> {
 
 /// The era an HTTP refusal shows the server speaks: an error only a 2026-07-28 server sends
 /// (`modern_error`: one of its codes, or a `404` carrying `-32601`) shows that era; any other
-/// `4xx` an older one; anything else shows nothing. The client's era probe reads it.
+/// `4xx` an older one, the era of messages that do not say ([`Era::UNMARKED`]); anything else
+/// shows nothing. The client's era probe reads it.
 pub fn of_refusal(modern_error: bool, client_error: bool) -> Option<Era> {
     if modern_error {
         Some(Era::Modern)
     } else if client_error {
-        Some(Era::Legacy)
+        Some(Era::UNMARKED)
     } else {
         None
     }
@@ -50,71 +50,24 @@ pub enum Undecided {
 /// a session is 2026-07-28, and anything else (an `initialize`, a session's request, a
 /// 2025-03-26 client that sends no header) is legacy.
 pub fn detect<F: FnOnce() -> bool>(s: Signals<'_, F>) -> Result<Era, Undecided> {
-    if matches!(s.version_header, Some(Ok(v)) if version::is_modern(v)) {
-        return Ok(Era::Modern);
+    let by_header = s.version_header.map(|header| match header {
+        Err(()) => Err(Undecided::MalformedHeader),
+        Ok(v) => Era::of_version(v).ok_or_else(|| Undecided::UnsupportedVersion(v.to_owned())),
+    });
+    // A header naming the era whose requests carry their version in `_meta` decides alone;
+    // any other yields to a `_meta` that names a version.
+    if let Some(Ok(era)) = &by_header {
+        if era.carries_meta() {
+            return Ok(*era);
+        }
     }
     if (s.meta_names_version)() {
         return Ok(Era::Modern);
     }
-    match s.version_header {
-        Some(Err(())) => Err(Undecided::MalformedHeader),
-        Some(Ok(v)) if version::is_legacy(v) => Ok(Era::Legacy),
-        Some(Ok(v)) => Err(Undecided::UnsupportedVersion(v.to_owned())),
-        None if s.method == Some(<methods::Discover as RequestMethod>::NAME)
-            && !s.names_session =>
-        {
-            Ok(Era::Modern)
-        }
-        None => Ok(Era::Legacy),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn era(
-        method: &str,
-        header: Option<&str>,
-        meta: bool,
-        session: bool,
-    ) -> Result<Era, Undecided> {
-        detect(Signals {
-            method: Some(method),
-            version_header: header.map(Ok),
-            meta_names_version: || meta,
-            names_session: session,
-        })
-    }
-
-    #[test]
-    fn the_header_and_meta_decide_then_the_method() {
-        assert_eq!(
-            era("tools/list", Some("2026-07-28"), false, false),
-            Ok(Era::Modern)
-        );
-        assert_eq!(era("tools/list", None, true, true), Ok(Era::Modern));
-        assert_eq!(
-            era("tools/list", Some("2025-06-18"), true, false),
-            Ok(Era::Modern)
-        );
-        assert_eq!(
-            era("tools/list", Some("2025-06-18"), false, false),
-            Ok(Era::Legacy)
-        );
-        assert_eq!(era("server/discover", None, false, false), Ok(Era::Modern));
-        assert_eq!(era("server/discover", None, false, true), Ok(Era::Legacy));
-        assert_eq!(era("initialize", None, false, false), Ok(Era::Legacy));
-        assert_eq!(
-            era("tools/list", Some("1999-01-01"), false, false),
-            Err(Undecided::UnsupportedVersion("1999-01-01".into()))
-        );
-        let malformed = detect(Signals {
-            method: None,
-            version_header: Some(Err(())),
-            meta_names_version: || false,
-            names_session: false,
-        });
-        assert_eq!(malformed, Err(Undecided::MalformedHeader));
+    let discover = s.method == Some(<methods::Discover as RequestMethod>::NAME);
+    match by_header {
+        Some(decided) => decided,
+        None if discover && !s.names_session => Ok(Era::Modern),
+        None => Ok(Era::UNMARKED),
     }
 }

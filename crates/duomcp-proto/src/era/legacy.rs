@@ -2,9 +2,24 @@
 
 pub mod tasks;
 
-use super::ProtocolError;
+use super::{ProtocolError, Revision};
 use duomcp_schema::{error_code, version, ErrorObject};
 use serde_json::json;
+
+/// The facts of 2025-11-25 (and older): sessions opened by `initialize`, negotiated versions,
+/// server→client requests for input, streams that may close and resume.
+pub const REVISION: Revision = Revision {
+    protocol_version: version::LATEST_LEGACY,
+    versions: version::LEGACY_VERSIONS,
+    tag: "legacy",
+    sole_version: None,
+    carries_meta: false,
+    has_sessions: true,
+    stream_close_cancels: false,
+    input_in_rounds: false,
+    task_progress_in_status: false,
+    error_object,
+};
 
 /// The JSON-RPC error for `err` in the legacy era (resource not found is `-32002` here).
 pub fn error_object(err: &ProtocolError) -> ErrorObject {

@@ -7,22 +7,28 @@
 mod detect;
 pub mod legacy;
 pub mod modern;
+mod revision;
 pub mod tasks;
 
 pub use detect::of_refusal;
 pub use detect::Undecided;
 pub use detect::{detect, Signals};
+pub use revision::Revision;
 pub use tasks::TaskWire;
 
 use std::fmt;
 
-/// Which revision of MCP a request (or a session) speaks.
+/// Which revision of MCP a request (or a session) speaks. What a revision is lives in its
+/// module, as a [`Revision`] ([`legacy::REVISION`], [`modern::REVISION`]); code that differs
+/// by revision asks [`Era::revision`] for the fact it needs.
 ///
 /// ```
 /// use duomcp_proto::Era;
-/// assert_eq!(Era::of_version("2025-06-18"), Some(Era::Legacy));
-/// assert_eq!(Era::of_version("2026-07-28"), Some(Era::Modern));
-/// assert_eq!(Era::of_version("1999-01-01"), None);
+/// let era = |v| Era::of_version(v).map(Era::protocol_version);
+/// assert_eq!(era("2025-06-18"), Some("2025-11-25"));
+/// assert_eq!(era("2026-07-28"), Some("2026-07-28"));
+/// assert_eq!(era("1999-01-01"), None);
+/// assert!(Era::UNMARKED.revision().has_sessions);
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Era {
@@ -33,85 +39,80 @@ pub enum Era {
 }
 
 impl Era {
+    /// Both eras, oldest first.
+    pub const ALL: [Era; 2] = [Era::Legacy, Era::Modern];
+
+    /// What a message that says nothing of its era speaks: 2025-11-25 (and the 2025-03-26
+    /// clients that send no version header), the era of `initialize`.
+    pub const UNMARKED: Era = Era::Legacy;
+
+    /// The facts of this era's revision: the one place that matches on the era.
+    pub const fn revision(self) -> &'static Revision {
+        match self {
+            Era::Legacy => &legacy::REVISION,
+            Era::Modern => &modern::REVISION,
+        }
+    }
+
+    /// The newest protocol version of this era (`2025-11-25`, `2026-07-28`).
+    pub fn protocol_version(self) -> &'static str {
+        self.revision().protocol_version
+    }
+
     /// The JSON-RPC error object `err` becomes in this era (see [`legacy::error_object`] and
     /// [`modern::error_object`]).
     ///
     /// ```
     /// use duomcp_proto::era::{Era, ProtocolError};
     /// let missing = ProtocolError::ResourceNotFound("file:///x".into());
-    /// assert_eq!(Era::Legacy.error_object(&missing).code, -32002);
-    /// assert_eq!(Era::Modern.error_object(&missing).code, -32602);
+    /// let code = |v| Era::of_version(v).unwrap().error_object(&missing).code;
+    /// assert_eq!(code("2025-11-25"), -32002);
+    /// assert_eq!(code("2026-07-28"), -32602);
     /// ```
     pub fn error_object(self, err: &ProtocolError) -> duomcp_schema::ErrorObject {
-        match self {
-            Era::Legacy => legacy::error_object(err),
-            Era::Modern => modern::error_object(err),
-        }
+        (self.revision().error_object)(err)
     }
-
-    /// What a message that says nothing of its era speaks: 2025-11-25 (and the 2025-03-26
-    /// clients that send no version header), the era of `initialize`.
-    pub const UNMARKED: Era = Era::Legacy;
 
     /// The short name of the era, as the `mcp.request` span's `era` field shows it.
     pub fn tag(self) -> &'static str {
-        match self {
-            Era::Legacy => "legacy",
-            Era::Modern => "modern",
-        }
+        self.revision().tag
     }
 
-    /// Whether requests of this era carry their caller in `_meta` (2026-07-28), which the
-    /// dispatcher then reads and validates.
+    /// [`Revision::carries_meta`].
     pub fn carries_meta(self) -> bool {
-        self == Era::Modern
+        self.revision().carries_meta
     }
 
-    /// Whether a connection of this era is a session (2025-11-25): `initialize` opens it, it
-    /// holds the negotiated version, the log level and the resource subscriptions, and the
-    /// server's messages unrelated to a request belong to it (over HTTP, its GET stream).
-    /// 2026-07-28 is stateless: each request carries what the session held.
+    /// [`Revision::has_sessions`].
     pub fn has_sessions(self) -> bool {
-        self == Era::Legacy
+        self.revision().has_sessions
     }
 
-    /// Whether closing a request's response stream cancels the request (2026-07-28); a
-    /// 2025-11-25 stream may be closed and resumed, the request running on.
+    /// [`Revision::stream_close_cancels`].
     pub fn stream_close_cancels(self) -> bool {
-        self == Era::Modern
+        self.revision().stream_close_cancels
     }
 
-    /// Whether the server asks the client for input (elicitation, sampling, roots) with
-    /// `input_required` results answered on a retry of the request (2026-07-28, MRTR), rather
-    /// than with server→client requests (2025-11-25).
+    /// [`Revision::input_in_rounds`].
     pub fn input_in_rounds(self) -> bool {
-        self == Era::Modern
+        self.revision().input_in_rounds
     }
 
-    /// The protocol version of this era when it has only one (2026-07-28), so a request
-    /// speaks it without saying; `None` for 2025-11-25, whose versions are negotiated.
+    /// [`Revision::sole_version`].
     pub fn sole_version(self) -> Option<&'static str> {
-        (self == Era::Modern).then_some(duomcp_schema::version::LATEST_MODERN)
+        self.revision().sole_version
     }
 
     /// The era a protocol version string belongs to, if we support it.
     pub fn of_version(version: &str) -> Option<Era> {
-        if duomcp_schema::version::is_modern(version) {
-            Some(Era::Modern)
-        } else if duomcp_schema::version::is_legacy(version) {
-            Some(Era::Legacy)
-        } else {
-            None
-        }
+        Era::ALL.into_iter().find(|e| e.revision().speaks(version))
     }
 }
 
 impl fmt::Display for Era {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            Era::Legacy => "legacy (2025-11-25)",
-            Era::Modern => "modern (2026-07-28)",
-        })
+        let r = self.revision();
+        write!(f, "{} ({})", r.tag, r.protocol_version)
     }
 }
 

@@ -2,7 +2,7 @@
 
 pub mod tasks;
 
-use super::ProtocolError;
+use super::{ProtocolError, Revision};
 use duomcp_schema::methods::{self, RequestMethod};
 use duomcp_schema::{
     error_code, meta, version, ClientCapabilities, ErrorObject, Implementation, LoggingLevel,
@@ -13,6 +13,21 @@ use serde_json::json;
 use serde_json::value::RawValue;
 use std::borrow::Cow;
 use std::sync::{Arc, Mutex, OnceLock};
+
+/// The facts of 2026-07-28: stateless, one protocol version, the caller in every request's
+/// `_meta`, input asked for in rounds (MRTR), a closed response stream cancelling its request.
+pub const REVISION: Revision = Revision {
+    protocol_version: version::LATEST_MODERN,
+    versions: version::MODERN_VERSIONS,
+    tag: "modern",
+    sole_version: Some(version::LATEST_MODERN),
+    carries_meta: true,
+    has_sessions: false,
+    stream_close_cancels: true,
+    input_in_rounds: true,
+    task_progress_in_status: true,
+    error_object,
+};
 
 /// The JSON-RPC error for `err` in the modern era (resource not found is `-32602` with `data.uri`).
 pub fn error_object(err: &ProtocolError) -> ErrorObject {

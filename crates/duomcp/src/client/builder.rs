@@ -421,7 +421,7 @@ impl ClientBuilder {
     /// tokio::spawn(StreamableHttp::new(server).serve(listener));
     ///
     /// let client = Client::builder().connect_http(&url).await.unwrap();
-    /// assert_eq!(client.era(), duomcp::Era::Modern);
+    /// assert_eq!(client.protocol_version(), "2026-07-28");
     /// let result = client.call_tool("hi", ()).await.unwrap();
     /// assert_eq!(result.content[0].as_text(), Some("hello"));
     /// # });

@@ -120,7 +120,7 @@ impl AuditEntry {
         log: &AuditLog,
         tool: &str,
         request_id: &str,
-        principal: Option<&crate::server::Principal>,
+        principal: Option<&duomcp_proto::Principal>,
         params: Option<&str>,
     ) -> Self {
         let now_ms = std::time::SystemTime::now()

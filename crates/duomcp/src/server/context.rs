@@ -4,7 +4,6 @@ use super::session::{Session, Sink};
 use super::tasks::{DetachHook, LiveTask};
 use super::Shared;
 use super::{HandlerError, InputRequired};
-use crate::correlation::WaitError;
 use crate::era::{Era, ProtocolError};
 use crate::jsonrpc;
 use crate::util::lock;
@@ -18,8 +17,9 @@ use serde::de::DeserializeOwned;
 use serde::Serialize;
 use serde_json::{json, Map, Value};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
 use tokio_util::sync::CancellationToken;
+
+mod client_request;
 
 /// The `_meta` key under which a 2025-11-25 server→client request (elicitation, sampling,
 /// roots) carries the key the handler gave it ([`Context::elicit`]'s `key`): a duomcp
@@ -431,7 +431,7 @@ impl Context {
     /// # }
     /// ```
     pub async fn progress(&self, progress: f64, total: Option<f64>, message: Option<String>) {
-        if self.inner.era == Era::Modern && self.task_live().is_some() {
+        if self.inner.era.revision().task_progress_in_status && self.task_live().is_some() {
             let text = match (message, total) {
                 (Some(m), _) => m,
                 (None, Some(total)) => format!("{progress}/{total}"),
@@ -734,70 +734,6 @@ impl Context {
             serde_json::from_str(raw.get()).map_err(|e| {
                 HandlerError::msg(format!("the client's answer to {method} is malformed: {e}"))
             })
-        }
-    }
-
-    /// Sends a server→client request on this request's stream and awaits the answer (legacy).
-    async fn request_client(
-        &self,
-        method: &str,
-        params: &Value,
-    ) -> Result<Box<serde_json::value::RawValue>, HandlerError> {
-        if let Some(live) = self.task_live() {
-            return self
-                .inner
-                .shared
-                .tasks
-                .client_request(&live, method, params)
-                .await;
-        }
-        let Some(session) = &self.inner.session else {
-            return Err(HandlerError::msg(
-                "no session to send a request to the client on",
-            ));
-        };
-        let waiter = session
-            .correlation()
-            .request()
-            .map_err(|e| HandlerError::msg(format!("cannot send {method} to the client: {e}")))?;
-        let mut params = params.clone();
-        let traced = super::telemetry::Outgoing::start(
-            &self.inner.shared,
-            method,
-            waiter.id(),
-            Some(&self.inner.protocol_version),
-            &mut params,
-        );
-        let frame = jsonrpc::encode_request(waiter.id(), method, &params)
-            .map_err(|e| HandlerError::msg(e.to_string()))?;
-        if self.inner.sink.send(frame).await.is_err() {
-            traced.finish(Err(None));
-            return Err(HandlerError::msg("the client connection is closed"));
-        }
-        let timeout: Duration = self.inner.shared.config.client_request_timeout;
-        let outcome = waiter
-            .wait(timeout, &self.inner.cancel)
-            .await
-            .map_err(|e| match e {
-                WaitError::Closed => {
-                    HandlerError::msg("the client connection closed before answering")
-                }
-                WaitError::TimedOut(after) => HandlerError::msg(format!(
-                    "the client did not answer {method} within {after:?}"
-                )),
-                WaitError::Cancelled => HandlerError::Cancelled,
-            });
-        traced.finish(match &outcome {
-            Ok(Ok(_)) => Ok(()),
-            Ok(Err(e)) => Err(Some((e.code.into(), e.message.as_str()))),
-            Err(_) => Err(None),
-        });
-        match outcome? {
-            Ok(raw) => Ok(raw),
-            Err(e) => Err(HandlerError::msg(format!(
-                "the client answered {method} with error {}: {}",
-                e.code, e.message
-            ))),
         }
     }
 }

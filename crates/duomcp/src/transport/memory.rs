@@ -15,7 +15,7 @@
 //! let server = Server::builder().tool("hi", || async { "hello" }).build();
 //! let (transport, _serving) = memory::pair(server);
 //! let client = Client::builder().connect_transport(transport).await.unwrap();
-//! assert_eq!(client.era(), duomcp::Era::Modern);
+//! assert_eq!(client.protocol_version(), "2026-07-28");
 //! let tools = client.list_tools(None).await.unwrap();
 //! assert_eq!(tools.tools[0].name, "hi");
 //! # });

@@ -253,7 +253,7 @@ pub(super) async fn authenticate(
         TokenError::Unavailable(why) => Refusal::Unavailable(why),
     })?;
     // Honour the scope hierarchy whatever the validator did.
-    let principal = principal.expanded(&rs.hierarchy);
+    let principal = crate::server::principal::expand_scopes(principal, &rs.hierarchy);
     let missing = principal.missing_scopes(&rs.required);
     if !missing.is_empty() {
         return Err(Refusal::InsufficientScope(rs.required.clone()));

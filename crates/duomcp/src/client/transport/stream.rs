@@ -336,7 +336,7 @@ fn string_end(bytes: &[u8], start: usize) -> Option<usize> {
 ///
 /// let (cr, cw) = tokio::io::split(client_end);
 /// let client = Client::builder().connect_transport(StreamTransport::new(cr, cw)).await.unwrap();
-/// assert_eq!(client.era(), duomcp::Era::Modern);
+/// assert_eq!(client.protocol_version(), "2026-07-28");
 /// # });
 /// ```
 pub struct StreamTransport {
