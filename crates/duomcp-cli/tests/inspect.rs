@@ -592,3 +592,70 @@ fn the_revision_switches_on_the_fly() {
     );
     assert!(call["result"]["content"].is_array(), "{call}");
 }
+
+#[test]
+fn roots_set_in_the_page_reach_the_server_in_both_revisions() {
+    for era in ["legacy", "modern"] {
+        let i = inspect(era);
+        assert_eq!(i.get("/api/info").json()["roots"], json!([]), "{era}");
+        // Refused, and nothing changes: not a file:// URI, too many.
+        let r = i.post(
+            "/api/roots",
+            &json!({ "roots": [{ "uri": "https://example.com/" }] }),
+        );
+        assert_eq!(r.status, 400, "{era}");
+        assert!(
+            r.json()["error"]["message"]
+                .as_str()
+                .unwrap()
+                .contains("file://"),
+            "{}",
+            r.body
+        );
+        let many: Vec<Value> = (0..65)
+            .map(|n| json!({ "uri": format!("file:///r{n}") }))
+            .collect();
+        assert_eq!(
+            i.post("/api/roots", &json!({ "roots": many })).status,
+            400,
+            "{era}"
+        );
+        assert_eq!(
+            i.post("/api/roots", &json!({ "roots": "file:///x" }))
+                .status,
+            422,
+            "{era}"
+        );
+        assert_eq!(i.get("/api/info").json()["roots"], json!([]), "{era}");
+        // Taken: the server asks for them (2025-11-25: roots/list; 2026-07-28: an input round).
+        let roots = json!([{ "uri": "file:///work/a", "name": "a" }, { "uri": "file:///work/b" }]);
+        let r = i.post("/api/roots", &json!({ "roots": roots }));
+        assert_eq!(r.status, 200, "{era}: {}", r.body);
+        assert_eq!(i.get("/api/info").json()["roots"], roots, "{era}");
+        let call = i.rpc(
+            "tools/call",
+            json!({ "name": "test_input_required_result_list_roots", "arguments": {} }),
+        );
+        let text = call["result"]["content"][0]["text"]
+            .as_str()
+            .unwrap_or_else(|| panic!("{era}: {call}"));
+        assert_eq!(
+            text, "Client roots: file:///work/a, file:///work/b",
+            "{era}"
+        );
+        // Kept across a reconnect in the other revision.
+        let other = if era == "legacy" { "modern" } else { "legacy" };
+        assert_eq!(i.post("/api/connect", &json!({ "era": other })).status, 200);
+        let call = i.rpc(
+            "tools/call",
+            json!({ "name": "test_input_required_result_list_roots", "arguments": {} }),
+        );
+        assert!(
+            call["result"]["content"][0]["text"]
+                .as_str()
+                .unwrap()
+                .ends_with("file:///work/b"),
+            "{call}"
+        );
+    }
+}

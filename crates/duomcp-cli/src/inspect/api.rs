@@ -10,6 +10,7 @@
 //! | `POST /api/input/{id}` | the page's answer to an input request (the result object) |
 //! | `GET /api/events` | server-sent events: trace entries, progress, task status, input requests |
 //! | `GET /api/trace`, `/api/trace.jsonl` | the trace kept, as JSON or JSON Lines |
+//! | `POST /api/roots` | `{"roots": [{"uri", "name"?}]}`: the roots offered to the server from now on |
 
 use super::guard;
 use super::page;
@@ -44,6 +45,7 @@ pub(super) fn router(inspector: Arc<Inspector>) -> Router {
         .route("/api/events", get(events))
         .route("/api/trace", get(trace))
         .route("/api/trace.jsonl", get(trace_lines))
+        .route("/api/roots", post(roots))
         .layer(DefaultBodyLimit::max(BODY_LIMIT))
         .layer(axum::middleware::from_fn_with_state(
             inspector.clone(),
@@ -152,6 +154,18 @@ async fn rpc(State(inspector): State<Arc<Inspector>>, Json(body): Json<RpcBody>)
         return problem(StatusCode::BAD_REQUEST, "params must be a JSON object");
     }
     Json(inspector.request(body.method, params, body.call).await).into_response()
+}
+
+#[derive(Deserialize)]
+struct RootsBody {
+    roots: Vec<duomcp::schema::Root>,
+}
+
+async fn roots(State(inspector): State<Arc<Inspector>>, Json(body): Json<RootsBody>) -> Response {
+    match inspector.set_roots(body.roots).await {
+        Ok(roots) => Json(json!({ "roots": roots })).into_response(),
+        Err(e) => problem(StatusCode::BAD_REQUEST, e),
+    }
 }
 
 async fn cancel(State(inspector): State<Arc<Inspector>>, Path(call): Path<String>) -> Response {

@@ -7,7 +7,7 @@ use crate::commands::{errors, Failure, Target};
 use duomcp::client::{Client, ClientBuilder, EraChoice, InputError, Notification, RequestOptions};
 use duomcp::schema::{
     CreateMessageRequestParams, CreateMessageResult, ElicitRequestParams, ElicitResult,
-    LoggingLevel,
+    LoggingLevel, Root,
 };
 use serde_json::{json, Value};
 use std::collections::{HashMap, VecDeque};
@@ -28,6 +28,10 @@ pub(super) const PENDING_INPUTS: usize = 16;
 pub(super) const INPUT_WAIT: Duration = Duration::from_secs(600);
 /// Calls in flight at once (each can be cancelled from the page); more are refused.
 pub(super) const CALLS_IN_FLIGHT: usize = 64;
+/// Roots the page may offer the server at once.
+pub(super) const MAX_ROOTS: usize = 64;
+/// Bytes of one root's URI (and of its name).
+pub(super) const MAX_ROOT_BYTES: usize = 8 << 10;
 
 /// A live connection.
 struct Live {
@@ -62,6 +66,9 @@ pub(crate) struct Inspector {
     configured: Option<Target>,
     live: RwLock<Option<Live>>,
     shared: Arc<Shared>,
+    /// The roots offered to the server (`--root`, then edited in the page); kept across
+    /// reconnects.
+    roots: Mutex<Vec<Root>>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -200,8 +207,10 @@ fn notification_json(n: &Notification) -> (String, Value) {
 
 impl Inspector {
     pub(super) fn new(token: String, port: u16, target: Target) -> Inspector {
+        let roots = target.roots.iter().map(Root::new).collect();
         let configured = target.usage_problem().is_none().then_some(target);
         Inspector {
+            roots: Mutex::new(roots),
             token,
             port,
             configured,
@@ -247,8 +256,11 @@ impl Inspector {
     pub(super) async fn connect(&self, target: Target) -> Result<Value, Failure> {
         let shared = self.shared.clone();
         let shared2 = self.shared.clone();
+        // Always offered (an empty list included), so the page can change them later.
+        let roots = lock(&self.roots).clone();
         let customize = move |b: ClientBuilder| {
             b.log_level(LoggingLevel::Debug)
+                .roots(roots.clone())
                 .on_elicit(move |params: ElicitRequestParams| {
                     let shared = shared.clone();
                     async move {
@@ -345,6 +357,7 @@ impl Inspector {
                     "capabilities": c.server_capabilities(),
                     "instructions": c.instructions(),
                     "closed": c.closed_reason(),
+                    "roots": lock(&self.roots).clone(),
                 })
             }
         }
@@ -443,6 +456,36 @@ impl Inspector {
         }
         shared.trace(entry);
         answer
+    }
+
+    /// Replaces the roots offered to the server (a 2025-11-25 server is told they changed).
+    /// `Err` says why the list is refused; nothing changes then.
+    pub(super) async fn set_roots(&self, roots: Vec<Root>) -> Result<Vec<Root>, String> {
+        if roots.len() > MAX_ROOTS {
+            return Err(format!("at most {MAX_ROOTS} roots"));
+        }
+        for root in &roots {
+            if !root.uri.starts_with("file://") {
+                return Err(format!("a root is a file:// URI, not {:?}", root.uri));
+            }
+            let name = root.name.as_deref().unwrap_or_default();
+            if root.uri.len() > MAX_ROOT_BYTES || name.len() > MAX_ROOT_BYTES {
+                return Err(format!(
+                    "a root's URI and name are at most {MAX_ROOT_BYTES} bytes"
+                ));
+            }
+        }
+        *lock(&self.roots) = roots.clone();
+        self.shared
+            .trace(json!({ "dir": "out", "kind": "roots", "roots": roots }));
+        let client = self.live.read().await.as_ref().map(|l| l.client.clone());
+        if let Some(client) = client {
+            client
+                .set_roots(roots.clone())
+                .await
+                .map_err(|e| errors::describe(&e, None))?;
+        }
+        Ok(roots)
     }
 
     /// Cancels call `call`; false when no such call is in flight.

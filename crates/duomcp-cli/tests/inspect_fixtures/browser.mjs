@@ -9,8 +9,8 @@
 // counted (the page must work offline), and goes through the page as a person would, against
 // `duomcp serve` ("reference") or the official server-everything ("everything"):
 // the tool list; a form made from a nested-object schema, filled and run; progress; log
-// messages; an elicitation answered in the page's dialog; a tool run as a task to its end; a
-// resource template filled with the server's completion and read; the trace, exported as JSON
+// messages; an elicitation answered in the page's dialog; a tool run as a task to its end; roots
+// edited and a canned sampling reply (reference); a resource template filled with the server's completion and read; the trace, exported as JSON
 // Lines. It saves a screenshot of each step as SHOT_DIR/LABEL-STEP.png and prints what it saw
 // as one JSON line. Exits 1 on any failure.
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
@@ -160,6 +160,23 @@ try {
   seen.taskResult = await result();
   seen.taskLine = (await page.locator("#tool-detail .task-line").innerText()).trim();
   await shot("5-task");
+
+  // Roots edited in the page, and a canned sampling reply (no dialog), then both asked for.
+  if (flavour === "reference") {
+    await tab("server");
+    await page.fill("#roots-edit", "file:///work/a\nfile:///work/b");
+    await page.click("#roots-save");
+    await page.waitForFunction(() => document.getElementById("roots-status").textContent !== "", null, { timeout: STEP });
+    seen.rootsStatus = await page.locator("#roots-status").innerText();
+    await page.fill("#canned-reply", "Paris");
+    await shot("5b-server-roots");
+    await tool("test_input_required_result_list_roots");
+    await page.click('#tool-form button[type="submit"]');
+    seen.rootsResult = await result();
+    await tool("test_input_required_result_sampling");
+    await page.click('#tool-form button[type="submit"]');
+    seen.sampled = await result();
+  }
 
   // A template filled with the server's completion, and read.
   await tab("resources");

@@ -183,6 +183,18 @@ async fn inspect_page_against_duomcp_serve_in_both_revisions() {
                 "{era}: {task}"
             );
             assert!(text(&seen["taskResult"]).contains("Computed"), "{seen}");
+            // Roots edited on the Server tab reached the server; a canned reply answered its
+            // sampling request without a dialog.
+            assert_eq!(seen["rootsStatus"], "offered: 2 root(s)", "{seen}");
+            assert!(
+                text(&seen["rootsResult"])
+                    .starts_with("Client roots: file:///work/a, file:///work/b"),
+                "{seen}"
+            );
+            assert!(
+                text(&seen["sampled"]).starts_with("The model answered: Paris"),
+                "{seen}"
+            );
             assert_eq!(seen["completions"][0], "paris", "{seen}");
             assert!(text(&seen["read"]).contains("Data for ID: paris"), "{seen}");
         }

@@ -61,6 +61,7 @@ async function refreshInfo() {
   $("status").textContent = `${server} · ${i.target} · ${i.era} · ${i.protocolVersion}`;
   $("status").dataset.era = i.era.startsWith("modern") ? "modern" : "legacy";
   $("era-switch").value = i.eraChoice;
+  $("roots-edit").value = (i.roots || []).map((r) => r.uri).join("\n");
   $("server-info").textContent = json({
     revision: i.era, protocolVersion: i.protocolVersion, serverInfo: i.serverInfo,
     capabilities: i.capabilities, instructions: i.instructions,
@@ -88,6 +89,11 @@ async function reconnect(era) {
   await refreshInfo();
 }
 $("era-switch").addEventListener("change", () => reconnect($("era-switch").value));
+$("roots-save").addEventListener("click", async () => {
+  const roots = $("roots-edit").value.split("\n").map((l) => l.trim()).filter(Boolean).map((uri) => ({ uri }));
+  const r = await api("/api/roots", { roots });
+  $("roots-status").textContent = r && r.error ? r.error.message : `offered: ${r.roots.length} root(s)`;
+});
 $("reconnect").addEventListener("click", () => reconnect($("era-switch").value));
 
 for (const b of document.querySelectorAll("#tabs button")) {
@@ -456,7 +462,7 @@ function showPrompt(p) {
 
 function nextInput() {
   const dialog = $("input-dialog");
-  if (dialog.open || state.inputs.length === 0) return;
+  if (dialog.open || state.cannedBusy || state.inputs.length === 0) return;
   const req = state.inputs[0];
   const p = req.params || {};
   const fields = $("input-fields");
@@ -487,6 +493,16 @@ function nextInput() {
     } }),
     el("button", { type: "button", text: "Decline", onclick: () => send({ action: "decline" }) }),
     el("button", { type: "button", text: "Cancel", onclick: () => send({ action: "cancel" }) }));
+  } else if ($("canned-reply").value !== "") {
+    // A canned reply: answered at once, no dialog (one at a time, then the next).
+    state.cannedBusy = true;
+    api(`/api/input/${req.id}`, { role: "assistant", content: { type: "text", text: $("canned-reply").value },
+      model: "duomcp-inspect (canned)", stopReason: "endTurn" }).finally(() => {
+      state.inputs = state.inputs.filter((i) => i.id !== req.id);
+      state.cannedBusy = false;
+      nextInput();
+    });
+    return;
   } else {
     $("input-title").textContent = "The server asks for a model's answer (sampling)";
     $("input-message").textContent = p.systemPrompt || "";
