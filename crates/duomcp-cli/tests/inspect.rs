@@ -659,3 +659,49 @@ fn roots_set_in_the_page_reach_the_server_in_both_revisions() {
         );
     }
 }
+
+#[test]
+fn resources_are_subscribed_and_unsubscribed_in_both_revisions() {
+    for era in ["legacy", "modern"] {
+        let i = inspect(era);
+        let uri = json!({ "uri": "test://watched-resource" });
+        let r = i.post("/api/subscribe", &uri);
+        assert_eq!(r.status, 200, "{era}: {}", r.body);
+        // Twice is once.
+        assert_eq!(i.post("/api/subscribe", &uri).status, 200, "{era}");
+        assert_eq!(
+            i.get("/api/info").json()["subscriptions"],
+            json!(["test://watched-resource"]),
+            "{era}"
+        );
+        assert_eq!(
+            i.post("/api/subscribe", &json!({ "uri": "" })).status,
+            400,
+            "{era}"
+        );
+        assert_eq!(i.post("/api/unsubscribe", &uri).status, 204, "{era}");
+        assert_eq!(i.post("/api/unsubscribe", &uri).status, 404, "{era}");
+        assert_eq!(
+            i.get("/api/info").json()["subscriptions"],
+            json!([]),
+            "{era}"
+        );
+        let kinds: Vec<Value> = i.trace().into_iter().map(|e| e["kind"].clone()).collect();
+        assert!(
+            kinds.contains(&json!("subscribe")) && kinds.contains(&json!("unsubscribe")),
+            "{era}: {kinds:?}"
+        );
+        // A subscription ends with its connection: none after switching revision.
+        assert_eq!(i.post("/api/subscribe", &uri).status, 200, "{era}");
+        assert_eq!(
+            i.post("/api/connect", &json!({ "era": "auto" })).status,
+            200,
+            "{era}"
+        );
+        assert_eq!(
+            i.get("/api/info").json()["subscriptions"],
+            json!([]),
+            "{era}"
+        );
+    }
+}

@@ -10,6 +10,7 @@
 //! | `POST /api/input/{id}` | the page's answer to an input request (the result object) |
 //! | `GET /api/events` | server-sent events: trace entries, progress, task status, input requests |
 //! | `GET /api/trace`, `/api/trace.jsonl` | the trace kept, as JSON or JSON Lines |
+//! | `POST /api/subscribe`, `/api/unsubscribe` | `{"uri"}`: listen to a resource's updates (`updated` events), or stop |
 //! | `POST /api/roots` | `{"roots": [{"uri", "name"?}]}`: the roots offered to the server from now on |
 
 use super::guard;
@@ -46,6 +47,8 @@ pub(super) fn router(inspector: Arc<Inspector>) -> Router {
         .route("/api/trace", get(trace))
         .route("/api/trace.jsonl", get(trace_lines))
         .route("/api/roots", post(roots))
+        .route("/api/subscribe", post(subscribe))
+        .route("/api/unsubscribe", post(unsubscribe))
         .layer(DefaultBodyLimit::max(BODY_LIMIT))
         .layer(axum::middleware::from_fn_with_state(
             inspector.clone(),
@@ -165,6 +168,32 @@ async fn roots(State(inspector): State<Arc<Inspector>>, Json(body): Json<RootsBo
     match inspector.set_roots(body.roots).await {
         Ok(roots) => Json(json!({ "roots": roots })).into_response(),
         Err(e) => problem(StatusCode::BAD_REQUEST, e),
+    }
+}
+
+#[derive(Deserialize)]
+struct UriBody {
+    uri: String,
+}
+
+async fn subscribe(State(inspector): State<Arc<Inspector>>, Json(body): Json<UriBody>) -> Response {
+    match inspector.subscribe(body.uri.clone()).await {
+        Ok(()) => Json(json!({ "subscribed": body.uri })).into_response(),
+        Err(e) => problem(StatusCode::BAD_REQUEST, e),
+    }
+}
+
+async fn unsubscribe(
+    State(inspector): State<Arc<Inspector>>,
+    Json(body): Json<UriBody>,
+) -> Response {
+    if inspector.unsubscribe(&body.uri) {
+        StatusCode::NO_CONTENT.into_response()
+    } else {
+        problem(
+            StatusCode::NOT_FOUND,
+            format!("not subscribed to {}", body.uri),
+        )
     }
 }
 

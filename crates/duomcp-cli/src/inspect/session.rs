@@ -7,7 +7,7 @@ use crate::commands::{errors, Failure, Target};
 use duomcp::client::{Client, ClientBuilder, EraChoice, InputError, Notification, RequestOptions};
 use duomcp::schema::{
     CreateMessageRequestParams, CreateMessageResult, ElicitRequestParams, ElicitResult,
-    LoggingLevel, Root,
+    LoggingLevel, Root, SubscriptionFilter,
 };
 use serde_json::{json, Value};
 use std::collections::{HashMap, VecDeque};
@@ -32,6 +32,8 @@ pub(super) const CALLS_IN_FLIGHT: usize = 64;
 pub(super) const MAX_ROOTS: usize = 64;
 /// Bytes of one root's URI (and of its name).
 pub(super) const MAX_ROOT_BYTES: usize = 8 << 10;
+/// Resources the page listens to at once.
+pub(super) const MAX_SUBSCRIPTIONS: usize = 32;
 
 /// A live connection.
 struct Live {
@@ -69,6 +71,8 @@ pub(crate) struct Inspector {
     /// The roots offered to the server (`--root`, then edited in the page); kept across
     /// reconnects.
     roots: Mutex<Vec<Root>>,
+    /// The resources the page listens to, each followed by a task (ended with the connection).
+    subscriptions: Mutex<HashMap<String, tokio::task::JoinHandle<()>>>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -211,6 +215,7 @@ impl Inspector {
         let configured = target.usage_problem().is_none().then_some(target);
         Inspector {
             roots: Mutex::new(roots),
+            subscriptions: Mutex::new(HashMap::new()),
             token,
             port,
             configured,
@@ -317,6 +322,10 @@ impl Inspector {
             target,
             notes,
         };
+        // Subscriptions belong to the connection being replaced.
+        for (_, follow) in lock(&self.subscriptions).drain() {
+            follow.abort();
+        }
         let old = self.live.write().await.replace(live);
         if let Some(old) = old {
             close(old).await;
@@ -358,6 +367,7 @@ impl Inspector {
                     "instructions": c.instructions(),
                     "closed": c.closed_reason(),
                     "roots": lock(&self.roots).clone(),
+                    "subscriptions": lock(&self.subscriptions).keys().cloned().collect::<Vec<_>>(),
                 })
             }
         }
@@ -486,6 +496,66 @@ impl Inspector {
                 .map_err(|e| errors::describe(&e, None))?;
         }
         Ok(roots)
+    }
+
+    /// Listens to changes of resource `uri` (2025-11-25: `resources/subscribe`; 2026-07-28:
+    /// `subscriptions/listen`): each `notifications/resources/updated` goes to the page as an
+    /// `updated` event, and into the trace.
+    pub(super) async fn subscribe(&self, uri: String) -> Result<(), String> {
+        if uri.is_empty() || uri.len() > MAX_ROOT_BYTES {
+            return Err(format!("a resource URI of 1 to {MAX_ROOT_BYTES} bytes"));
+        }
+        {
+            let subs = lock(&self.subscriptions);
+            if subs.contains_key(&uri) {
+                return Ok(());
+            }
+            if subs.len() >= MAX_SUBSCRIPTIONS {
+                return Err(format!("at most {MAX_SUBSCRIPTIONS} subscriptions at once"));
+            }
+        }
+        let client = match &*self.live.read().await {
+            Some(live) => live.client.clone(),
+            None => return Err("not connected".into()),
+        };
+        let filter = SubscriptionFilter {
+            resource_subscriptions: Some(vec![uri.clone()]),
+            ..SubscriptionFilter::default()
+        };
+        self.shared
+            .trace(json!({ "dir": "out", "kind": "subscribe", "uri": uri }));
+        let mut subscription = client
+            .listen(filter)
+            .await
+            .map_err(|e| errors::describe(&e, None))?;
+        let shared = self.shared.clone();
+        let watched = uri.clone();
+        let follow = tokio::spawn(async move {
+            while let Some(n) = subscription.next().await {
+                if let Notification::ResourceUpdated { uri } = n {
+                    shared.trace(json!({ "dir": "in", "kind": "update", "method": "notifications/resources/updated", "params": { "uri": uri } }));
+                    shared.event(json!({ "type": "updated", "uri": uri }));
+                }
+            }
+            shared.event(json!({ "type": "subscription_ended", "uri": watched }));
+        });
+        if let Some(old) = lock(&self.subscriptions).insert(uri, follow) {
+            old.abort();
+        }
+        Ok(())
+    }
+
+    /// Stops listening to resource `uri`; false when the page was not listening to it.
+    pub(super) fn unsubscribe(&self, uri: &str) -> bool {
+        match lock(&self.subscriptions).remove(uri) {
+            Some(follow) => {
+                follow.abort();
+                self.shared
+                    .trace(json!({ "dir": "out", "kind": "unsubscribe", "uri": uri }));
+                true
+            }
+            None => false,
+        }
     }
 
     /// Cancels call `call`; false when no such call is in flight.

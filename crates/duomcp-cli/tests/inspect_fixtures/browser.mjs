@@ -10,7 +10,8 @@
 // `duomcp serve` ("reference") or the official server-everything ("everything"):
 // the tool list; a form made from a nested-object schema, filled and run; progress; log
 // messages; an elicitation answered in the page's dialog; a tool run as a task to its end; roots
-// edited and a canned sampling reply (reference); a resource template filled with the server's completion and read; the trace, exported as JSON
+// edited and a canned sampling reply (reference); a resource's updates listened to
+// (server-everything); a resource template filled with the server's completion and read; the trace, exported as JSON
 // Lines. It saves a screenshot of each step as SHOT_DIR/LABEL-STEP.png and prints what it saw
 // as one JSON line. Exits 1 on any failure.
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
@@ -176,6 +177,26 @@ try {
     await tool("test_input_required_result_sampling");
     await page.click('#tool-form button[type="submit"]');
     seen.sampled = await result();
+  }
+
+  // A resource listened to: its updates arrive (server-everything sends them every 5 s once
+  // toggle-subscriber-updates is on).
+  if (flavour === "everything") {
+    await tab("resources");
+    await page.click("#resource-list li");
+    await page.click("#subscribe-toggle");
+    await page.waitForFunction(() => document.getElementById("subscribe-status").textContent === "listening for updates", null, { timeout: STEP });
+    await tool("toggle-subscriber-updates");
+    await page.click('#tool-form button[type="submit"]');
+    await result();
+    await tab("resources");
+    await page.waitForSelector("#resource-updates li", { timeout: 15_000 });
+    seen.updates = await page.locator("#resource-updates li").allInnerTexts();
+    seen.updatedUri = await page.locator("#resource-updates").getAttribute("data-uri");
+    await shot("5c-subscription");
+    await tool("toggle-subscriber-updates");
+    await page.click('#tool-form button[type="submit"]');
+    await result();
   }
 
   // A template filled with the server's completion, and read.

@@ -241,6 +241,15 @@ async fn inspect_page_against_server_everything() {
             text(&seen["read"]).starts_with("demo://resource/dynamic/text/1"),
             "{seen}"
         );
+        // Subscribed from the page: the server's updates of that resource arrived.
+        assert!(
+            text(&seen["updatedUri"]).starts_with("demo://resource/"),
+            "{seen}"
+        );
+        assert!(
+            text(&seen["updates"][0]).starts_with("updated at "),
+            "{seen}"
+        );
     })
     .await
     .expect("the test took too long");

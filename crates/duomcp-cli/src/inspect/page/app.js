@@ -388,7 +388,22 @@ async function loadResources() {
 
 async function readResource(uri, box = null) {
   const target = box || $("resource-detail");
-  if (!box) target.replaceChildren(el("h2", { text: uri }));
+  if (!box) {
+    // A listed resource can be listened to: its updates are listed (and it is read again).
+    const subscribed = ((state.info && state.info.subscriptions) || []).includes(uri);
+    const status = el("span", { id: "subscribe-status", role: "status", text: subscribed ? "listening for updates" : "" });
+    const toggle = el("button", { type: "button", id: "subscribe-toggle", text: subscribed ? "Unsubscribe" : "Subscribe" });
+    toggle.addEventListener("click", async () => {
+      const on = toggle.textContent === "Subscribe";
+      const r = await api(on ? "/api/subscribe" : "/api/unsubscribe", { uri });
+      if (r && r.error) { status.textContent = r.error.message; return; }
+      toggle.textContent = on ? "Unsubscribe" : "Subscribe";
+      status.textContent = on ? "listening for updates" : "";
+      state.info = await api("/api/info");
+    });
+    target.replaceChildren(el("h2", { text: uri }), el("div", { class: "actions" }, toggle, status),
+      el("ol", { id: "resource-updates", "data-uri": uri }));
+  }
   const out = el("div", { class: "result-box" });
   target.append(out);
   const r = await rpc("resources/read", { uri });
@@ -559,6 +574,14 @@ async function start() {
       if (e.kind === "notification" && /list_changed$/.test(e.method || "")) refreshInfo();
     } else if (ev.type === "progress" && state.onProgress) state.onProgress(ev);
     else if (ev.type === "task" && state.onTask) state.onTask(ev);
+    else if (ev.type === "updated" || ev.type === "subscription_ended") {
+      const list = $("resource-updates");
+      if (list && list.dataset.uri === ev.uri) {
+        const when = new Date().toLocaleTimeString();
+        list.append(el("li", { text: ev.type === "updated" ? `updated at ${when}` : `the subscription ended at ${when}` }));
+        while (list.children.length > 100) list.firstElementChild.remove();
+      }
+    }
     else if (ev.type === "input") { state.inputs.push(ev); nextInput(); }
     else if (ev.type === "input_done") {
       state.inputs = state.inputs.filter((i) => i.id !== ev.id);
