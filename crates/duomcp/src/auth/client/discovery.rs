@@ -25,6 +25,16 @@ pub(crate) struct Discovered {
     pub registration_endpoint: Option<String>,
 }
 
+impl Discovered {
+    /// Whether the authorization server accepts client authentication method `m` (without
+    /// metadata, the 2025-03-26 fallback, any is assumed).
+    pub(crate) fn supports_auth_method(&self, m: &str) -> bool {
+        self.metadata
+            .as_ref()
+            .is_none_or(|md| md.supports_auth_method(m))
+    }
+}
+
 fn failed(msg: impl Into<String>) -> AuthError {
     AuthError::Failed(msg.into())
 }

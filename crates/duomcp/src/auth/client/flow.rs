@@ -84,11 +84,7 @@ impl OAuthClient {
             Grant::AuthorizationCode => self.authorization_code(&disc, &scopes).await?,
             Grant::ClientCredentials { .. } => {
                 let auth = self
-                    .grant_auth(|m| {
-                        disc.metadata
-                            .as_ref()
-                            .is_none_or(|md| md.supports_auth_method(m))
-                    })?
+                    .grant_auth(|m| disc.supports_auth_method(m))?
                     .ok_or_else(|| failed("no client credentials"))?;
                 let mut form = vec![
                     ("grant_type", "client_credentials".to_owned()),
@@ -190,11 +186,7 @@ impl OAuthClient {
             return Err(failed("the identity provider did not issue an ID-JAG"));
         }
         let auth = self
-            .grant_auth(|m| {
-                disc.metadata
-                    .as_ref()
-                    .is_none_or(|md| md.supports_auth_method(m))
-            })?
+            .grant_auth(|m| disc.supports_auth_method(m))?
             .ok_or_else(|| failed("no client credentials for the authorization server"))?;
         let mut form = vec![
             ("grant_type", JWT_BEARER.to_owned()),

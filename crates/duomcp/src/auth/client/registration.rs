@@ -17,11 +17,7 @@ impl OAuthClient {
         disc: &Discovered,
         redirect_uri: &str,
     ) -> Result<ClientAuth, AuthError> {
-        let supported = |m: &str| {
-            disc.metadata
-                .as_ref()
-                .is_none_or(|md| md.supports_auth_method(m))
-        };
+        let supported = |m: &str| disc.supports_auth_method(m);
         if let Some(p) = self.pre_registered_for(&disc.issuer) {
             return Ok(ClientAuth::choose(
                 p.client_id.clone(),
