@@ -166,6 +166,21 @@ impl Shared {
         }
     }
 
+    /// [`ask`](Self::ask) with the server's typed params, reading the page's answer as `R`
+    /// (`what` names it in the error when it does not fit).
+    async fn ask_as<R: serde::de::DeserializeOwned>(
+        &self,
+        kind: &str,
+        method: &str,
+        params: impl serde::Serialize,
+        what: &str,
+    ) -> Result<R, InputError> {
+        let params = serde_json::to_value(params).map_err(InputError::new)?;
+        let answer = self.ask(kind, method, params).await?;
+        serde_json::from_value(answer)
+            .map_err(|e| InputError::new(format!("the page's answer is not {what}: {e}")))
+    }
+
     /// The page's answer to input request `id`; false when nothing waits under that id.
     pub(super) fn answer(&self, id: u64, value: Value) -> bool {
         match lock(&self.pending).remove(&id) {
@@ -269,29 +284,29 @@ impl Inspector {
                 .on_elicit(move |params: ElicitRequestParams| {
                     let shared = shared.clone();
                     async move {
-                        let params = serde_json::to_value(params).map_err(InputError::new)?;
-                        let answer = shared
-                            .ask("elicitation", "elicitation/create", params)
-                            .await?;
-                        serde_json::from_value::<ElicitResult>(answer).map_err(|e| {
-                            InputError::new(format!(
-                                "the page's answer is not an ElicitResult: {e}"
-                            ))
-                        })
+                        let what = "an ElicitResult";
+                        shared
+                            .ask_as::<ElicitResult>(
+                                "elicitation",
+                                "elicitation/create",
+                                params,
+                                what,
+                            )
+                            .await
                     }
                 })
                 .on_sample(move |params: CreateMessageRequestParams| {
                     let shared = shared2.clone();
                     async move {
-                        let params = serde_json::to_value(params).map_err(InputError::new)?;
-                        let answer = shared
-                            .ask("sampling", "sampling/createMessage", params)
-                            .await?;
-                        serde_json::from_value::<CreateMessageResult>(answer).map_err(|e| {
-                            InputError::new(format!(
-                                "the page's answer is not a CreateMessageResult: {e}"
-                            ))
-                        })
+                        let what = "a CreateMessageResult";
+                        shared
+                            .ask_as::<CreateMessageResult>(
+                                "sampling",
+                                "sampling/createMessage",
+                                params,
+                                what,
+                            )
+                            .await
                     }
                 })
         };
