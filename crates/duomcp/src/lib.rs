@@ -65,7 +65,6 @@
 #![cfg_attr(not(feature = "server"), doc = "[`server`]: crate#features")]
 #![cfg_attr(not(feature = "server"), doc = "[`server::Context`]: crate#features")]
 #![cfg_attr(not(feature = "server"), doc = "[`transport`]: crate#features")]
-#![cfg_attr(not(feature = "client"), doc = "[`transport::memory`]: crate#features")]
 #![cfg_attr(not(feature = "server"), doc = "[`auth`]: crate#features")]
 // docs.rs (`--cfg docsrs`, nightly): each gated item labelled with the features it needs.
 #![cfg_attr(docsrs, feature(doc_cfg))]

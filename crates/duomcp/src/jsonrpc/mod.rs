@@ -10,6 +10,8 @@
 //! text and parsed exactly once, by the code that knows its type.
 
 mod framing;
+#[cfg(any(feature = "server", feature = "client"))]
+mod messages;
 
 #[cfg(feature = "server")]
 pub(crate) use duomcp_proto::jsonrpc::error_path;
@@ -21,3 +23,5 @@ pub use duomcp_proto::jsonrpc::{
     IncomingRequest, IncomingResponse, Line, RequestId,
 };
 pub use framing::LineReader;
+#[cfg(any(feature = "server", feature = "client"))]
+pub(crate) use messages::{MessageReader, MessageWriter, ReadMessages, WriteMessages};

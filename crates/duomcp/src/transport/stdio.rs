@@ -13,7 +13,9 @@
 //! Tokio's reactor instead of through its blocking thread pool.
 
 use crate::correlation::{Correlation, Limits};
-use crate::jsonrpc::{self, decode, error_code, Incoming, Line, LineReader};
+use crate::jsonrpc::{
+    self, decode, error_code, Incoming, Line, LineReader, ReadMessages, WriteMessages,
+};
 use crate::server::session::{Frame, Session};
 use crate::server::{answer_request, handle_notification, handle_response, RequestEnv, Server};
 use crate::util::poll_now;
@@ -21,7 +23,7 @@ use duomcp_schema::methods::{self, RequestMethod};
 use std::future::Future;
 use std::sync::Arc;
 use std::task::Poll;
-use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt, BufReader, BufWriter};
+use tokio::io::{AsyncRead, AsyncWrite, BufReader, BufWriter};
 use tokio::sync::{mpsc, Semaphore};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
@@ -74,13 +76,13 @@ const ANSWERS_PER_WRITE: usize = 16;
 /// error the connection's output is gone; later frames are dropped and the error is reported
 /// when the connection ends (reading goes on until then, as before).
 struct Out<W> {
-    w: BufWriter<W>,
+    w: W,
     err: Option<std::io::Error>,
     /// Answers buffered in `w` since the last flush.
     unflushed: usize,
 }
 
-impl<W: AsyncWrite + Unpin> Out<W> {
+impl<W: WriteMessages> Out<W> {
     /// Whether answers wait in the buffer.
     fn dirty(&self) -> bool {
         self.unflushed > 0
@@ -91,11 +93,7 @@ impl<W: AsyncWrite + Unpin> Out<W> {
         if frame.is_empty() || self.err.is_some() {
             return;
         }
-        let written = match self.w.write_all(frame).await {
-            Ok(()) => self.w.write_all(b"\n").await,
-            Err(e) => Err(e),
-        };
-        match written {
+        match self.w.write_message(frame).await {
             Ok(()) => self.unflushed += 1,
             Err(e) => self.err = Some(e),
         }
@@ -169,11 +167,24 @@ impl Server {
         R: AsyncRead + Unpin + Send,
         W: AsyncWrite + Unpin + Send + 'static,
     {
+        let max = self.shared.config.max_message_size;
+        let lines = LineReader::new(BufReader::with_capacity(64 * 1024, reader), max);
+        self.serve_messages(lines, BufWriter::with_capacity(64 * 1024, writer))
+            .await
+    }
+
+    /// The connection loop of stdio and of in-memory connections: whole messages in and out,
+    /// however they are carried.
+    pub(crate) async fn serve_messages<I, O>(self, mut lines: I, writer: O) -> std::io::Result<()>
+    where
+        I: ReadMessages,
+        O: WriteMessages,
+    {
         let shared = self.shared.clone();
         let config = shared.config.clone();
         let (tx, mut rx) = mpsc::channel::<Frame>(1024);
         let mut out = Out {
-            w: BufWriter::with_capacity(64 * 1024, writer),
+            w: writer,
             err: None,
             unflushed: 0,
         };
@@ -188,10 +199,6 @@ impl Server {
         let local = Arc::new(crate::server::Principal::local());
         let limit = Arc::new(Semaphore::new(config.max_in_flight.max(1)));
         let tasks = TaskTracker::new();
-        let mut lines = LineReader::new(
-            BufReader::with_capacity(64 * 1024, reader),
-            config.max_message_size,
-        );
 
         // Waited on across iterations (a fresh wait per line would enqueue a waiter each time).
         let shutdown = shared.shutdown.cancelled();
@@ -203,7 +210,7 @@ impl Server {
                 biased;
                 () = &mut shutdown => Event::Shutdown,
                 Some(frame) = rx.recv() => Event::Frame(frame),
-                l = lines.next_line() => Event::Line(l),
+                l = lines.next_message() => Event::Line(l),
                 () = std::future::ready(()), if dirty => Event::Idle,
             };
             let bytes = match event {

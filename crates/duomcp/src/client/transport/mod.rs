@@ -29,7 +29,7 @@
 #[cfg(feature = "http-client")]
 pub mod http;
 mod process;
-mod stream;
+pub(crate) mod stream;
 
 pub use process::{ProcessOptions, ProcessTransport, MAX_RESTART_BACKOFF, RESTART_COUNT_RESET};
 pub use stream::StreamTransport;

@@ -3,11 +3,11 @@
 use super::{
     BoxFuture, Outgoing, Pending, RequestStream, Routed, Transport, TransportError, TransportEvent,
 };
-use crate::jsonrpc::{decode, Incoming, Line, LineReader, RequestId};
+use crate::jsonrpc::{decode, Incoming, Line, LineReader, ReadMessages, RequestId, WriteMessages};
 use crate::util::{excerpt_bytes, lock, EXCERPT_CHARS};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
-use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt, BufReader, BufWriter};
+use tokio::io::{AsyncRead, AsyncWrite, BufReader, BufWriter};
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 
@@ -59,6 +59,24 @@ impl Core {
     where
         R: AsyncRead + Unpin + Send + 'static,
         W: AsyncWrite + Unpin + Send + 'static,
+    {
+        let lines = LineReader::new(BufReader::with_capacity(64 * 1024, reader), MAX_MESSAGE);
+        let writer = BufWriter::with_capacity(64 * 1024, writer);
+        Core::start_messages(lines, writer, events, sent, eof_reason, quote)
+    }
+
+    /// [`Core::start`] on whole messages, however they are carried (an in-memory connection).
+    pub(crate) fn start_messages<I, O>(
+        reader: I,
+        writer: O,
+        events: mpsc::Sender<TransportEvent>,
+        sent: Arc<AtomicU64>,
+        eof_reason: Option<EofReason>,
+        quote: bool,
+    ) -> Core
+    where
+        I: ReadMessages + 'static,
+        O: WriteMessages + 'static,
     {
         let shared = Arc::new(Shared {
             pending: super::pending(),
@@ -133,16 +151,14 @@ impl Core {
     }
 }
 
-async fn write_loop<W: AsyncWrite + Unpin>(
-    writer: W,
+async fn write_loop<O: WriteMessages>(
+    mut w: O,
     mut rx: mpsc::Receiver<Vec<u8>>,
     shared: Arc<Shared>,
 ) {
-    let mut w = BufWriter::with_capacity(64 * 1024, writer);
     let result: std::io::Result<()> = async {
         while let Some(frame) = rx.recv().await {
-            w.write_all(&frame).await?;
-            w.write_all(b"\n").await?;
+            w.write_message(&frame).await?;
             // With other requests in flight, let the tasks that are ready run first: requests
             // they send join this write. (The writer, woken by the first request, would
             // otherwise run at once on an idle worker and write each request on its own, waking
@@ -151,8 +167,7 @@ async fn write_loop<W: AsyncWrite + Unpin>(
                 tokio::task::yield_now().await;
             }
             while let Ok(frame) = rx.try_recv() {
-                w.write_all(&frame).await?;
-                w.write_all(b"\n").await?;
+                w.write_message(&frame).await?;
             }
             w.flush().await?;
         }
@@ -166,15 +181,14 @@ async fn write_loop<W: AsyncWrite + Unpin>(
     }
 }
 
-async fn read_loop<R: AsyncRead + Unpin>(
-    reader: R,
+async fn read_loop<I: ReadMessages>(
+    mut lines: I,
     shared: Arc<Shared>,
     events: mpsc::Sender<TransportEvent>,
     eof_reason: Option<EofReason>,
 ) {
-    let mut lines = LineReader::new(BufReader::with_capacity(64 * 1024, reader), MAX_MESSAGE);
     let ended = loop {
-        let bytes = match lines.next_line().await {
+        let bytes = match lines.next_message().await {
             Ok(Some(Line::Message(bytes))) => bytes,
             Ok(Some(Line::TooLarge)) => {
                 let (head, len) = lines.oversized();
