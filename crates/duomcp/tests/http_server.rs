@@ -887,6 +887,36 @@ async fn json_when_the_handler_streams_nothing_and_sse_when_configured() {
     sse.end().await;
 }
 
+/// 2026-07-28 in `AlwaysSse`: a handler that finished at its first poll still answers on a
+/// stream (the reply as its one event), and one that streams progress first sends it before.
+#[tokio::test]
+async fn modern_requests_answer_on_a_stream_when_configured_even_when_done_at_once() {
+    let mut config = HttpConfig::default();
+    config.response_mode = ResponseMode::AlwaysSse;
+    let s = start_with(ServerConfig::default(), config).await;
+    let body = modern_rpc(1, "tools/call", json!({ "name": "plain" }));
+    let mut sse = modern_post(s.addr, &body, &[]).await.sse();
+    let reply = sse.message().await;
+    assert_eq!(reply.json()["id"], 1);
+    assert_eq!(text_of(&reply.json()["result"]), "plain");
+    sse.end().await;
+
+    let body = modern_rpc(
+        2,
+        "tools/call",
+        json!({ "name": "progress", "_meta": { "progressToken": "p" } }),
+    );
+    let mut sse = modern_post(s.addr, &body, &[]).await.sse();
+    let first = sse.message().await.json();
+    assert_eq!(first["method"], "notifications/progress", "{first}");
+    let mut last = first;
+    while last.get("result").is_none() {
+        last = sse.message().await.json();
+    }
+    assert_eq!(last["id"], 2);
+    sse.end().await;
+}
+
 #[tokio::test]
 async fn progress_streams_sse_with_a_priming_event_and_unique_ids() {
     let s = start().await;

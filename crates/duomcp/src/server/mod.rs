@@ -21,6 +21,7 @@ pub mod bus;
 mod context;
 use duomcp_proto::cursor;
 mod dispatch;
+pub(crate) mod driver;
 mod envelope;
 pub use duomcp_proto::error::{HandlerError, InputRequired};
 mod handler;
@@ -57,7 +58,7 @@ pub use uri_template::UriTemplate;
 #[cfg(feature = "http-server")]
 pub(crate) use dispatch::follow_events;
 pub(crate) use dispatch::{
-    answer_request, handle_notification, handle_request, handle_response, NotificationAction,
+    handle_notification, handle_request, handle_response, NotificationAction,
 };
 #[cfg(feature = "http-server")]
 pub(crate) use envelope::Reply;

@@ -16,13 +16,12 @@ use crate::correlation::{Correlation, Limits};
 use crate::jsonrpc::{
     self, decode, error_code, Incoming, Line, LineReader, ReadMessages, WriteMessages,
 };
+use crate::server::driver::{self, Admission, Started};
 use crate::server::session::{Frame, Session};
-use crate::server::{answer_request, handle_notification, handle_response, RequestEnv, Server};
-use crate::util::poll_now;
+use crate::server::{handle_notification, handle_response, RequestEnv, Server};
 use duomcp_schema::methods::{self, RequestMethod};
 use std::future::Future;
 use std::sync::Arc;
-use std::task::Poll;
 use tokio::io::{AsyncRead, AsyncWrite, BufReader, BufWriter};
 use tokio::sync::{mpsc, Semaphore};
 use tokio_util::sync::CancellationToken;
@@ -247,18 +246,21 @@ impl Server {
                     // Only answers that wait are running in `correlation` (to be cancelled,
                     // and to refuse their id meanwhile): one answered at once is never there.
                     if correlation.is_running(&req.id) {
+                        let says = Admission::IdInUse.says();
                         let err = jsonrpc::error(
                             error_code::INVALID_REQUEST,
-                            "Invalid Request: this id is already in use by a request in flight",
+                            format!("Invalid Request: {says}"),
                         );
                         out.frame(&jsonrpc::encode_error(Some(&req.id), &err)).await;
                         continue;
                     }
                     let is_initialize = req.method == <methods::Initialize as RequestMethod>::NAME;
-                    // Waiting for a permit, keep writing: the tasks holding them may be
-                    // waiting for room in the channel.
-                    let permit = match limit.clone().try_acquire_owned() {
-                        Ok(permit) => Some(permit),
+                    let token = CancellationToken::new();
+                    // Admitted into `correlation` only if it waits (below). Where HTTP refuses
+                    // a request over the bound, stdio waits for a permit, and keeps writing
+                    // meanwhile: the tasks holding them may be waiting for room in the channel.
+                    let permit = match driver::admit(&limit, None, &req.id, &token) {
+                        Ok(admitted) => Some(admitted.permit),
                         Err(_) => loop {
                             let dirty = out.dirty();
                             tokio::select! {
@@ -272,7 +274,6 @@ impl Server {
                     let Some(permit) = permit else {
                         break Ok(());
                     };
-                    let token = CancellationToken::new();
                     let env = RequestEnv {
                         session: Some(session.clone()),
                         era_hint: None,
@@ -285,31 +286,29 @@ impl Server {
                         trace: Default::default(),
                     };
                     let id = req.id.clone();
-                    let mut serve = Box::pin(answer_request(shared.clone(), req, env));
-                    // A cancellation cannot arrive during this poll: no need to watch for one.
-                    match poll_now(serve.as_mut()) {
-                        Poll::Ready(reply) => {
+                    match driver::start(shared.clone(), req, env, None) {
+                        Started::Ready(reply) => {
                             drop(permit);
                             out.frame(&reply.frame).await;
                         }
                         // `initialize` runs no user code and must take effect before the next
                         // line is read, so a client that pipelines its first calls is served.
-                        Poll::Pending if is_initialize => {
+                        Started::Waiting(serve) if is_initialize => {
                             let reply = serve.await;
                             drop(permit);
-                            out.frame(&reply.frame).await;
+                            if let Some(reply) = reply {
+                                out.frame(&reply.frame).await;
+                            }
                         }
-                        Poll::Pending => {
-                            // Cannot be refused: the id is free (checked above) and the permit
-                            // bounds running requests as the engine does.
-                            let running = correlation.admit(id, token.clone()).ok();
+                        Started::Waiting(serve) => {
+                            // Only answers that wait are running in `correlation` (to be
+                            // cancelled, and to refuse their id meanwhile). Cannot be refused:
+                            // the id is free (checked above) and the permit bounds running
+                            // requests as the engine does.
+                            let running = correlation.admit(id, token).ok();
                             let tx = tx.clone();
                             tasks.spawn(async move {
-                                let reply = tokio::select! {
-                                    biased;
-                                    _ = token.cancelled() => None,
-                                    reply = serve => Some(reply),
-                                };
+                                let reply = serve.await;
                                 drop((running, permit));
                                 if let Some(reply) = reply {
                                     let _ = tx.send(reply.frame).await;

@@ -81,10 +81,10 @@ pub(crate) async fn handle_request(
 
 /// Handles one request without watching its cancellation token (the handler still sees it).
 ///
-/// For a transport that polls the answer once where it reads (stdio): a cancellation cannot
-/// arrive during that poll, so only an answer that has to wait is raced against
-/// `env.cancel` (as [`handle_request`] does), which saves registering a waiter on the token
-/// for every request that completes at once.
+/// The transports run it through [`driver::start`](crate::server::driver::start), which polls
+/// it once where the request was read: a cancellation cannot arrive during that poll, so only
+/// an answer that has to wait is raced against `env.cancel` (as [`handle_request`] does),
+/// which saves registering a waiter on the token for every request that completes at once.
 pub(crate) async fn answer_request(
     shared: Arc<Shared>,
     req: IncomingRequest,

@@ -16,17 +16,17 @@ use super::sse::{self, LegacyConn};
 use super::store::StoreError;
 use super::{
     accepted, busy, client_data, guard, method_not_allowed, modern_header, owner_key, principal,
-    reply_json, rpc_error, with_timeout, Inner, CONN_CAPACITY, SINK_CAPACITY,
+    reply_json, rpc_error, Inner, CONN_CAPACITY, SINK_CAPACITY,
 };
 use crate::correlation::Limits;
 use crate::era::Era;
 use crate::jsonrpc::{error_code, Incoming, IncomingRequest, RequestId};
+use crate::server::driver::{self, Admission, Admitted, Started};
 use crate::server::session::Frame;
 use crate::server::telemetry::TransportTrace;
 use crate::server::{
     handle_notification, handle_request, handle_response, NotificationAction, Reply, RequestEnv,
 };
-use crate::util::poll_now;
 use axum::response::Response;
 use duomcp_schema::methods::{self, RequestMethod};
 use http::request::Parts;
@@ -34,7 +34,6 @@ use http::{HeaderValue, StatusCode};
 use std::collections::VecDeque;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
-use std::task::Poll;
 use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 
@@ -225,45 +224,42 @@ async fn request(
     req: IncomingRequest,
     parts: &Parts,
 ) -> Response {
-    let Ok(permit) = t.requests.clone().try_acquire_owned() else {
-        return busy(Some(&req.id), "too many requests in flight");
-    };
     let token = CancellationToken::new();
-    let Ok(running) = session.correlation().admit(req.id.clone(), token.clone()) else {
-        // Not full: the permit above bounds the requests running, as the engine does.
-        return rpc_error(
-            StatusCode::BAD_REQUEST,
-            Some(&req.id),
-            error_code::INVALID_REQUEST,
-            "Invalid Request: this id is already in use by a request in flight",
-        );
+    let admitted = driver::admit(&t.requests, Some(session.correlation()), &req.id, &token);
+    let Admitted { permit, running } = match admitted {
+        Ok(admitted) => admitted,
+        Err(refused @ Admission::Busy) => return busy(Some(&req.id), refused.says()),
+        Err(refused @ Admission::IdInUse) => {
+            return rpc_error(
+                StatusCode::BAD_REQUEST,
+                Some(&req.id),
+                error_code::INVALID_REQUEST,
+                format!("Invalid Request: {}", refused.says()),
+            )
+        }
     };
     let activity = session.busy();
-    let (sink, mut sink_rx) = mpsc::channel::<Frame>(SINK_CAPACITY);
+    let (sink, sink_rx) = mpsc::channel::<Frame>(SINK_CAPACITY);
     let id = req.id.clone();
     let env = RequestEnv {
         session: Some(session.core.clone()),
         era_hint: Some(Era::Legacy),
         validated_meta: None,
         sink,
-        cancel: token.clone(),
+        cancel: token,
         closing: session.closing.clone(),
         principal: principal(parts),
         trace: TransportTrace::from_headers(&t.shared, &parts.headers),
     };
-    let shared = t.shared.clone();
-    let mut work = with_timeout(
-        move || handle_request(shared, req, env),
-        t.config.request_timeout,
-        token,
-        id.clone(),
-        Era::Legacy,
-    );
     // Most handlers finish at once: answered here, with no task and no channel.
-    if let Poll::Ready(reply) = poll_now(work.as_mut()) {
-        drop((running, permit, activity));
-        return ready_response(t, session, reply, sink_rx).await;
-    }
+    let work = match driver::start(t.shared.clone(), req, env, t.config.request_timeout) {
+        Started::Ready(reply) => {
+            drop((running, permit, activity));
+            return ready_response(t, session, Some(reply), sink_rx).await;
+        }
+        Started::Waiting(work) => work,
+    };
+    let mut sink_rx = sink_rx;
     let (reply_tx, mut reply_rx) = oneshot::channel();
     tokio::spawn(async move {
         let reply = work.await;

@@ -92,7 +92,6 @@ use http::{HeaderValue, Method, StatusCode};
 use session::Sessions;
 use std::future::Future;
 use std::sync::Arc;
-use std::task::Poll;
 use std::time::Duration;
 use tokio::net::{TcpListener, ToSocketAddrs};
 use tokio::sync::Semaphore;
@@ -587,44 +586,4 @@ fn busy(id: Option<&RequestId>, what: &str) -> Response {
     res.headers_mut()
         .insert(http::header::RETRY_AFTER, HeaderValue::from_static("1"));
     res
-}
-
-/// Runs a request (the future `make` builds) with the configured time limit; on expiry the
-/// handler is cancelled and the client gets an error response.
-///
-/// The request's future is built inside the box, pinned where it is made: a future passed in
-/// would be stored twice in the boxed one (the argument and its pinned or awaited copy), and
-/// the box is copied into the heap whole (`memcpy` of its size, once per request).
-fn with_timeout<M, F>(
-    make: M,
-    limit: Option<Duration>,
-    cancel: CancellationToken,
-    id: RequestId,
-    era: Era,
-) -> sse::ReplyFuture
-where
-    M: FnOnce() -> F + Send + 'static,
-    F: Future<Output = Option<Reply>> + Send + 'static,
-{
-    Box::pin(async move {
-        let mut work = std::pin::pin!(make());
-        let Some(limit) = limit else {
-            return work.await;
-        };
-        let deadline = tokio::time::Instant::now() + limit;
-        // Most handlers finish at the first poll: no timer is set for those.
-        let first = std::future::poll_fn(|cx| Poll::Ready(work.as_mut().poll(cx))).await;
-        if let Poll::Ready(reply) = first {
-            return reply;
-        }
-        tokio::select! {
-            reply = work => reply,
-            _ = tokio::time::sleep_until(deadline) => {
-                cancel.cancel();
-                let err = ProtocolError::Internal(format!("Request timed out after {} ms", limit.as_millis()));
-                let object = era.error_object(&err);
-                Some(Reply { frame: jsonrpc::encode_error(Some(&id), &object), error: Some(err), is_error: false })
-            }
-        }
-    })
 }

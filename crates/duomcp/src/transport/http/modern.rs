@@ -6,22 +6,20 @@
 use super::config::ResponseMode;
 use super::sse::{self, ModernConn};
 use super::{
-    accepted, busy, error_response, headers, principal, reply_json, rpc_error, with_timeout, Inner,
-    SINK_CAPACITY,
+    accepted, busy, error_response, headers, principal, reply_json, rpc_error, Inner, SINK_CAPACITY,
 };
 use crate::era::{modern as modern_era, Era};
 use crate::jsonrpc::{error_code, Incoming};
+use crate::server::driver::{self, Admitted, Started};
 use crate::server::session::Frame;
 use crate::server::telemetry::TransportTrace;
-use crate::server::{handle_request, Reply, RequestEnv};
-use crate::util::poll_now;
+use crate::server::{Reply, RequestEnv};
 use axum::response::Response;
 use bytes::Bytes;
 use duomcp_schema::methods::{self, RequestMethod};
 use http::request::Parts;
 use http::StatusCode;
 use std::sync::Arc;
-use std::task::Poll;
 use std::time::Duration;
 use tokio::sync::{mpsc, OwnedSemaphorePermit};
 use tokio_util::sync::{CancellationToken, DropGuard};
@@ -42,22 +40,23 @@ fn json_reply(reply: Option<Reply>) -> Response {
 }
 
 /// The answer to a request whose handler has finished: its reply as JSON when it sent nothing
-/// on the sink, else an SSE stream of what it sent, then the reply.
+/// on the sink (and the mode allows JSON), else an SSE stream of what it sent, then the reply.
 fn finished(
     reply: Option<Reply>,
     mut sink: mpsc::Receiver<Frame>,
     on_drop: DropGuard,
     permit: OwnedSemaphorePermit,
+    mode: ResponseMode,
     keep_alive: Option<Duration>,
 ) -> Response {
-    match sink.try_recv() {
-        Err(_) => {
+    match (mode, sink.try_recv()) {
+        (ResponseMode::JsonWhenPossible, Err(_)) => {
             on_drop.disarm();
             json_reply(reply)
         }
-        Ok(frame) => sse::response(sse::modern_body(ModernConn {
+        (_, first) => sse::response(sse::modern_body(ModernConn {
             handler: None,
-            first: Some(frame),
+            first: first.ok(),
             sink,
             reply: reply.map(|r| Bytes::from(r.frame)),
             keep_alive,
@@ -98,17 +97,16 @@ pub(super) async fn post(t: &Arc<Inner>, parts: &Parts, message: Incoming) -> Re
     } else {
         (&t.requests, "too many requests in flight")
     };
-    let Ok(permit) = permits.clone().try_acquire_owned() else {
+    let cancel = CancellationToken::new();
+    let Ok(Admitted { permit, .. }) = driver::admit(permits, None, &req.id, &cancel) else {
         return busy(Some(&req.id), what);
     };
-    let cancel = CancellationToken::new();
-    let (sink, mut sink_rx) = mpsc::channel::<Frame>(SINK_CAPACITY);
+    let (sink, sink_rx) = mpsc::channel::<Frame>(SINK_CAPACITY);
     let limit = if listen {
         None
     } else {
         t.config.request_timeout
     };
-    let id = req.id.clone();
     let env = RequestEnv {
         session: None,
         era_hint: Some(Era::Modern),
@@ -119,26 +117,25 @@ pub(super) async fn post(t: &Arc<Inner>, parts: &Parts, message: Incoming) -> Re
         principal: principal(parts),
         trace: TransportTrace::from_headers(&t.shared, &parts.headers),
     };
-    let shared = t.shared.clone();
-    let mut handler = with_timeout(
-        move || handle_request(shared, req, env),
-        limit,
-        cancel.clone(),
-        id,
-        Era::Modern,
-    );
     // Dropping it (client gone, body dropped) cancels the request.
     let on_drop = cancel.drop_guard();
-
-    // Most handlers finish at the first poll: answered at once, without waiting on the sink
-    // (the same answer the `select!` below gives such a handler).
-    if t.config.response_mode == ResponseMode::JsonWhenPossible {
-        if let Poll::Ready(reply) = poll_now(handler.as_mut()) {
-            return finished(reply, sink_rx, on_drop, permit, t.config.keep_alive);
+    let mode = t.config.response_mode;
+    let mut handler = match driver::start(t.shared.clone(), req, env, limit) {
+        // Most handlers finish at the first poll: answered at once, without waiting on the sink.
+        Started::Ready(reply) => {
+            return finished(
+                Some(reply),
+                sink_rx,
+                on_drop,
+                permit,
+                mode,
+                t.config.keep_alive,
+            )
         }
-    }
-
-    let first = match t.config.response_mode {
+        Started::Waiting(handler) => handler,
+    };
+    let mut sink_rx = sink_rx;
+    let first = match mode {
         ResponseMode::AlwaysSse => None,
         ResponseMode::JsonWhenPossible => tokio::select! {
             biased;
@@ -151,7 +148,7 @@ pub(super) async fn post(t: &Arc<Inner>, parts: &Parts, message: Incoming) -> Re
                 }
             },
             reply = &mut handler => {
-                return finished(reply, sink_rx, on_drop, permit, t.config.keep_alive);
+                return finished(reply, sink_rx, on_drop, permit, mode, t.config.keep_alive);
             }
         },
     };

@@ -10,14 +10,12 @@ use http::header::{CACHE_CONTROL, CONTENT_TYPE};
 use http::{HeaderValue, StatusCode};
 use std::collections::VecDeque;
 use std::convert::Infallible;
-use std::future::Future;
-use std::pin::Pin;
 use std::time::Duration;
 use tokio::sync::mpsc;
 use tokio::time::{Instant, Interval, MissedTickBehavior};
 
 /// A request being handled, polled by the response body that carries its messages.
-pub(crate) type ReplyFuture = Pin<Box<dyn Future<Output = Option<Reply>> + Send>>;
+pub(crate) use crate::server::driver::ReplyFuture;
 
 /// A comment line: keeps proxies and clients from timing the stream out.
 pub(crate) const KEEP_ALIVE: &[u8] = b": keep-alive\n\n";
