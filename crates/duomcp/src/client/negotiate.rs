@@ -11,18 +11,11 @@
 //! so `initialize` follows. The fallback does not depend on any one error code.
 
 use super::engine::Inner;
+use super::era::modern::ProbeFailure;
 use super::era::{legacy, modern};
 use super::error::ClientError;
 use super::EraChoice;
 use std::sync::Arc;
-
-/// How a probe ended, when it did not establish the modern era.
-pub(crate) enum ProbeFailure {
-    /// Not a modern server (or no answer): fall back to `initialize`.
-    Legacy(String),
-    /// A modern server we cannot talk to, or a dead connection: give up.
-    Fatal(ClientError),
-}
 
 pub(crate) async fn connect(inner: &Arc<Inner>) -> Result<(), ClientError> {
     match inner.config.era {

@@ -9,7 +9,7 @@
 //! out unless [`AuditLog::with_arguments`] names the tool. Lines are written (and flushed)
 //! one at a time under a lock, so they never interleave.
 
-use super::server::Outcome;
+use super::outcome::Outcome;
 use serde::Serialize;
 use serde_json::Value;
 use std::collections::HashSet;

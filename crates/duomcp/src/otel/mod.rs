@@ -79,6 +79,7 @@
 mod audit;
 pub(crate) mod client;
 mod names;
+pub(crate) mod outcome;
 mod pipeline;
 mod prometheus;
 mod propagation;

@@ -2,6 +2,7 @@
 
 use super::audit::AuditEntry;
 use super::names::*;
+use super::outcome::Outcome;
 use super::propagation::{HeaderContext, MetaFields};
 use super::Telemetry;
 use opentelemetry::trace::{Link, SpanKind, Status, TraceContextExt as _, Tracer as _};
@@ -29,16 +30,6 @@ pub(crate) struct RequestInfo<'a> {
     /// The trace context headers, when the request came over HTTP.
     pub http: Option<&'a HeaderContext>,
     pub principal: Option<&'a duomcp_proto::Principal>,
-}
-
-/// How a request ended, as the span and the metrics record it.
-pub(crate) struct Outcome<'a> {
-    /// The JSON-RPC error code and message, when the answer is an error.
-    pub error: Option<(i64, &'a str)>,
-    /// A tool result with `isError: true`.
-    pub tool_error: bool,
-    /// No answer: cancelled, or the connection went away.
-    pub cancelled: bool,
 }
 
 /// One request being served: its span (current while it runs), its clock and its attributes.

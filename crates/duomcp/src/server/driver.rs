@@ -245,6 +245,10 @@ mod tests {
         let _held = admit(&permits, Some(&engine), &id, &token).expect("admitted");
         let again = admit(&permits, Some(&engine), &id, &token);
         assert_eq!(again.err(), Some(Admission::IdInUse));
-        assert_eq!(permits.available_permits(), 1, "a refused request holds no permit");
+        assert_eq!(
+            permits.available_permits(),
+            1,
+            "a refused request holds no permit"
+        );
     }
 }

@@ -31,7 +31,7 @@ pub(crate) struct RequestEnv {
     pub principal: Option<Arc<Principal>>,
     /// The HTTP trace context headers, for OpenTelemetry (empty without feature `otel`).
     #[cfg_attr(not(feature = "otel"), allow(dead_code))]
-    pub trace: super::telemetry::TransportTrace,
+    pub trace: TransportTrace,
 }
 
 /// The encoded answer to one request.
@@ -67,5 +67,35 @@ pub(crate) fn result_reply<T: Serialize>(era: Era, id: &RequestId, result: &T) -
             id,
             ProtocolError::Internal(format!("result could not be encoded: {e}")),
         ),
+    }
+}
+
+/// The trace context headers of the HTTP request that carried an MCP request.
+#[derive(Default)]
+pub(crate) struct TransportTrace(
+    #[cfg(feature = "otel")] pub(super) Option<Box<crate::otel::HeaderContext>>,
+);
+
+impl TransportTrace {
+    /// Reads `traceparent`, `tracestate` and `Mcp-Session-Id` (only when telemetry is on).
+    #[cfg(feature = "http-server")]
+    #[cfg_attr(not(feature = "otel"), allow(unused_variables))]
+    #[inline]
+    pub(crate) fn from_headers(shared: &super::Shared, headers: &http::HeaderMap) -> Self {
+        #[cfg(feature = "otel")]
+        if shared.telemetry.0.is_some() {
+            let get = |name: &str| {
+                headers
+                    .get(name)
+                    .and_then(|v| v.to_str().ok())
+                    .map(str::to_owned)
+            };
+            return TransportTrace(Some(Box::new(crate::otel::HeaderContext {
+                traceparent: get("traceparent"),
+                tracestate: get("tracestate"),
+                session_id: get("mcp-session-id"),
+            })));
+        }
+        TransportTrace::default()
     }
 }

@@ -22,7 +22,7 @@ mod context;
 use duomcp_proto::cursor;
 mod dispatch;
 pub(crate) mod driver;
-mod envelope;
+pub(crate) mod envelope;
 pub use duomcp_proto::error::{HandlerError, InputRequired};
 mod handler;
 mod invoke;

@@ -15,34 +15,6 @@ use std::future::Future;
 #[derive(Clone, Default)]
 pub(crate) struct Slot(#[cfg(feature = "otel")] pub Option<crate::otel::Telemetry>);
 
-/// The trace context headers of the HTTP request that carried an MCP request.
-#[derive(Default)]
-pub(crate) struct TransportTrace(#[cfg(feature = "otel")] Option<Box<crate::otel::HeaderContext>>);
-
-impl TransportTrace {
-    /// Reads `traceparent`, `tracestate` and `Mcp-Session-Id` (only when telemetry is on).
-    #[cfg(feature = "http-server")]
-    #[cfg_attr(not(feature = "otel"), allow(unused_variables))]
-    #[inline]
-    pub(crate) fn from_headers(shared: &Shared, headers: &http::HeaderMap) -> Self {
-        #[cfg(feature = "otel")]
-        if shared.telemetry.0.is_some() {
-            let get = |name: &str| {
-                headers
-                    .get(name)
-                    .and_then(|v| v.to_str().ok())
-                    .map(str::to_owned)
-            };
-            return TransportTrace(Some(Box::new(crate::otel::HeaderContext {
-                traceparent: get("traceparent"),
-                tracestate: get("tracestate"),
-                session_id: get("mcp-session-id"),
-            })));
-        }
-        TransportTrace::default()
-    }
-}
-
 /// The telemetry of one request: its span (current while it runs), duration and audit line.
 pub(crate) struct Call(#[cfg(feature = "otel")] Option<crate::otel::ServerCall>);
 
@@ -121,7 +93,7 @@ impl Call {
         #[cfg(feature = "otel")]
         if let Some(call) = self.0 {
             let object = reply.error.as_ref().map(|e| era.error_object(e));
-            call.finish(crate::otel::server::Outcome {
+            call.finish(crate::otel::outcome::Outcome {
                 error: object.as_ref().map(|o| (o.code.into(), o.message.as_str())),
                 tool_error: reply.is_error,
                 cancelled: false,

@@ -5,7 +5,6 @@ use super::{Adapter, Envelope};
 use crate::client::engine::{Inner, Negotiated, Speak};
 use crate::client::error::ClientError;
 use crate::client::handlers::Handlers;
-use crate::client::negotiate::ProbeFailure;
 use crate::client::notify::Subscription;
 use crate::client::options::RequestOptions;
 use crate::client::tasks;
@@ -101,6 +100,14 @@ impl Adapter for Modern {
     fn after_restart(&self, _inner: &Arc<Inner>) {
         // Stateless: nothing to establish again.
     }
+}
+
+/// How a probe ended, when it did not establish the modern era.
+pub(crate) enum ProbeFailure {
+    /// Not a modern server (or no answer): fall back to `initialize`.
+    Legacy(String),
+    /// A modern server we cannot talk to, or a dead connection: give up.
+    Fatal(ClientError),
 }
 
 /// `server/discover`, retried with another version on `-32022`.

@@ -7,9 +7,10 @@
 
 use super::config::ResponseMode;
 use super::headers::{LAST_EVENT_ID, SESSION_ID};
+use super::session::sessions::CreateError;
 use super::session::{
-    event_id, follow_remote_stream, parse_event_id, Attached, CreateError, HttpSession, Out,
-    ReplySource, STANDALONE,
+    event_id, follow_remote_stream, parse_event_id, Attached, HttpSession, Out, ReplySource,
+    STANDALONE,
 };
 use super::shared_session as shared;
 use super::sse::{self, LegacyConn};
@@ -22,8 +23,8 @@ use crate::correlation::Limits;
 use crate::era::Era;
 use crate::jsonrpc::{error_code, Incoming, IncomingRequest, RequestId};
 use crate::server::driver::{self, Admission, Admitted, Started};
+use crate::server::envelope::TransportTrace;
 use crate::server::session::Frame;
-use crate::server::telemetry::TransportTrace;
 use crate::server::{
     handle_notification, handle_request, handle_response, NotificationAction, Reply, RequestEnv,
 };

@@ -89,7 +89,7 @@ use guard::HostGuard;
 use http::header::ALLOW;
 use http::request::Parts;
 use http::{HeaderValue, Method, StatusCode};
-use session::Sessions;
+use session::sessions::Sessions;
 use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;

@@ -11,8 +11,8 @@ use super::{
 use crate::era::{modern as modern_era, Era};
 use crate::jsonrpc::{error_code, Incoming};
 use crate::server::driver::{self, Admitted, Started};
+use crate::server::envelope::TransportTrace;
 use crate::server::session::Frame;
-use crate::server::telemetry::TransportTrace;
 use crate::server::{Reply, RequestEnv};
 use axum::response::Response;
 use bytes::Bytes;

@@ -36,62 +36,9 @@ use super::store::StoreError;
 use super::Inner;
 use crate::correlation::Limits;
 use crate::server::session::Negotiated;
-use crate::util::lock;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
-
-/// When the session store last found a copy alive and current, and the invalidations heard
-/// for it (see the [module documentation](self)).
-#[derive(Default)]
-pub(crate) struct Freshness {
-    /// Invalidations heard for this session from other replicas.
-    heard: AtomicU64,
-    noted: Mutex<Option<Noted>>,
-}
-
-#[derive(Clone, Copy)]
-struct Noted {
-    /// When the store was asked (before it answered: the earlier, the safer).
-    at: Instant,
-    /// `heard` when it was asked.
-    heard: u64,
-    /// The router's generation when it was asked.
-    generation: (u64, u64),
-}
-
-impl Freshness {
-    /// Another replica changed or ended the session: the next request asks the store.
-    pub(crate) fn forget(&self) {
-        self.heard.fetch_add(1, Ordering::AcqRel);
-    }
-
-    /// Read before asking the store; given back to [`note`](Self::note) with its answer.
-    fn ticket(&self) -> u64 {
-        self.heard.load(Ordering::Acquire)
-    }
-
-    /// The store, asked at `at` (with `heard` from [`ticket`](Self::ticket)), found the copy
-    /// alive and current.
-    fn note(&self, at: Instant, heard: u64, generation: (u64, u64)) {
-        *lock(&self.noted) = Some(Noted {
-            at,
-            heard,
-            generation,
-        });
-    }
-
-    /// Whether that answer still holds at `now`: younger than `interval`, nothing heard
-    /// since, the same generation.
-    fn holds(&self, now: Instant, interval: Duration, generation: (u64, u64)) -> bool {
-        let Some(n) = *lock(&self.noted) else {
-            return false;
-        };
-        n.heard == self.heard.load(Ordering::Acquire)
-            && n.generation == generation
-            && now.saturating_duration_since(n.at) < interval
-    }
-}
 
 /// How long a copy found alive and current is taken as such without asking the store:
 /// `HttpConfig::session_touch_interval`, at most a quarter of the idle timeout.
@@ -332,6 +279,7 @@ pub(super) async fn ended_or_changed(t: &Inner, session: &HttpSession) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::transport::http::session::Freshness;
 
     #[test]
     fn a_noted_answer_holds_for_the_interval_under_the_same_generation_until_forgotten() {

@@ -1,3 +1,4 @@
+use super::sessions::new_session_id;
 use super::*;
 
 #[test]
