@@ -678,7 +678,7 @@ impl Client {
             .log_level
             .lock()
             .unwrap_or_else(|p| p.into_inner()) = Some(level);
-        self.adapter().set_log_level(&self.inner, level).await
+        self.inner.send_log_level(level).await
     }
 
     /// Replaces the roots given with [`ClientBuilder::roots`]; in 2025-11-25 the server is told
@@ -699,7 +699,7 @@ impl Client {
                 ))
             }
         }
-        self.adapter().roots_changed(&self.inner).await
+        self.inner.send_roots_changed().await
     }
 
     /// Every notification the server sends from now on (list changes, resource updates, log
@@ -738,7 +738,7 @@ impl Client {
     /// # Ok(()) }
     /// ```
     pub async fn listen(&self, filter: SubscriptionFilter) -> Result<Subscription, ClientError> {
-        self.adapter().listen(&self.inner, filter).await
+        self.inner.listen(filter).await
     }
 
     /// Closes the connection. A child process is shut down gracefully: stdin closed, then

@@ -1,6 +1,7 @@
 //! Finding out which era the server speaks: the [`EraChoice`] decides which handshake runs;
-//! the handshakes themselves belong to the era adapters (`era::legacy::initialize`,
-//! `era::modern::discover`).
+//! the era adapters say what each handshake sends and what its answers mean
+//! (`era::legacy::accept_initialize`, `era::modern::accept_discover`), and the engine runs
+//! them (`engine/handshake.rs`).
 //!
 //! `Auto` probes with `server/discover` carrying the preferred 2026-07-28 version: a
 //! `DiscoverResult` means modern; `-32022` (unsupported version) means modern too, and the
@@ -12,26 +13,25 @@
 
 use super::engine::Inner;
 use super::era::modern::ProbeFailure;
-use super::era::{legacy, modern};
 use super::error::ClientError;
 use super::EraChoice;
 use std::sync::Arc;
 
 pub(crate) async fn connect(inner: &Arc<Inner>) -> Result<(), ClientError> {
     match inner.config.era {
-        EraChoice::Legacy => legacy::initialize(inner).await,
-        EraChoice::Modern => modern::discover(inner, false).await.map_err(|f| match f {
+        EraChoice::Legacy => inner.initialize().await,
+        EraChoice::Modern => inner.discover(false).await.map_err(|f| match f {
             ProbeFailure::Fatal(e) => e,
             ProbeFailure::Legacy(why) => {
                 ClientError::Protocol(format!("the server does not speak 2026-07-28: {why}"))
             }
         }),
-        EraChoice::Auto => match modern::discover(inner, true).await {
+        EraChoice::Auto => match inner.discover(true).await {
             Ok(()) => Ok(()),
             Err(ProbeFailure::Fatal(e)) => Err(e),
             Err(ProbeFailure::Legacy(why)) => {
                 tracing::debug!("not a 2026-07-28 server ({why}); trying 2025-11-25");
-                legacy::initialize(inner).await
+                inner.initialize().await
             }
         },
     }

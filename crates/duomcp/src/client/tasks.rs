@@ -29,9 +29,10 @@
 //! Hosting (2025-11-25 only) is in `tasks/hosted.rs`.
 
 mod calls;
-mod hosted;
+pub(crate) mod hosted;
+pub(crate) mod names;
 
-pub(crate) use hosted::{hosted_capability, ClientTasks};
+use names::{CALL, CANCEL, GET, RESULT, UPDATE};
 
 use super::engine::Inner;
 use super::error::ClientError;
@@ -50,15 +51,6 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
 
-pub(crate) use duomcp_schema::tasks::ext::EXTENSION_ID;
-
-const CALL: &str = "tools/call";
-const GET: &str = "tasks/get";
-const RESULT: &str = "tasks/result";
-const LIST: &str = "tasks/list";
-const CANCEL: &str = "tasks/cancel";
-const UPDATE: &str = "tasks/update";
-
 /// How often to poll when the server suggests no interval.
 const DEFAULT_POLL: Duration = Duration::from_millis(500);
 /// Polling bounds, whatever the server suggests.
@@ -66,11 +58,6 @@ const MIN_POLL: Duration = Duration::from_millis(5);
 const MAX_POLL: Duration = Duration::from_secs(30);
 /// Upper bound on pages fetched by [`Client::list_all_tasks`].
 const MAX_PAGES: usize = 10_000;
-
-/// The requests that carry the tasks extension in their capabilities (2026-07-28).
-pub(crate) fn declares_extension(method: &str) -> bool {
-    method == CALL || method.starts_with("tasks/")
-}
 
 fn id_params(id: &str) -> Map<String, Value> {
     let mut p = Map::new();

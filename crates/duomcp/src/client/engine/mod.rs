@@ -6,7 +6,8 @@
 //! notifications go to broadcast or bounded channels.
 
 use super::cache::{Cache, Invalidate, CACHEABLE};
-use super::era::Envelope;
+use super::era::{Envelope, Local};
+pub(crate) use super::era::{Negotiated, Speak};
 use super::error::ClientError;
 use super::handlers::{HandlerCall, Handlers};
 use super::mirror::{self, ToolHeaders};
@@ -25,7 +26,7 @@ use duomcp_schema::methods::{self, NotificationMethod, RequestMethod};
 use duomcp_schema::{
     meta, ElicitationCompleteNotificationParams, Implementation, InputRequest, LoggingLevel,
     LoggingMessageNotificationParams, ProgressNotificationParams, ProgressToken,
-    ServerCapabilities, SubscriptionFilter,
+    SubscriptionFilter,
 };
 use serde::Serialize;
 use serde_json::{json, Map, Value};
@@ -37,6 +38,7 @@ use tokio::sync::{broadcast, mpsc, oneshot, watch};
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
+mod handshake;
 mod mrtr;
 mod route;
 mod subscribe;
@@ -65,23 +67,6 @@ pub(crate) struct Config {
     pub telemetry: super::telemetry::Slot,
 }
 
-/// What the handshake (`initialize` or `server/discover`) established.
-#[derive(Debug, Clone)]
-pub(crate) struct Negotiated {
-    pub era: Era,
-    pub protocol_version: String,
-    pub capabilities: ServerCapabilities,
-    pub server_info: Option<Implementation>,
-    pub instructions: Option<String>,
-}
-
-/// The era and version a request is sent in (the negotiated ones, or those being probed).
-#[derive(Debug, Clone)]
-pub(crate) struct Speak {
-    pub era: Era,
-    pub version: String,
-}
-
 struct SubSlot {
     tx: mpsc::Sender<Notification>,
     filter: SubscriptionFilter,
@@ -98,7 +83,7 @@ pub(crate) struct Inner {
     /// `x-mcp-header` annotations of the listed tools (HTTP, 2026-07-28).
     pub tool_headers: ToolHeaders,
     /// Tasks: the tools' task support, and the tasks this client hosts (2025-11-25).
-    pub tasks: super::tasks::ClientTasks,
+    pub tasks: super::tasks::hosted::ClientTasks,
     state: RwLock<Option<Negotiated>>,
     next_id: AtomicI64,
     progress: Mutex<HashMap<ProgressToken, mpsc::UnboundedSender<ProgressNotificationParams>>>,
@@ -225,7 +210,7 @@ impl Inner {
             cache,
             tools: ToolSchemas::default(),
             tool_headers: ToolHeaders::default(),
-            tasks: super::tasks::ClientTasks::default(),
+            tasks: super::tasks::hosted::ClientTasks::default(),
             state: RwLock::new(None),
             next_id: AtomicI64::new(1),
             progress: Mutex::default(),
@@ -369,7 +354,13 @@ impl Inner {
         };
         let adapter = super::era::of(speak.era);
         let given = |k: &str| caller.contains_key(k) || opts.meta.contains_key(k);
-        let envelope = adapter.envelope(self, method, &speak.version, opts, &given);
+        let local = Local {
+            handlers: &self.handlers,
+            info: &self.config.info,
+            info_json: self.config.info_json.as_deref(),
+            log_level: &self.log_level,
+        };
+        let envelope = adapter.envelope(&local, method, &speak.version, opts, &given);
         let token = progress.then(|| progress_token(id));
         let with_meta = WithMeta {
             params: &params,

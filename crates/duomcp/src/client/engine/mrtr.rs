@@ -113,7 +113,7 @@ impl Inner {
             match kind_of(method, &value)? {
                 Kind::Complete => return Ok((value, retried)),
                 // The tasks extension (declared on tools/call): `Client::call_tool` polls it.
-                Kind::Task if super::super::tasks::declares_extension(method) => {
+                Kind::Task if super::super::tasks::names::declares_extension(method) => {
                     return Ok((value, true))
                 }
                 Kind::Task => {

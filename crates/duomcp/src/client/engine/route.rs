@@ -278,8 +278,13 @@ impl Inner {
         self.tools.clear();
         self.tool_headers.clear();
         lock(&self.subscriptions).clear();
-        if let Some(adapter) = self.adapter() {
-            adapter.after_restart(self);
+        if self.adapter().is_some_and(|a| a.handshake_after_restart()) {
+            let inner = self.clone();
+            tokio::spawn(async move {
+                if let Err(e) = inner.initialize().await {
+                    tracing::warn!("re-initializing the restarted server failed: {e}");
+                }
+            });
         }
     }
 }

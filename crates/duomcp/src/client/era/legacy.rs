@@ -1,22 +1,18 @@
-//! The 2025-11-25 adapter: the `initialize` handshake, the server's requests for input,
-//! `logging/setLevel`, `notifications/roots/list_changed`, `resources/subscribe` and the
-//! session's notifications.
+//! The 2025-11-25 adapter: the `initialize` handshake's parameters and the meaning of its
+//! answer, the server's requests for input, `logging/setLevel`,
+//! `notifications/roots/list_changed`, `resources/subscribe` and the session's notifications.
 
-use super::{Adapter, Envelope};
-use crate::client::engine::{Inner, Negotiated, Speak};
+use super::{Adapter, Envelope, Listen, Local, Negotiated, Outbound};
 use crate::client::error::ClientError;
 use crate::client::handlers::{Handlers, RootsSource};
-use crate::client::notify::Subscription;
 use crate::client::options::RequestOptions;
 use crate::era::Era;
 use duomcp_schema::methods::{self, NotificationMethod, RequestMethod};
 use duomcp_schema::{
-    version, ClientCapabilities, InitializeRequestParams, InitializeResult, LoggingLevel,
-    SubscriptionFilter,
+    version, ClientCapabilities, Implementation, InitializeRequestParams, InitializeResult,
+    LoggingLevel,
 };
-use futures_util::future::BoxFuture;
-use serde_json::{json, Map, Value};
-use std::sync::Arc;
+use serde_json::{Map, Value};
 
 /// 2025-11-25.
 pub(crate) struct Legacy;
@@ -29,13 +25,13 @@ impl Adapter for Legacy {
         if let (Some(roots), Some(RootsSource::Static(_))) = (&mut caps.roots, &handlers.roots) {
             roots.list_changed = Some(true);
         }
-        caps.tasks = crate::client::tasks::hosted_capability(handlers);
+        caps.tasks = crate::client::tasks::hosted::hosted_capability(handlers);
         caps
     }
 
     fn envelope<'a>(
         &self,
-        _inner: &'a Inner,
+        _local: &Local<'a>,
         _method: &str,
         _version: &'a str,
         _opts: &RequestOptions,
@@ -61,83 +57,55 @@ impl Adapter for Legacy {
         <methods::Ping as RequestMethod>::NAME
     }
 
-    fn set_log_level<'a>(
-        &'a self,
-        inner: &'a Arc<Inner>,
-        level: LoggingLevel,
-    ) -> BoxFuture<'a, Result<(), ClientError>> {
-        Box::pin(async move {
-            let mut params = Map::new();
-            params.insert(
-                "level".into(),
-                serde_json::to_value(level)
-                    .map_err(|e| ClientError::InvalidArguments(e.to_string()))?,
-            );
-            inner
-                .request(
-                    <methods::SetLevel as RequestMethod>::NAME,
-                    params,
-                    &RequestOptions::default(),
-                )
-                .await
-                .map(drop)
-        })
+    fn set_log_level(&self, level: LoggingLevel) -> Result<Option<Outbound>, ClientError> {
+        let mut params = Map::new();
+        params.insert(
+            "level".into(),
+            serde_json::to_value(level)
+                .map_err(|e| ClientError::InvalidArguments(e.to_string()))?,
+        );
+        Ok(Some(Outbound {
+            method: <methods::SetLevel as RequestMethod>::NAME,
+            params,
+        }))
     }
 
-    fn roots_changed<'a>(
-        &'a self,
-        inner: &'a Arc<Inner>,
-    ) -> BoxFuture<'a, Result<(), ClientError>> {
-        Box::pin(inner.notify(
-            <methods::RootsListChanged as NotificationMethod>::NAME,
-            json!({}),
-        ))
+    fn roots_changed(&self) -> Option<&'static str> {
+        Some(<methods::RootsListChanged as NotificationMethod>::NAME)
     }
 
-    fn listen<'a>(
-        &'a self,
-        inner: &'a Arc<Inner>,
-        filter: SubscriptionFilter,
-    ) -> BoxFuture<'a, Result<Subscription, ClientError>> {
-        Box::pin(inner.listen_legacy(filter))
+    fn listen(&self) -> Listen {
+        Listen::InSession
     }
 
-    fn after_restart(&self, inner: &Arc<Inner>) {
-        let inner = inner.clone();
-        tokio::spawn(async move {
-            if let Err(e) = initialize(&inner).await {
-                tracing::warn!("re-initializing the restarted server failed: {e}");
-            }
-        });
+    fn handshake_after_restart(&self) -> bool {
+        true
     }
 }
 
-/// `initialize` + `notifications/initialized` (2025-11-25). Also used after a restart.
-pub(crate) async fn initialize(inner: &Arc<Inner>) -> Result<(), ClientError> {
-    let method = <methods::Initialize as RequestMethod>::NAME;
+/// The parameters of `initialize`: the latest 2025-11-25 version, the capabilities the
+/// handlers make, the client's info.
+pub(crate) fn initialize_params(
+    handlers: &Handlers,
+    info: &Implementation,
+) -> Result<Map<String, Value>, ClientError> {
     let params = InitializeRequestParams::new(
         version::LATEST_LEGACY,
-        Legacy.capabilities(&inner.handlers),
-        inner.config.info.clone(),
+        Legacy.capabilities(handlers),
+        info.clone(),
     );
-    let params = match serde_json::to_value(params) {
-        Ok(Value::Object(m)) => m,
-        _ => {
-            return Err(ClientError::Protocol(
-                "cannot encode the initialize params".into(),
-            ))
-        }
-    };
-    // `initialize` must not be cancelled.
-    let opts = RequestOptions {
-        no_cancel: true,
-        ..RequestOptions::default()
-    };
-    let speak = Speak {
-        era: Era::Legacy,
-        version: version::LATEST_LEGACY.to_owned(),
-    };
-    let value = inner.request_as(method, params, &opts, &speak).await?;
+    match serde_json::to_value(params) {
+        Ok(Value::Object(m)) => Ok(m),
+        _ => Err(ClientError::Protocol(
+            "cannot encode the initialize params".into(),
+        )),
+    }
+}
+
+/// What the answer to `initialize` establishes, and whether the server logs (then a level
+/// the client set is sent to it next); an error when it is not an `InitializeResult` of a
+/// 2025-11-25 version.
+pub(crate) fn accept_initialize(value: Value) -> Result<(Negotiated, bool), ClientError> {
     let result: InitializeResult = serde_json::from_value(value).map_err(|e| {
         ClientError::Protocol(format!(
             "the answer to initialize is not an InitializeResult: {e}"
@@ -150,22 +118,20 @@ pub(crate) async fn initialize(inner: &Arc<Inner>) -> Result<(), ClientError> {
         });
     }
     let has_logging = result.capabilities.logging.is_some();
-    inner.set_negotiated(Negotiated {
+    let negotiated = Negotiated {
         era: Era::Legacy,
         protocol_version: result.protocol_version,
         capabilities: result.capabilities,
         server_info: Some(result.server_info),
         instructions: result.instructions,
-    });
-    inner
-        .notify(
-            <methods::Initialized as NotificationMethod>::NAME,
-            json!({}),
-        )
-        .await?;
-    let level = *inner.log_level.lock().unwrap_or_else(|p| p.into_inner());
-    if let (Some(level), true) = (level, has_logging) {
-        Legacy.set_log_level(inner, level).await?;
+    };
+    Ok((negotiated, has_logging))
+}
+
+/// `initialize` must not be cancelled: a server must see it answered or the connection end.
+pub(crate) fn initialize_options() -> RequestOptions {
+    RequestOptions {
+        no_cancel: true,
+        ..RequestOptions::default()
     }
-    Ok(())
 }

@@ -5,16 +5,18 @@
 //! mirroring the server's `server/dispatch/adapter.rs`. [`of`] is the one place that picks
 //! an adapter for an era; the rest of the client (the engine, the `Client` methods, the
 //! handshake choice in `negotiate.rs`) calls the adapter and never matches on the era.
-//! The adapters call the engine; the engine reaches them only through [`of`].
+//! The adapters decide and never act: they say what to send (a request, a notification, a
+//! handshake's parameters) and what an answer means, and the engine (`engine/`) sends it and
+//! reads the answer. They do not import the engine, so the two are not an import circle.
 //!
 //! | | surface |
 //! |---|---|
-//! | connect | [`legacy::initialize`], [`modern::discover`] (chosen by `negotiate::connect`); [`Adapter::after_restart`] |
+//! | connect | [`legacy::initialize_params`] / [`legacy::accept_initialize`], [`modern::accept_discover`] (run by `engine/handshake.rs`, chosen by `negotiate::connect`); [`Adapter::handshake_after_restart`] |
 //! | a request's envelope | [`Adapter::envelope`] (`_meta`), [`Adapter::mirrors_headers`] (`Mcp-Param-*`) |
 //! | capabilities | [`Adapter::capabilities`] |
 //! | input requests | [`Adapter::input_in_rounds`]: MRTR rounds, or the server's own requests |
 //! | era-only requests | [`Adapter::ping_method`], [`Adapter::set_log_level`], [`Adapter::roots_changed`] |
-//! | notifications | [`Adapter::listen`] |
+//! | notifications | [`Adapter::listen`] ([`Listen`]) |
 //!
 //! Tasks (`client/tasks.rs`) are the one exception: a [`TaskHandle`](super::TaskHandle)
 //! carries its era and its state machine differs per revision in every step (see that file's
@@ -23,16 +25,58 @@
 pub(crate) mod legacy;
 pub(crate) mod modern;
 
-use super::engine::Inner;
 use super::error::ClientError;
 use super::handlers::Handlers;
-use super::notify::Subscription;
 use super::options::RequestOptions;
 use crate::era::Era;
-use duomcp_schema::{meta, ClientCapabilities, Implementation, LoggingLevel, SubscriptionFilter};
-use futures_util::future::BoxFuture;
+use duomcp_schema::{meta, ClientCapabilities, Implementation, LoggingLevel, ServerCapabilities};
 use serde::ser::SerializeMap;
-use std::sync::Arc;
+use serde_json::{Map, Value};
+use std::sync::Mutex;
+
+/// What the handshake (`initialize` or `server/discover`) established.
+#[derive(Debug, Clone)]
+pub(crate) struct Negotiated {
+    pub era: Era,
+    pub protocol_version: String,
+    pub capabilities: ServerCapabilities,
+    pub server_info: Option<Implementation>,
+    pub instructions: Option<String>,
+}
+
+/// The era and version a request is sent in (the negotiated ones, or those being probed).
+#[derive(Debug, Clone)]
+pub(crate) struct Speak {
+    pub era: Era,
+    pub version: String,
+}
+
+/// What of the client an adapter reads to build a request's envelope (the engine lends it).
+pub(crate) struct Local<'a> {
+    pub handlers: &'a Handlers,
+    pub info: &'a Implementation,
+    /// `info` serialized already.
+    pub info_json: Option<&'a serde_json::value::RawValue>,
+    /// The level set with `Client::set_log_level`.
+    pub log_level: &'a Mutex<Option<LoggingLevel>>,
+}
+
+/// A message an adapter asks the engine to send.
+#[derive(Debug)]
+pub(crate) struct Outbound {
+    pub method: &'static str,
+    pub params: Map<String, Value>,
+}
+
+/// How a subscription to changes is opened.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Listen {
+    /// In the session: `resources/subscribe` per resource, the session's notifications for
+    /// the lists (2025-11-25).
+    InSession,
+    /// A `subscriptions/listen` request whose stream carries the changes (2026-07-28).
+    ListenRequest,
+}
 
 /// What an era adds to a request's `_meta`, serialized straight into the request's body
 /// (no `Value` maps built and dropped per request). Empty in 2025-11-25.
@@ -97,7 +141,7 @@ pub(crate) trait Adapter: Send + Sync {
     /// there wins over the client's own).
     fn envelope<'a>(
         &self,
-        inner: &'a Inner,
+        local: &Local<'a>,
         method: &str,
         version: &'a str,
         opts: &RequestOptions,
@@ -122,28 +166,19 @@ pub(crate) trait Adapter: Send + Sync {
     /// `server/discover`).
     fn ping_method(&self) -> &'static str;
 
-    /// Tells the server the log level just set (`logging/setLevel`), if this era does so
-    /// (2026-07-28 sends it in the `_meta` of later requests instead).
-    fn set_log_level<'a>(
-        &'a self,
-        inner: &'a Arc<Inner>,
-        level: LoggingLevel,
-    ) -> BoxFuture<'a, Result<(), ClientError>>;
+    /// The request that tells the server the log level just set (`logging/setLevel`), if this
+    /// era has one (2026-07-28 sends it in the `_meta` of later requests instead).
+    fn set_log_level(&self, level: LoggingLevel) -> Result<Option<Outbound>, ClientError>;
 
-    /// Tells the server the roots changed, if this era has the notification.
-    fn roots_changed<'a>(&'a self, inner: &'a Arc<Inner>)
-        -> BoxFuture<'a, Result<(), ClientError>>;
+    /// The notification that tells the server the roots changed, if this era has one.
+    fn roots_changed(&self) -> Option<&'static str>;
 
-    /// Opens a subscription to the changes named in `filter`.
-    fn listen<'a>(
-        &'a self,
-        inner: &'a Arc<Inner>,
-        filter: SubscriptionFilter,
-    ) -> BoxFuture<'a, Result<Subscription, ClientError>>;
+    /// How a subscription to changes is opened.
+    fn listen(&self) -> Listen;
 
-    /// What follows a restart of the server by the transport (2025-11-25: a new handshake,
-    /// since the session is gone).
-    fn after_restart(&self, inner: &Arc<Inner>);
+    /// Whether a restart of the server by the transport calls for a new handshake
+    /// (2025-11-25: the session is gone).
+    fn handshake_after_restart(&self) -> bool;
 }
 
 /// The adapter of `era`: the one place the client matches on the era.

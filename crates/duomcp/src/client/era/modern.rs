@@ -1,22 +1,16 @@
 //! The 2026-07-28 adapter: the `server/discover` handshake (and probe), `_meta` on every
 //! request, `Mcp-Param-*` headers, input by MRTR rounds, `subscriptions/listen`.
 
-use super::{Adapter, Envelope};
-use crate::client::engine::{Inner, Negotiated, Speak};
+use super::{Adapter, Envelope, Listen, Local, Negotiated, Outbound};
 use crate::client::error::ClientError;
 use crate::client::handlers::Handlers;
-use crate::client::notify::Subscription;
 use crate::client::options::RequestOptions;
-use crate::client::tasks;
+use crate::client::tasks::names as tasks;
 use crate::era::Era;
 use crate::util::lock;
 use duomcp_schema::methods::{self, RequestMethod};
-use duomcp_schema::{
-    error_code, meta, version, ClientCapabilities, DiscoverResult, LoggingLevel, SubscriptionFilter,
-};
-use futures_util::future::BoxFuture;
-use serde_json::{Map, Value};
-use std::sync::Arc;
+use duomcp_schema::{error_code, meta, version, ClientCapabilities, DiscoverResult, LoggingLevel};
+use serde_json::Value;
 
 /// 2026-07-28.
 pub(crate) struct Modern;
@@ -28,7 +22,7 @@ impl Adapter for Modern {
 
     fn envelope<'a>(
         &self,
-        inner: &'a Inner,
+        local: &Local<'a>,
         method: &str,
         version: &'a str,
         opts: &RequestOptions,
@@ -36,7 +30,7 @@ impl Adapter for Modern {
     ) -> Envelope<'a> {
         // Capabilities set by the caller (a gateway relaying its client's) win.
         let client_capabilities = (!caller(meta::CLIENT_CAPABILITIES)).then(|| {
-            let caps = self.capabilities(&inner.handlers);
+            let caps = self.capabilities(local.handlers);
             if tasks::declares_extension(method) {
                 caps.with_extension(tasks::EXTENSION_ID, Default::default())
             } else {
@@ -46,9 +40,9 @@ impl Adapter for Modern {
         Envelope {
             protocol_version: Some(version),
             client_capabilities,
-            client_info: Some(&inner.config.info),
-            client_info_json: inner.config.info_json.as_deref(),
-            log_level: opts.log_level.or(*lock(&inner.log_level)),
+            client_info: Some(local.info),
+            client_info_json: local.info_json,
+            log_level: opts.log_level.or(*lock(local.log_level)),
         }
     }
 
@@ -68,37 +62,23 @@ impl Adapter for Modern {
         <methods::Discover as RequestMethod>::NAME
     }
 
-    fn set_log_level<'a>(
-        &'a self,
-        _inner: &'a Arc<Inner>,
-        _level: LoggingLevel,
-    ) -> BoxFuture<'a, Result<(), ClientError>> {
+    fn set_log_level(&self, _level: LoggingLevel) -> Result<Option<Outbound>, ClientError> {
         // Later requests carry it in `_meta`.
-        Box::pin(std::future::ready(Ok(())))
+        Ok(None)
     }
 
-    fn roots_changed<'a>(
-        &'a self,
-        _inner: &'a Arc<Inner>,
-    ) -> BoxFuture<'a, Result<(), ClientError>> {
+    fn roots_changed(&self) -> Option<&'static str> {
         // No notification announces it; the server asks for the roots each time.
-        Box::pin(std::future::ready(Ok(())))
+        None
     }
 
-    fn listen<'a>(
-        &'a self,
-        inner: &'a Arc<Inner>,
-        filter: SubscriptionFilter,
-    ) -> BoxFuture<'a, Result<Subscription, ClientError>> {
-        Box::pin(async move {
-            inner
-                .listen_modern(filter, &RequestOptions::default())
-                .await
-        })
+    fn listen(&self) -> Listen {
+        Listen::ListenRequest
     }
 
-    fn after_restart(&self, _inner: &Arc<Inner>) {
+    fn handshake_after_restart(&self) -> bool {
         // Stateless: nothing to establish again.
+        false
     }
 }
 
@@ -110,116 +90,132 @@ pub(crate) enum ProbeFailure {
     Fatal(ClientError),
 }
 
-/// `server/discover`, retried with another version on `-32022`.
-pub(crate) async fn discover(inner: &Arc<Inner>, probing: bool) -> Result<(), ProbeFailure> {
-    let method = <methods::Discover as RequestMethod>::NAME;
+/// What the next step of the version negotiation is, after an answer to `server/discover`.
+pub(crate) enum Discovery {
+    /// Established.
+    Done(Box<Negotiated>),
+    /// Ask again in this version.
+    Retry(String),
+    /// Give up, or fall back.
+    Failed(ProbeFailure),
+}
+
+/// Whether the version negotiation may try once more, having tried `tried`.
+pub(crate) fn may_try(tried: &[String]) -> Result<(), ProbeFailure> {
+    if tried.len() >= MAX_VERSION_ATTEMPTS {
+        return Err(ProbeFailure::Fatal(ClientError::Protocol(format!(
+            "the server kept refusing the protocol versions it named as supported ({})",
+            tried.join(", ")
+        ))));
+    }
+    Ok(())
+}
+
+/// What the error answer to `server/discover` in `version` means (`tried`: the versions
+/// asked so far, `version` the last). `probing`: the client does not know the era yet, so a
+/// refusal may mean a 2025-11-25 server; `evidence`: the era the transport saw the server
+/// speak, if any (a 2026-07-28 header).
+pub(crate) fn discover_failed(
+    e: ClientError,
+    version: &str,
+    tried: &[String],
+    probing: bool,
+    evidence: Option<Era>,
+) -> Discovery {
+    match e {
+        ClientError::Rpc { error, .. }
+            if error.code == error_code::UNSUPPORTED_PROTOCOL_VERSION =>
+        {
+            let supported = supported_versions(error.data.as_ref());
+            match next_version(&supported, tried) {
+                Some(next) => {
+                    tracing::debug!("the server does not support {version}; retrying with {next}");
+                    Discovery::Retry(next.clone())
+                }
+                None => Discovery::Failed(ProbeFailure::Fatal(ClientError::UnsupportedVersion {
+                    requested: version.to_owned(),
+                    supported,
+                })),
+            }
+        }
+        e @ ClientError::Closed { .. } => Discovery::Failed(ProbeFailure::Fatal(e)),
+        // Only a 2026-07-28 server answers these: it speaks the era but refuses the request.
+        e @ ClientError::Rpc { .. }
+            if e.rpc_error().is_some_and(|r| {
+                r.code == error_code::HEADER_MISMATCH
+                    || r.code == error_code::MISSING_REQUIRED_CLIENT_CAPABILITY
+            }) =>
+        {
+            Discovery::Failed(ProbeFailure::Fatal(e))
+        }
+        e if probing && evidence == Some(Era::Modern) => {
+            Discovery::Failed(ProbeFailure::Fatal(ClientError::Protocol(format!(
+                "the server speaks 2026-07-28 but refused server/discover: {e}"
+            ))))
+        }
+        e if probing => Discovery::Failed(ProbeFailure::Legacy(e.to_string())),
+        e => Discovery::Failed(ProbeFailure::Fatal(e)),
+    }
+}
+
+/// What the answer to `server/discover` in `version` means (`tried`: the versions asked so
+/// far).
+pub(crate) fn accept_discover(value: Value, version: &str, tried: &[String]) -> Discovery {
+    let result: DiscoverResult = match serde_json::from_value(value) {
+        Ok(r) => r,
+        Err(e) => {
+            return Discovery::Failed(ProbeFailure::Legacy(format!(
+                "the answer to server/discover is not a DiscoverResult: {e}"
+            )))
+        }
+    };
+    if !result.supported_versions.is_empty()
+        && !result.supported_versions.iter().any(|v| v == version)
+    {
+        return match result
+            .supported_versions
+            .iter()
+            .find(|v| version::is_modern(v) && !tried.contains(v))
+        {
+            Some(next) => Discovery::Retry(next.clone()),
+            None => Discovery::Failed(ProbeFailure::Fatal(ClientError::UnsupportedVersion {
+                requested: version.to_owned(),
+                supported: result.supported_versions,
+            })),
+        };
+    }
+    let server_info = result
+        .meta
+        .as_ref()
+        .and_then(|m| m.get(duomcp_schema::meta::SERVER_INFO))
+        .and_then(|v| serde_json::from_value(v.clone()).ok());
+    let server_info = server_info.or_else(|| {
+        result
+            .extra
+            .get("serverInfo")
+            .and_then(|v| serde_json::from_value(v.clone()).ok())
+    });
+    Discovery::Done(Box::new(Negotiated {
+        era: Era::Modern,
+        protocol_version: version.to_owned(),
+        capabilities: result.capabilities,
+        server_info,
+        instructions: result.instructions,
+    }))
+}
+
+/// The options of `server/discover`: when `probing` (the era is not known yet), a short
+/// timeout and no cancellation (a 2025-11-25 server must see nothing but `initialize` next).
+pub(crate) fn discover_options(
+    probing: bool,
+    probe_timeout: std::time::Duration,
+) -> RequestOptions {
     let mut opts = RequestOptions::default();
     if probing {
-        opts.timeout = Some(inner.config.probe_timeout);
-        // A legacy server must see nothing but `initialize` next; no cancellation.
+        opts.timeout = Some(probe_timeout);
         opts.no_cancel = true;
     }
-    let mut version = inner.config.preferred_version.clone();
-    let mut tried: Vec<String> = Vec::new();
-    loop {
-        if tried.len() >= MAX_VERSION_ATTEMPTS {
-            return Err(ProbeFailure::Fatal(ClientError::Protocol(format!(
-                "the server kept refusing the protocol versions it named as supported ({})",
-                tried.join(", ")
-            ))));
-        }
-        tried.push(version.clone());
-        let speak = Speak {
-            era: Era::Modern,
-            version: version.clone(),
-        };
-        let outcome = inner.request_as(method, Map::new(), &opts, &speak).await;
-        let value = match outcome {
-            Ok(v) => v,
-            Err(ClientError::Rpc { error, .. })
-                if error.code == error_code::UNSUPPORTED_PROTOCOL_VERSION =>
-            {
-                let supported = supported_versions(error.data.as_ref());
-                match next_version(&supported, &tried) {
-                    Some(next) => {
-                        tracing::debug!(
-                            "the server does not support {version}; retrying with {next}"
-                        );
-                        version = next.clone();
-                        continue;
-                    }
-                    None => {
-                        return Err(ProbeFailure::Fatal(ClientError::UnsupportedVersion {
-                            requested: version,
-                            supported,
-                        }))
-                    }
-                }
-            }
-            Err(e @ ClientError::Closed { .. }) => return Err(ProbeFailure::Fatal(e)),
-            // Only a 2026-07-28 server answers these: it speaks the era but refuses the request.
-            Err(e @ ClientError::Rpc { .. })
-                if e.rpc_error().is_some_and(|r| {
-                    r.code == error_code::HEADER_MISMATCH
-                        || r.code == error_code::MISSING_REQUIRED_CLIENT_CAPABILITY
-                }) =>
-            {
-                return Err(ProbeFailure::Fatal(e))
-            }
-            Err(e) if probing && inner.transport.era_evidence() == Some(Era::Modern) => {
-                return Err(ProbeFailure::Fatal(ClientError::Protocol(format!(
-                    "the server speaks 2026-07-28 but refused server/discover: {e}"
-                ))))
-            }
-            Err(e) if probing => return Err(ProbeFailure::Legacy(e.to_string())),
-            Err(e) => return Err(ProbeFailure::Fatal(e)),
-        };
-        let result: DiscoverResult = match serde_json::from_value(value) {
-            Ok(r) => r,
-            Err(e) => {
-                return Err(ProbeFailure::Legacy(format!(
-                    "the answer to server/discover is not a DiscoverResult: {e}"
-                )))
-            }
-        };
-        if !result.supported_versions.is_empty() && !result.supported_versions.contains(&version) {
-            match result
-                .supported_versions
-                .iter()
-                .find(|v| version::is_modern(v) && !tried.contains(v))
-            {
-                Some(next) => {
-                    version = next.clone();
-                    continue;
-                }
-                None => {
-                    return Err(ProbeFailure::Fatal(ClientError::UnsupportedVersion {
-                        requested: version,
-                        supported: result.supported_versions,
-                    }))
-                }
-            }
-        }
-        let server_info = result
-            .meta
-            .as_ref()
-            .and_then(|m| m.get(duomcp_schema::meta::SERVER_INFO))
-            .and_then(|v| serde_json::from_value(v.clone()).ok());
-        let server_info = server_info.or_else(|| {
-            result
-                .extra
-                .get("serverInfo")
-                .and_then(|v| serde_json::from_value(v.clone()).ok())
-        });
-        inner.set_negotiated(Negotiated {
-            era: Era::Modern,
-            protocol_version: version,
-            capabilities: result.capabilities,
-            server_info,
-            instructions: result.instructions,
-        });
-        return Ok(());
-    }
+    opts
 }
 
 /// How many `server/discover` attempts the version negotiation may take.

@@ -1,7 +1,8 @@
 //! The [`Client`] methods of tasks: a call that becomes a task, the explicit task API, and
 //! `tasks/list` (2025-11-25).
 
-use super::{task_metadata, TaskHandle, TaskInfo, TaskStart, CALL, LIST, MAX_PAGES};
+use super::names::{CALL, LIST};
+use super::{task_metadata, TaskHandle, TaskInfo, TaskStart, MAX_PAGES};
 use crate::client::error::ClientError;
 use crate::client::options::RequestOptions;
 use crate::client::{decode, object, Client};

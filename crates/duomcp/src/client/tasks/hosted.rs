@@ -1,7 +1,7 @@
 //! The client's own task state: the task support of the listed tools, and the tasks this
 //! client hosts (2025-11-25, [`ClientBuilder::host_tasks`](crate::client::ClientBuilder::host_tasks)).
 
-use super::{CANCEL, GET, LIST, RESULT};
+use super::names::{CANCEL, GET, LIST, RESULT};
 use crate::client::handlers::{HandlerCall, Handlers};
 use crate::client::options::InputFn;
 use crate::jsonrpc::{self, error_code, ErrorObject};
