@@ -22,7 +22,10 @@ pub mod cluster;
 pub mod otlp;
 pub mod process;
 pub mod raw_http;
+pub mod results;
 pub mod tap;
+
+pub use results::{text, Messages, ToolText};
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
