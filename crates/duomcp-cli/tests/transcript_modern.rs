@@ -1,4 +1,5 @@
-//! Transcript tests of the reference server in the 2026-07-28 era, over stdio framing.
+//! Transcript tests of the reference server in the 2026-07-28 era, in-process over an in-memory
+//! connection.
 //! Every message the server sends is validated against the official 2026-07-28 schema.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
