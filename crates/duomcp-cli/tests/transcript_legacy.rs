@@ -6,6 +6,7 @@
 
 mod support;
 
+use duomcp_testkit::text;
 use serde_json::{json, Value};
 use support::{Wire, LEGACY};
 
@@ -13,10 +14,6 @@ async fn ready() -> Wire {
     let mut w = Wire::reference(LEGACY);
     w.initialize(json!({})).await;
     w
-}
-
-fn text(result: &Value) -> &str {
-    result["content"][0]["text"].as_str().unwrap_or_default()
 }
 
 #[tokio::test]

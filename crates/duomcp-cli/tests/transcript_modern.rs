@@ -6,12 +6,9 @@
 
 mod support;
 
+use duomcp_testkit::text;
 use serde_json::{json, Value};
 use support::{meta, modern, Wire, MODERN};
-
-fn text(result: &Value) -> &str {
-    result["content"][0]["text"].as_str().unwrap_or_default()
-}
 
 #[tokio::test]
 async fn discover_and_complete_results_carry_the_modern_fields() {
