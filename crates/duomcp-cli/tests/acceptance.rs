@@ -9,6 +9,7 @@ mod support;
 
 use duomcp::schema::CallToolResult;
 use duomcp::server::{Args, Json, Server, ToolSpec};
+use duomcp_testkit::text;
 use serde_json::{json, Value};
 use support::{modern, Wire, LEGACY, MODERN};
 
@@ -61,13 +62,6 @@ fn params(revision: &str, p: Value) -> Value {
     } else {
         p
     }
-}
-
-fn text(r: &Value) -> String {
-    r["content"][0]["text"]
-        .as_str()
-        .unwrap_or_default()
-        .to_owned()
 }
 
 #[tokio::test]

@@ -13,6 +13,7 @@ mod support;
 use duomcp::schema::CallToolResult;
 use duomcp::server::apps::{UiVisibility, View};
 use duomcp::server::{Context, Server, ToolSpec};
+use duomcp_testkit::text;
 use serde_json::{json, Value};
 use support::{modern, TempDir, Wire, LEGACY, MODERN};
 
@@ -98,10 +99,6 @@ fn tool<'a>(list: &'a Value, name: &str) -> &'a Value {
         .iter()
         .find(|t| t["name"] == name)
         .unwrap_or_else(|| panic!("{name} not listed: {list}"))
-}
-
-fn text(result: &Value) -> &str {
-    result["content"][0]["text"].as_str().unwrap_or_default()
 }
 
 /// What both eras must show once the client declared the extension.

@@ -1,7 +1,7 @@
-//! The client's task support against the reference server (in-process over a pipe, with every
-//! message recorded, and over Streamable HTTP), in both eras: transparent `call_tool`, the
-//! explicit task API, cancellation, polling, foreign ids, and tasks the client hosts
-//! (2025-11-25, against a scripted server).
+//! The client's task support against the reference server (in-process over an in-memory
+//! connection, with every message recorded, and over Streamable HTTP), in both eras:
+//! transparent `call_tool`, the explicit task API, cancellation, polling, foreign ids, and
+//! tasks the client hosts (2025-11-25, against a scripted server).
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
@@ -12,55 +12,51 @@ use duomcp::schema::{CreateMessageResult, ElicitResult, TaskStatus};
 use duomcp::server::tasks::TaskConfig;
 use duomcp::server::{Server, ToolSpec};
 use duomcp::transport::http::StreamableHttp;
+use duomcp::transport::memory::{self, Connection, MemoryTransport, Side, Tap};
+use duomcp_testkit::text;
 use serde_json::{json, Value};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
-use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
 use tokio::time::Instant;
 
 const EXT: &str = "io.modelcontextprotocol/tasks";
 const BOTH: [EraChoice; 2] = [EraChoice::Legacy, EraChoice::Modern];
 
-/// Every message that crossed the pipe: (when, sent by the client, message).
-#[derive(Clone, Default)]
-struct Log(Arc<Mutex<Vec<(Instant, bool, Value)>>>);
+/// Every message that crossed the in-memory connection's tap: (when, sent by the client,
+/// message).
+#[derive(Clone)]
+struct Log(Tap);
 
 impl Log {
-    fn push(&self, from_client: bool, v: Value) {
+    fn all(&self) -> Vec<(Duration, bool, Value)> {
         self.0
-            .lock()
-            .unwrap()
-            .push((Instant::now(), from_client, v));
+            .messages()
+            .iter()
+            .map(|t| (t.at, t.from == Side::Client, t.json()))
+            .collect()
     }
 
     /// Requests the client sent with `method`, with the time they crossed.
-    fn sent(&self, method: &str) -> Vec<(Instant, Value)> {
-        self.0
-            .lock()
-            .unwrap()
-            .iter()
+    fn sent(&self, method: &str) -> Vec<(Duration, Value)> {
+        self.all()
+            .into_iter()
             .filter(|(_, c, v)| *c && v["method"] == method && v.get("id").is_some())
-            .map(|(t, _, v)| (*t, v.clone()))
+            .map(|(t, _, v)| (t, v))
             .collect()
     }
 
     /// Requests the server sent with `method`.
     fn server_sent(&self, method: &str) -> Vec<Value> {
         self.0
-            .lock()
-            .unwrap()
-            .iter()
-            .filter(|(_, c, v)| !*c && v["method"] == method)
-            .map(|(_, _, v)| v.clone())
+            .from(Side::Server)
+            .into_iter()
+            .filter(|v| v["method"] == method)
             .collect()
     }
 
     /// The id of the task a `tools/call` created (either era).
     fn created_task(&self) -> Option<String> {
-        self.0.lock().unwrap().iter().find_map(|(_, c, v)| {
-            if *c {
-                return None;
-            }
+        self.0.from(Side::Server).iter().find_map(|v| {
             let r = v.get("result")?;
             r["task"]["taskId"]
                 .as_str()
@@ -70,43 +66,10 @@ impl Log {
     }
 }
 
-async fn pump(
-    read: impl AsyncRead + Unpin,
-    mut write: impl AsyncWrite + Unpin,
-    log: Log,
-    from_client: bool,
-) {
-    let mut lines = BufReader::new(read).lines();
-    while let Ok(Some(line)) = lines.next_line().await {
-        if let Ok(v) = serde_json::from_str::<Value>(&line) {
-            log.push(from_client, v);
-        }
-        let sent = async {
-            write.write_all(line.as_bytes()).await?;
-            write.write_all(b"\n").await?;
-            write.flush().await
-        };
-        if sent.await.is_err() {
-            break;
-        }
-    }
-    let _ = write.shutdown().await;
-}
-
-/// Connects `builder` to `server` in-process through a recording proxy.
+/// Connects `builder` to `server` in-process, over a tapped in-memory connection.
 async fn connect(server: Server, builder: ClientBuilder) -> (Client, Log) {
-    let (client_end, proxy_client) = tokio::io::duplex(1 << 20);
-    let (proxy_server, server_end) = tokio::io::duplex(1 << 20);
-    let (sr, sw) = tokio::io::split(server_end);
-    tokio::spawn(server.serve_connection(sr, sw));
-    let log = Log::default();
-    let (pcr, pcw) = tokio::io::split(proxy_client);
-    let (psr, psw) = tokio::io::split(proxy_server);
-    tokio::spawn(pump(pcr, psw, log.clone(), true));
-    tokio::spawn(pump(psr, pcw, log.clone(), false));
-    let (cr, cw) = tokio::io::split(client_end);
-    let client = builder.connect(cr, cw).await.unwrap();
-    (client, log)
+    let (client, tap) = memory::connect_with(builder, server).await.unwrap();
+    (client, Log(tap))
 }
 
 fn reference() -> Server {
@@ -129,10 +92,6 @@ fn builder(era: EraChoice) -> ClientBuilder {
                 serde_json::from_value(content).unwrap(),
             )))
         })
-}
-
-fn text(r: &duomcp::schema::CallToolResult) -> String {
-    r.content[0].as_text().unwrap_or_default().to_owned()
 }
 
 /// Collects the statuses `on_task_status` reports.
@@ -353,14 +312,12 @@ async fn the_poll_interval_is_honoured_in_both_eras() {
             .unwrap();
         assert_eq!(text(&r), "rested");
         let created = log
-            .0
-            .lock()
-            .unwrap()
+            .all()
             .iter()
             .find(|(_, c, v)| !*c && v.get("result").is_some_and(|r| r.get("content").is_none()))
             .map(|(t, _, _)| *t)
             .unwrap();
-        let gets: Vec<Instant> = log.sent("tasks/get").into_iter().map(|(t, _)| t).collect();
+        let gets: Vec<Duration> = log.sent("tasks/get").into_iter().map(|(t, _)| t).collect();
         // 900 ms at 150 ms: about six polls (the client's own default would make two).
         assert!(
             (4..=8).contains(&gets.len()),
@@ -404,7 +361,7 @@ async fn dropping_the_call_cancels_the_task() {
         }
         assert!(cancelled, "{era:?}: tasks/cancel was sent");
         let call_id = log.sent("tools/call")[0].1["id"].clone();
-        let cancelled_call = log.0.lock().unwrap().iter().any(|(_, c, v)| {
+        let cancelled_call = log.all().iter().any(|(_, c, v)| {
             *c && v["method"] == "notifications/cancelled" && v["params"]["requestId"] == call_id
         });
         assert!(!cancelled_call, "notifications/cancelled is not for tasks");
@@ -636,26 +593,21 @@ async fn tampered_and_foreign_task_ids_are_invalid_params() {
 // Tasks hosted by the client (2025-11-25), driven by a scripted server.
 
 struct Script {
-    lines: tokio::io::Lines<BufReader<tokio::io::ReadHalf<tokio::io::DuplexStream>>>,
-    write: tokio::io::WriteHalf<tokio::io::DuplexStream>,
+    end: Connection,
     next_id: i64,
 }
 
 impl Script {
     async fn send(&mut self, v: Value) {
-        let mut line = serde_json::to_vec(&v).unwrap();
-        line.push(b'\n');
-        self.write.write_all(&line).await.unwrap();
-        self.write.flush().await.unwrap();
+        self.end.send_json(&v).await.unwrap();
     }
 
     async fn recv(&mut self) -> Value {
-        let line = tokio::time::timeout(Duration::from_secs(5), self.lines.next_line())
+        let message = tokio::time::timeout(Duration::from_secs(5), self.end.recv())
             .await
             .expect("the client answers")
-            .unwrap()
             .expect("the client is connected");
-        serde_json::from_str(&line).unwrap()
+        serde_json::from_slice(&message).unwrap()
     }
 
     /// Sends a request to the client and returns its response (other messages are skipped).
@@ -676,13 +628,13 @@ impl Script {
 /// A client built from `b`, connected to a script that plays a 2025-11-25 server; returns the
 /// capabilities the client declared.
 async fn scripted(b: ClientBuilder) -> (Client, Script, Value) {
-    let (client_end, script_end) = tokio::io::duplex(1 << 20);
-    let (cr, cw) = tokio::io::split(client_end);
-    let connecting = tokio::spawn(b.era(EraChoice::Legacy).connect(cr, cw));
-    let (sr, sw) = tokio::io::split(script_end);
+    let (client_end, script_end) = Connection::memory();
+    let connecting = tokio::spawn(
+        b.era(EraChoice::Legacy)
+            .connect_transport(MemoryTransport::new(client_end)),
+    );
     let mut s = Script {
-        lines: BufReader::new(sr).lines(),
-        write: sw,
+        end: script_end,
         next_id: 100,
     };
     let init = s.recv().await;

@@ -9,6 +9,7 @@ mod support;
 
 use duomcp_cli::reference::era::ServeEra;
 use duomcp_gateway::{Gateway, GatewayConfig, UpstreamConfig};
+use duomcp_testkit::text;
 use serde_json::{json, Value};
 use std::time::Duration;
 use support::{modern, RecordAuth, Wire, LEGACY, MODERN};
@@ -41,13 +42,6 @@ fn remote(addr: std::net::SocketAddr, era: duomcp_gateway::UpstreamEra) -> Upstr
     let mut up = UpstreamConfig::http("remote", format!("http://{addr}/mcp"));
     up.era = era;
     up
-}
-
-fn text(result: &Value) -> String {
-    result["content"][0]["text"]
-        .as_str()
-        .unwrap_or_default()
-        .to_owned()
 }
 
 #[tokio::test]

@@ -7,7 +7,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use duomcp::client::{Client, EraChoice};
-use duomcp::schema::CallToolResult;
+use duomcp_testkit::text;
 use serde_json::json;
 use std::process::Stdio;
 use std::time::Duration;
@@ -18,10 +18,6 @@ async fn within<T>(f: impl std::future::Future<Output = T>) -> T {
     tokio::time::timeout(Duration::from_secs(30), f)
         .await
         .expect("timed out")
-}
-
-fn text(result: &CallToolResult) -> String {
-    result.content[0].as_text().unwrap_or_default().to_owned()
 }
 
 /// The processes whose parent is `pid`.

@@ -9,6 +9,7 @@
 mod support;
 
 use duomcp::client::{Client, EraChoice, Notification};
+use duomcp_testkit::text;
 use serde_json::json;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
@@ -79,10 +80,6 @@ fn hangup(child: &Child) {
         .status()
         .unwrap()
         .success());
-}
-
-fn text(r: &duomcp::schema::CallToolResult) -> String {
-    r.content[0].as_text().unwrap_or_default().to_owned()
 }
 
 /// SIGHUP: `b` added and `a` changed while a call runs on `a`; then `a` removed; then a file

@@ -8,9 +8,10 @@
 
 use duomcp::auth::{Principal, ResourceServer, StaticTokens};
 use duomcp::client::{Client, EraChoice, RequestOptions};
-use duomcp::schema::{CallToolResult, ElicitRequestParams, ElicitResult, JsonObject};
+use duomcp::schema::{ElicitRequestParams, ElicitResult, JsonObject};
 use duomcp::transport::http::StreamableHttp;
 use duomcp_gateway::{Gateway, GatewayConfig, UpstreamConfig};
+use duomcp_testkit::text;
 use serde_json::{json, Value};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -86,13 +87,6 @@ async fn tenant(url: &str, who: &str, era: EraChoice, delay: Duration) -> (Clien
         .await
         .unwrap_or_else(|e| panic!("{who} connects: {e}"));
     (client, asked)
-}
-
-fn text(r: &CallToolResult) -> String {
-    serde_json::to_value(r).unwrap()["content"][0]["text"]
-        .as_str()
-        .unwrap_or_default()
-        .to_owned()
 }
 
 fn legacy_stdio(isolation: &str) -> GatewayConfig {

@@ -7,6 +7,7 @@
 use bytes::Bytes;
 use duomcp::server::{Context, Server};
 use duomcp::transport::http::{tls, HttpConfig, StreamableHttp};
+use duomcp_testkit::text;
 use http_body_util::{BodyExt, Full};
 use hyper::body::Incoming;
 use hyper::{Request, Response, StatusCode, Version};
@@ -188,12 +189,6 @@ async fn json_body(resp: Response<Incoming>) -> Value {
     serde_json::from_slice(&bytes).unwrap()
 }
 
-fn text(answer: &Value) -> &str {
-    answer["result"]["content"][0]["text"]
-        .as_str()
-        .unwrap_or("")
-}
-
 /// The JSON-RPC messages of an SSE body, read event by event.
 struct Sse {
     body: Incoming,
@@ -264,7 +259,10 @@ async fn both_eras(sender: &mut H2) {
     assert_eq!(resp.version(), Version::HTTP_2);
     assert_eq!(resp.status(), StatusCode::OK);
     let answer = json_body(resp).await;
-    assert_eq!((answer["id"].as_u64(), text(&answer)), (Some(1), "plain"));
+    assert_eq!(
+        (answer["id"].as_u64(), text(&answer).as_str()),
+        (Some(1), "plain")
+    );
     let resp = send(
         sender,
         post(&modern_call(2, "progress", Some("p2")), MODERN, None),
@@ -292,7 +290,10 @@ async fn both_eras(sender: &mut H2) {
     )
     .await;
     let answer = json_body(resp).await;
-    assert_eq!((answer["id"].as_u64(), text(&answer)), (Some(3), "plain"));
+    assert_eq!(
+        (answer["id"].as_u64(), text(&answer).as_str()),
+        (Some(3), "plain")
+    );
     let resp = send(
         sender,
         post(

@@ -27,6 +27,7 @@ mod inspect;
 use duomcp::client::{Client, EraChoice, InputError, Notification, RequestOptions};
 use duomcp::schema::{CreateMessageResult, ElicitRequestParams, ElicitResult, Root};
 use duomcp::Era;
+use duomcp_testkit::text;
 use serde_json::{json, Value};
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -168,20 +169,6 @@ async fn wait_for_line<R: tokio::io::AsyncRead + Unpin>(
         Ok(None) => panic!("{what} exited before printing `{prefix}`"),
         Err(_) => panic!("{what} did not print `{prefix}` within 30 s"),
     }
-}
-
-fn texts(result: &Value) -> Vec<String> {
-    result["content"]
-        .as_array()
-        .unwrap_or_else(|| panic!("no content array in {result}"))
-        .iter()
-        .filter(|c| c["type"] == "text")
-        .map(|c| c["text"].as_str().unwrap().to_owned())
-        .collect()
-}
-
-fn text(result: &Value) -> String {
-    texts(result).join("\n")
 }
 
 fn to_json<T: serde::Serialize>(v: &T) -> Value {

@@ -9,6 +9,12 @@ use serde_json::{json, Value};
 use std::collections::HashSet;
 use support::{Wire, LEGACY};
 
+/// The reference server in-process over a byte pipe, not an in-memory connection, on purpose:
+/// these tests write raw lines, testing the stdio loop's newline framing itself.
+fn wire() -> Wire {
+    Wire::in_process_lines(duomcp_cli::reference::server(), LEGACY)
+}
+
 /// A small deterministic generator (xorshift64*), so failures reproduce.
 struct Rng(u64);
 
@@ -64,7 +70,7 @@ fn line(rng: &mut Rng, n: usize) -> (Vec<u8>, Option<Value>) {
 }
 
 async fn run(seed: u64, initialize: bool) {
-    let mut w = Wire::reference(LEGACY);
+    let mut w = wire();
     if initialize {
         w.initialize(json!({})).await;
     }
@@ -118,7 +124,7 @@ async fn random_and_malformed_lines_after_initialize() {
 
 #[tokio::test]
 async fn an_oversized_line_is_refused_without_killing_the_connection() {
-    let mut w = Wire::reference(LEGACY);
+    let mut w = wire();
     let mut huge = br#"{"jsonrpc":"2.0","id":1,"method":"ping","params":{"pad":""#.to_vec();
     huge.extend(std::iter::repeat_n(b'a', 5 * 1024 * 1024));
     huge.extend_from_slice(b"\"}}\n");

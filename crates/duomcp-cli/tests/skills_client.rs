@@ -1,7 +1,7 @@
 //! The client's skills API (`duomcp::client::skills`) against real servers: the reference
 //! server over stdio (the `duomcp serve` binary) and over Streamable HTTP (in-process), in both
 //! eras; skills served from a temporary directory that changes after listing; entries and
-//! servers that do not match; and laziness, observed on a recording transport.
+//! servers that do not match; and laziness, observed on a tapped in-memory connection.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
@@ -14,8 +14,8 @@ use duomcp::schema::{CacheScope, Resource};
 use duomcp::server::skills::{Skill, SkillSet};
 use duomcp::server::{CachePolicy, Server, ServerConfig};
 use duomcp::transport::http::StreamableHttp;
+use duomcp::transport::memory::{self, Side, Tap};
 use duomcp::Era;
-use duomcp_testkit::tap::{Sent, Tap};
 use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
 
@@ -36,34 +36,25 @@ fn md(name: &str) -> String {
 }
 
 // ---------------------------------------------------------------------------------------------
-// A recording transport: every message the client writes is kept, so tests can tell which
-// requests were sent.
+// A recording connection: every message the client sends crosses an in-memory connection's
+// tap, so tests can tell which requests were sent.
 
 /// The URIs of the `method` requests sent so far.
-fn sent_uris(log: &Sent, method: &str) -> Vec<String> {
-    log.all()
+fn sent_uris(log: &Tap, method: &str) -> Vec<String> {
+    log.from(Side::Client)
         .iter()
         .filter(|m| m["method"] == method)
         .map(|m| m["params"]["uri"].as_str().unwrap_or_default().to_owned())
         .collect()
 }
 
-/// Connects a client to `server` in-process, over a pipe whose client side is recorded.
-async fn recorded(server: Server, era: EraChoice, skills: bool) -> (Client, Sent) {
-    let (client_end, server_end) = tokio::io::duplex(1 << 20);
-    let (sr, sw) = tokio::io::split(server_end);
-    tokio::spawn(server.serve_connection(sr, sw));
-    let (cr, cw) = tokio::io::split(client_end);
-    let log = Sent::default();
+/// Connects a client to `server` in-process, over an in-memory connection with a tap.
+async fn recorded(server: Server, era: EraChoice, skills: bool) -> (Client, Tap) {
     let mut builder = Client::builder().era(era);
     if skills {
         builder = builder.skills();
     }
-    let client = builder
-        .connect(cr, Tap::new(cw, log.clone()))
-        .await
-        .unwrap();
-    (client, log)
+    memory::connect_with(builder, server).await.unwrap()
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -212,7 +203,7 @@ async fn long_listings_are_followed_page_by_page() {
     let names: Vec<_> = all.iter().map(|s| s.name().unwrap()).collect();
     assert_eq!(names, ["alpha", "beta", "gamma"]);
     let lists = log
-        .all()
+        .from(Side::Client)
         .iter()
         .filter(|m| m["method"] == "skills/list")
         .count();
@@ -235,7 +226,7 @@ async fn the_extension_is_declared_in_both_eras_and_nothing_is_read_before_it_is
         let skill = client.load_skill(entry).unwrap();
         let _other = client.load_skill(entries[0].clone()).unwrap();
 
-        let messages = log.all();
+        let messages = log.from(Side::Client);
         match era {
             EraChoice::Legacy => {
                 let init = messages
@@ -298,7 +289,7 @@ async fn without_the_servers_declaration_nothing_is_sent() {
     assert!(e.to_string().contains(EXTENSION_ID), "{e}");
     assert!(client.get_skill(NOTES).await.is_err());
     assert!(client.read_directory("skill://x", None).await.is_err());
-    let messages = log.all();
+    let messages = log.from(Side::Client);
     assert!(
         !messages.iter().any(|m| {
             let method = m["method"].as_str().unwrap_or_default();
@@ -431,7 +422,7 @@ async fn a_skill_whose_files_change_after_listing_is_refused_until_refreshed() {
     // The file changes again; under a refreshed entry the cached copy fails, is dropped, and
     // the file is fetched once more.
     dir.write("team/deploy/steps/one.md", "third");
-    let reads_of_one = |log: &Sent| {
+    let reads_of_one = |log: &Tap| {
         sent_uris(log, "resources/read")
             .iter()
             .filter(|u| *u == one)

@@ -1,10 +1,12 @@
-//! Transcript tests of the reference server in the 2025-11-25 era, over stdio framing.
+//! Transcript tests of the reference server in the 2025-11-25 era, in-process over an in-memory
+//! connection (and the real binary over stdio).
 //! Every message the server sends is validated against the official 2025-11-25 schema.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod support;
 
+use duomcp_testkit::text;
 use serde_json::{json, Value};
 use support::{Wire, LEGACY};
 
@@ -12,10 +14,6 @@ async fn ready() -> Wire {
     let mut w = Wire::reference(LEGACY);
     w.initialize(json!({})).await;
     w
-}
-
-fn text(result: &Value) -> &str {
-    result["content"][0]["text"].as_str().unwrap_or_default()
 }
 
 #[tokio::test]
@@ -447,24 +445,38 @@ async fn the_real_binary_speaks_stdio_and_exits_on_eof() {
 
 #[tokio::test]
 async fn pipelined_initialize_and_call_are_served_in_order() {
-    let mut w = Wire::reference(LEGACY);
-    let mut batch = Vec::new();
-    for msg in [
+    let messages = [
         json!({ "jsonrpc": "2.0", "id": 1, "method": "initialize", "params": { "protocolVersion": LEGACY, "capabilities": {}, "clientInfo": { "name": "t", "version": "1" } } }),
         json!({ "jsonrpc": "2.0", "method": "notifications/initialized" }),
         json!({ "jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": { "name": "test_simple_text" } }),
-    ] {
-        batch.extend(serde_json::to_vec(&msg).unwrap());
-        batch.push(b'\n');
+    ];
+    // Three lines in one write (on a byte pipe: the stdio framing), then three messages sent
+    // without waiting (on an in-memory connection).
+    for one_write in [true, false] {
+        let mut w = if one_write {
+            let mut batch = Vec::new();
+            for msg in &messages {
+                batch.extend(serde_json::to_vec(msg).unwrap());
+                batch.push(b'\n');
+            }
+            let mut w = Wire::in_process_lines(duomcp_cli::reference::server(), LEGACY);
+            w.send_raw(&batch).await;
+            w
+        } else {
+            let mut w = Wire::reference(LEGACY);
+            for msg in &messages {
+                w.send(msg.clone()).await;
+            }
+            w
+        };
+        let first = w.recv().await;
+        assert_eq!(first["id"], 1, "{one_write}");
+        let second = w.recv().await;
+        assert_eq!(second["id"], 2, "{one_write}");
+        assert_eq!(
+            text(&second["result"]),
+            "This is a simple text response for testing.",
+            "{second}"
+        );
     }
-    w.send_raw(&batch).await;
-    let first = w.recv().await;
-    assert_eq!(first["id"], 1);
-    let second = w.recv().await;
-    assert_eq!(second["id"], 2);
-    assert_eq!(
-        text(&second["result"]),
-        "This is a simple text response for testing.",
-        "{second}"
-    );
 }

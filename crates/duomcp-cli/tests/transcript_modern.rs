@@ -1,16 +1,14 @@
-//! Transcript tests of the reference server in the 2026-07-28 era, over stdio framing.
+//! Transcript tests of the reference server in the 2026-07-28 era, in-process over an in-memory
+//! connection.
 //! Every message the server sends is validated against the official 2026-07-28 schema.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod support;
 
+use duomcp_testkit::text;
 use serde_json::{json, Value};
 use support::{meta, modern, Wire, MODERN};
-
-fn text(result: &Value) -> &str {
-    result["content"][0]["text"].as_str().unwrap_or_default()
-}
 
 #[tokio::test]
 async fn discover_and_complete_results_carry_the_modern_fields() {

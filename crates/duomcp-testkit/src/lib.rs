@@ -1,6 +1,8 @@
 //! Test helpers for duomcp: validate JSON-RPC wire messages against the official MCP JSON
 //! schemas of revisions 2025-11-25 and 2026-07-28 (plus the ext-tasks schema, used with
 //! 2026-07-28), and the MCP Apps extension's messages against its published schema ([`apps`]).
+//! Read what a test got back: a tool result's [`text`], the requests and notifications among
+//! recorded messages ([`Messages`], e.g. on an in-memory connection's tap).
 //!
 //! ```
 //! use duomcp_testkit::WireValidator;
@@ -22,7 +24,9 @@ pub mod cluster;
 pub mod otlp;
 pub mod process;
 pub mod raw_http;
-pub mod tap;
+pub mod results;
+
+pub use results::{text, Messages, ToolText};
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};

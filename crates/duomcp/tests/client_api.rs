@@ -253,7 +253,7 @@ async fn prompts_resources_and_completion() {
 #[tokio::test]
 async fn ping_works_in_both_eras() {
     for era in ERAS {
-        let (client, sent) = connect(&server(), builder().era(era)).await;
+        let (client, tap) = connect(&server(), builder().era(era)).await;
         client.ping().await.unwrap();
         let expected = if era == EraChoice::Legacy {
             "ping"
@@ -261,7 +261,7 @@ async fn ping_works_in_both_eras() {
             "server/discover"
         };
         assert_eq!(
-            sent.requests(expected).len(),
+            sent(&tap).requests(expected).len(),
             if era == EraChoice::Legacy { 1 } else { 2 }
         );
     }
@@ -270,7 +270,7 @@ async fn ping_works_in_both_eras() {
 #[tokio::test]
 async fn log_levels_reach_the_server_and_messages_reach_the_stream() {
     for era in ERAS {
-        let (client, sent) = connect(&server(), builder().era(era)).await;
+        let (client, tap) = connect(&server(), builder().era(era)).await;
         let mut notes = client.notifications();
         // Without a level, the server sends no log messages.
         client.call_tool("logs", ()).await.unwrap();
@@ -289,11 +289,11 @@ async fn log_levels_reach_the_server_and_messages_reach_the_stream() {
         }
         if era == EraChoice::Legacy {
             assert_eq!(
-                sent.requests("logging/setLevel")[0]["params"]["level"],
+                sent(&tap).requests("logging/setLevel")[0]["params"]["level"],
                 "warning"
             );
         } else {
-            let calls = sent.requests("tools/call");
+            let calls = sent(&tap).requests("tools/call");
             assert!(calls[0]["params"]["_meta"]
                 .get("io.modelcontextprotocol/logLevel")
                 .is_none());
@@ -307,7 +307,7 @@ async fn log_levels_reach_the_server_and_messages_reach_the_stream() {
 
 #[tokio::test]
 async fn per_request_log_level_in_the_modern_era() {
-    let (client, sent) = connect(&server(), builder().era(EraChoice::Modern)).await;
+    let (client, tap) = connect(&server(), builder().era(EraChoice::Modern)).await;
     let mut notes = client.notifications();
     client
         .call_tool_with(
@@ -326,7 +326,7 @@ async fn per_request_log_level_in_the_modern_era() {
         "{first:?}"
     );
     assert_eq!(
-        sent.requests("tools/call")[0]["params"]["_meta"]["io.modelcontextprotocol/logLevel"],
+        sent(&tap).requests("tools/call")[0]["params"]["_meta"]["io.modelcontextprotocol/logLevel"],
         "debug"
     );
 }
@@ -334,7 +334,7 @@ async fn per_request_log_level_in_the_modern_era() {
 #[tokio::test]
 async fn progress_reaches_the_callback_of_its_request() {
     for era in ERAS {
-        let (client, sent) = connect(&server(), builder().era(era)).await;
+        let (client, tap) = connect(&server(), builder().era(era)).await;
         let seen = Arc::new(Mutex::new(Vec::new()));
         let sink = seen.clone();
         let opts = RequestOptions::new().on_progress(move |p| {
@@ -347,7 +347,7 @@ async fn progress_reaches_the_callback_of_its_request() {
         let seen = seen.lock().unwrap().clone();
         assert_eq!(seen.len(), 3, "{era:?}: {seen:?}");
         assert_eq!(seen[2], (3.0, Some(3.0), Some("step 3".to_owned())));
-        let call = &sent.requests("tools/call")[0];
+        let call = &sent(&tap).requests("tools/call")[0];
         assert!(call["params"]["_meta"].get("progressToken").is_some());
     }
 }

@@ -7,6 +7,7 @@ mod client_support;
 use client_support::*;
 use duomcp::client::{ClientError, EraChoice};
 use duomcp::server::Server;
+use duomcp::transport::memory::Side;
 use duomcp::Era;
 use serde_json::json;
 use std::time::Duration;
@@ -22,7 +23,7 @@ fn server() -> Server {
 
 #[tokio::test]
 async fn auto_finds_a_modern_server_with_discover() {
-    let (client, sent) = connect(&server(), builder()).await;
+    let (client, tap) = connect(&server(), builder()).await;
     assert_eq!(client.era(), Era::Modern);
     assert_eq!(client.protocol_version(), "2026-07-28");
     assert_eq!(
@@ -31,8 +32,8 @@ async fn auto_finds_a_modern_server_with_discover() {
     );
     assert_eq!(client.instructions().as_deref(), Some("Be nice."));
     assert!(client.server_capabilities().tools.is_some());
-    assert_eq!(sent.count("initialize"), 0);
-    let discover = &sent.requests("server/discover")[0];
+    assert_eq!(sent(&tap).count("initialize"), 0);
+    let discover = &sent(&tap).requests("server/discover")[0];
     let meta = &discover["params"]["_meta"];
     assert_eq!(
         meta["io.modelcontextprotocol/protocolVersion"],
@@ -50,7 +51,7 @@ async fn auto_finds_a_modern_server_with_discover() {
 
 #[tokio::test]
 async fn forced_legacy_initializes_the_same_server() {
-    let (client, sent) = connect(&server(), builder().era(EraChoice::Legacy)).await;
+    let (client, tap) = connect(&server(), builder().era(EraChoice::Legacy)).await;
     assert_eq!(client.era(), Era::Legacy);
     assert_eq!(client.protocol_version(), "2025-11-25");
     assert_eq!(
@@ -58,8 +59,8 @@ async fn forced_legacy_initializes_the_same_server() {
         Some("9.9")
     );
     assert_eq!(client.instructions().as_deref(), Some("Be nice."));
-    assert_eq!(sent.count("server/discover"), 0);
-    let init = &sent.requests("initialize")[0];
+    assert_eq!(sent(&tap).count("server/discover"), 0);
+    let init = &sent(&tap).requests("initialize")[0];
     assert_eq!(init["params"]["protocolVersion"], "2025-11-25");
     assert_eq!(init["params"]["clientInfo"]["name"], "test-client");
     assert!(
@@ -68,19 +69,22 @@ async fn forced_legacy_initializes_the_same_server() {
     );
     // The legacy server answers a call after the handshake.
     let r = client.call_tool("hi", ()).await.unwrap();
-    assert_eq!(sent.notifications("notifications/initialized").len(), 1);
+    assert_eq!(
+        sent(&tap).notifications("notifications/initialized").len(),
+        1
+    );
     assert_eq!(r.content[0].as_text(), Some("hello"));
-    assert!(sent.requests("tools/call")[0]["params"]
+    assert!(sent(&tap).requests("tools/call")[0]["params"]
         .get("_meta")
         .is_none());
 }
 
 #[tokio::test]
 async fn forced_modern_skips_nothing_and_uses_meta_on_every_request() {
-    let (client, sent) = connect(&server(), builder().era(EraChoice::Modern)).await;
+    let (client, tap) = connect(&server(), builder().era(EraChoice::Modern)).await;
     assert_eq!(client.era(), Era::Modern);
     client.call_tool("hi", ()).await.unwrap();
-    let call = &sent.requests("tools/call")[0];
+    let call = &sent(&tap).requests("tools/call")[0];
     assert_eq!(
         call["params"]["_meta"]["io.modelcontextprotocol/protocolVersion"],
         "2026-07-28"
@@ -90,7 +94,7 @@ async fn forced_modern_skips_nothing_and_uses_meta_on_every_request() {
 
 #[tokio::test]
 async fn auto_falls_back_to_initialize_on_method_not_found() {
-    let (client, sent) = fake(builder(), |msg| match msg["method"].as_str() {
+    let (client, tap) = fake(builder(), |msg| match msg["method"].as_str() {
         Some("server/discover") => vec![error(msg, -32601, "Method not found", None)],
         Some("initialize") => vec![initialize_result(msg)],
         _ => vec![],
@@ -99,8 +103,8 @@ async fn auto_falls_back_to_initialize_on_method_not_found() {
     let client = client.unwrap();
     assert_eq!(client.era(), Era::Legacy);
     assert_eq!(client.server_info().unwrap().name, "fake-legacy");
-    assert_eq!(sent.count("server/discover"), 1);
-    assert_eq!(sent.count("initialize"), 1);
+    assert_eq!(sent(&tap).count("server/discover"), 1);
+    assert_eq!(sent(&tap).count("initialize"), 1);
 }
 
 #[tokio::test]
@@ -118,7 +122,7 @@ async fn auto_falls_back_on_any_other_error_code() {
 
 #[tokio::test]
 async fn auto_falls_back_when_the_probe_gets_no_answer() {
-    let (client, sent) = fake(
+    let (client, tap) = fake(
         builder().probe_timeout(Duration::from_millis(150)),
         |msg| match msg["method"].as_str() {
             Some("initialize") => vec![initialize_result(msg)],
@@ -127,13 +131,23 @@ async fn auto_falls_back_when_the_probe_gets_no_answer() {
     )
     .await;
     assert_eq!(client.unwrap().era(), Era::Legacy);
-    // A pre-initialize legacy server must not be sent anything but initialize after the probe.
-    assert!(sent.notifications("notifications/cancelled").is_empty());
+    // A pre-initialize legacy server must not be sent anything but initialize after the probe:
+    // everything up to the handshake's last message has crossed the tap.
+    tap.wait_for(
+        Side::Client,
+        "notifications/initialized",
+        Duration::from_secs(5),
+    )
+    .await
+    .expect("the handshake ended");
+    assert!(sent(&tap)
+        .notifications("notifications/cancelled")
+        .is_empty());
 }
 
 #[tokio::test]
 async fn unsupported_version_retries_with_a_supported_one_and_stays_modern() {
-    let (client, sent) = fake(
+    let (client, tap) = fake(
         builder().protocol_version("2026-99-99"),
         move |msg| match msg["method"].as_str() {
             Some("server/discover")
@@ -156,7 +170,7 @@ async fn unsupported_version_retries_with_a_supported_one_and_stays_modern() {
     let client = client.unwrap();
     assert_eq!(client.era(), Era::Modern);
     assert_eq!(client.server_info().unwrap().name, "fake-modern");
-    let probes = sent.requests("server/discover");
+    let probes = sent(&tap).requests("server/discover");
     assert_eq!(probes.len(), 2);
     assert_ne!(probes[0]["id"], probes[1]["id"]);
     assert_eq!(
@@ -168,7 +182,7 @@ async fn unsupported_version_retries_with_a_supported_one_and_stays_modern() {
 
 #[tokio::test]
 async fn unsupported_version_without_a_common_one_is_an_error_not_a_fallback() {
-    let (client, sent) = fake(builder(), |msg| match msg["method"].as_str() {
+    let (client, tap) = fake(builder(), |msg| match msg["method"].as_str() {
         Some("server/discover") => {
             vec![error(
                 msg,
@@ -187,12 +201,12 @@ async fn unsupported_version_without_a_common_one_is_an_error_not_a_fallback() {
         }
         other => panic!("expected UnsupportedVersion, got {other:?}"),
     }
-    assert_eq!(sent.count("initialize"), 0);
+    assert_eq!(sent(&tap).count("initialize"), 0);
 }
 
 #[tokio::test]
 async fn forced_modern_against_a_legacy_server_fails() {
-    let (client, sent) = fake(builder().era(EraChoice::Modern), |msg| {
+    let (client, tap) = fake(builder().era(EraChoice::Modern), |msg| {
         match msg["method"].as_str() {
             Some("server/discover") => vec![error(msg, -32601, "Method not found", None)],
             Some("initialize") => vec![initialize_result(msg)],
@@ -202,7 +216,7 @@ async fn forced_modern_against_a_legacy_server_fails() {
     .await;
     let err = client.unwrap_err();
     assert_eq!(err.rpc_error().map(|e| e.code), Some(-32601), "{err}");
-    assert_eq!(sent.count("initialize"), 0);
+    assert_eq!(sent(&tap).count("initialize"), 0);
 }
 
 #[tokio::test]
@@ -225,8 +239,8 @@ async fn declared_capabilities_follow_the_registered_handlers() {
         .on_elicit(|_| async { Ok(ElicitResult::decline()) })
         .on_sample(|_| async { Ok(CreateMessageResult::assistant_text("m", "x")) })
         .roots(vec![Root::new("file:///tmp")]);
-    let (_, sent) = connect(&server(), b).await;
-    let caps = &sent.requests("server/discover")[0]["params"]["_meta"]
+    let (_, tap) = connect(&server(), b).await;
+    let caps = &sent(&tap).requests("server/discover")[0]["params"]["_meta"]
         ["io.modelcontextprotocol/clientCapabilities"];
     assert_eq!(caps["elicitation"], json!({ "form": {}, "url": {} }));
     assert_eq!(caps["sampling"], json!({}));
@@ -235,7 +249,7 @@ async fn declared_capabilities_follow_the_registered_handlers() {
     let b = builder()
         .era(EraChoice::Legacy)
         .roots(vec![Root::new("file:///tmp")]);
-    let (_, sent) = connect(&server(), b).await;
-    let caps = &sent.requests("initialize")[0]["params"]["capabilities"];
+    let (_, tap) = connect(&server(), b).await;
+    let caps = &sent(&tap).requests("initialize")[0]["params"]["capabilities"];
     assert_eq!(caps, &json!({ "roots": { "listChanged": true } }));
 }

@@ -27,6 +27,7 @@ use tokio::net::TcpListener;
 use tokio::sync::mpsc;
 
 mod http_support;
+use duomcp_testkit::text;
 use http_support::{common_tools, no_args, within, Probe, LEGACY, MODERN};
 
 // ---------------------------------------------------------------------------------------------
@@ -205,10 +206,6 @@ async fn connect(url: &str, era: EraChoice) -> Client {
     )
     .await
     .unwrap()
-}
-
-fn text(result: &duomcp::schema::CallToolResult) -> &str {
-    result.content[0].as_text().unwrap_or_default()
 }
 
 fn progress_collector() -> (RequestOptions, Arc<Mutex<Vec<f64>>>) {

@@ -12,6 +12,7 @@ use duomcp::schema::{
     ElicitResult, Root, SamplingMessage,
 };
 use duomcp::server::{Context, HandlerError, Server};
+use duomcp::transport::memory::{Connection, MemoryTransport};
 use serde_json::{json, Value};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -112,11 +113,11 @@ fn answering_builder(
 async fn several_rounds_of_elicitation() {
     for era in ERAS {
         let elicited = Arc::new(Mutex::new(Vec::new()));
-        let (client, sent) = connect(&server(), answering_builder(era, elicited.clone())).await;
+        let (client, tap) = connect(&server(), answering_builder(era, elicited.clone())).await;
         let r = client.call_tool("two_rounds", ()).await.unwrap();
         assert_eq!(r.content[0].as_text(), Some("Ada likes green"), "{era:?}");
         assert_eq!(*elicited.lock().unwrap(), ["Name?", "Color?"]);
-        let calls = sent.requests("tools/call");
+        let calls = sent(&tap).requests("tools/call");
         if era == EraChoice::Modern {
             // Three attempts: none, name, name + color. Each a new id, the same name.
             assert_eq!(calls.len(), 3);
@@ -137,7 +138,7 @@ async fn several_rounds_of_elicitation() {
                 calls[2]["params"]["inputResponses"]["color"]["content"]["color"],
                 "green"
             );
-            assert!(sent.requests("elicitation/create").is_empty());
+            assert!(sent(&tap).requests("elicitation/create").is_empty());
         } else {
             assert_eq!(
                 calls.len(),
@@ -185,7 +186,7 @@ async fn sampling_and_roots_in_both_eras() {
 
 #[tokio::test]
 async fn changed_roots_are_announced_in_the_legacy_era() {
-    let (client, sent) = connect(
+    let (client, tap) = connect(
         &server(),
         answering_builder(EraChoice::Legacy, Arc::default()),
     )
@@ -197,7 +198,9 @@ async fn changed_roots_are_announced_in_the_legacy_era() {
     let r = client.call_tool("roots", ()).await.unwrap();
     assert_eq!(r.content[0].as_text(), Some("file:///c"));
     assert_eq!(
-        sent.notifications("notifications/roots/list_changed").len(),
+        sent(&tap)
+            .notifications("notifications/roots/list_changed")
+            .len(),
         1
     );
 }
@@ -293,14 +296,14 @@ fn accepting() -> duomcp::client::ClientBuilder {
 async fn request_state_is_echoed_exactly() {
     // Escapes, non-ASCII, a lookalike of JSON: the client must not touch it.
     const STATE: &str = "opaque\u{e9}\"\\/\n{\"not\":\"json\"}\u{1F600}==";
-    let (client, sent) = fake(accepting(), mrtr_fake(2, Some(STATE))).await;
+    let (client, tap) = fake(accepting(), mrtr_fake(2, Some(STATE))).await;
     let r = client
         .unwrap()
         .call_tool("t", json!({ "k": 1 }))
         .await
         .unwrap();
     assert_eq!(r.content[0].as_text(), Some("done"));
-    let calls = sent.requests("tools/call");
+    let calls = sent(&tap).requests("tools/call");
     assert_eq!(calls.len(), 3);
     for retry in &calls[1..] {
         assert_eq!(retry["params"]["requestState"].as_str(), Some(STATE));
@@ -319,9 +322,9 @@ async fn request_state_is_echoed_exactly() {
 
 #[tokio::test]
 async fn no_request_state_is_invented() {
-    let (client, sent) = fake(accepting(), mrtr_fake(1, None)).await;
+    let (client, tap) = fake(accepting(), mrtr_fake(1, None)).await;
     client.unwrap().call_tool("t", ()).await.unwrap();
-    let calls = sent.requests("tools/call");
+    let calls = sent(&tap).requests("tools/call");
     assert_eq!(calls.len(), 2);
     assert!(calls[1]["params"].get("requestState").is_none());
     assert!(calls[1]["params"]["inputResponses"]["q1"].is_object());
@@ -329,14 +332,14 @@ async fn no_request_state_is_invented() {
 
 #[tokio::test]
 async fn too_many_rounds_is_an_error() {
-    let (client, sent) = fake(accepting().max_input_rounds(3), mrtr_fake(100, Some("s"))).await;
+    let (client, tap) = fake(accepting().max_input_rounds(3), mrtr_fake(100, Some("s"))).await;
     let err = client.unwrap().call_tool("t", ()).await.unwrap_err();
     assert!(
         matches!(err, ClientError::TooManyInputRounds { rounds: 3, .. }),
         "{err}"
     );
     assert_eq!(
-        sent.count("tools/call"),
+        sent(&tap).count("tools/call"),
         4,
         "the first attempt plus three retries"
     );
@@ -433,7 +436,7 @@ async fn sampling_with_tools_needs_the_tools_capability() {
                 ))
             },
         );
-        let (client, sent) = connect(&server, b).await;
+        let (client, tap) = connect(&server, b).await;
         let r = client.call_tool("agent", ()).await.unwrap();
         assert_eq!(
             r.content[0].as_text(),
@@ -441,9 +444,9 @@ async fn sampling_with_tools_needs_the_tools_capability() {
             "{era:?}"
         );
         let declared = if era == EraChoice::Legacy {
-            sent.requests("initialize")[0]["params"]["capabilities"]["sampling"].clone()
+            sent(&tap).requests("initialize")[0]["params"]["capabilities"]["sampling"].clone()
         } else {
-            sent.requests("tools/call")[0]["params"]["_meta"]
+            sent(&tap).requests("tools/call")[0]["params"]["_meta"]
                 ["io.modelcontextprotocol/clientCapabilities"]["sampling"]
                 .clone()
         };
@@ -468,7 +471,6 @@ async fn sampling_with_tools_needs_the_tools_capability() {
 /// `notifications/cancelled` stops the handler of the first, which then sends no answer.
 #[tokio::test]
 async fn the_servers_requests_are_refused_on_a_reused_id_and_stopped_by_cancellation() {
-    use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
     struct Dropped(Arc<AtomicUsize>);
     impl Drop for Dropped {
         fn drop(&mut self) {
@@ -493,44 +495,42 @@ async fn the_servers_requests_are_refused_on_a_reused_id_and_stopped_by_cancella
     });
     // A scripted server: the handshake, then the two requests with one id; the cancellation
     // and a ping once the first one's handler runs.
-    let (client_end, server_end) = tokio::io::duplex(1 << 20);
-    let (sr, mut sw) = tokio::io::split(server_end);
+    let (client_end, mut server_end) = Connection::memory();
     let answers = Arc::new(Mutex::new(Vec::<Value>::new()));
     let (a, running) = (answers.clone(), started.clone());
     tokio::spawn(async move {
-        let mut lines = BufReader::new(sr).lines();
-        let write = |v: Value| {
-            let mut bytes = serde_json::to_vec(&v).unwrap();
-            bytes.push(b'\n');
-            bytes
-        };
-        while let Ok(Some(line)) = lines.next_line().await {
-            let msg: Value = serde_json::from_str(&line).unwrap();
+        while let Some(message) = server_end.recv().await {
+            let msg: Value = serde_json::from_slice(&message).unwrap();
             match msg["method"].as_str() {
                 Some("initialize") => {
-                    sw.write_all(&write(initialize_result(&msg))).await.unwrap();
+                    server_end
+                        .send_json(&initialize_result(&msg))
+                        .await
+                        .unwrap();
                 }
                 Some("notifications/initialized") => {
                     let elicit = json!({ "jsonrpc": "2.0", "id": "s-0",
                         "method": "elicitation/create", "params": { "message": "Name?",
                         "requestedSchema": { "type": "object", "properties": {} } } });
-                    sw.write_all(&write(elicit.clone())).await.unwrap();
-                    sw.write_all(&write(elicit)).await.unwrap();
+                    server_end.send_json(&elicit).await.unwrap();
+                    server_end.send_json(&elicit).await.unwrap();
                     while running.load(Ordering::SeqCst) == 0 {
                         tokio::time::sleep(std::time::Duration::from_millis(5)).await;
                     }
                     let cancel = json!({ "jsonrpc": "2.0", "method": "notifications/cancelled",
                         "params": { "requestId": "s-0", "reason": "no longer needed" } });
-                    sw.write_all(&write(cancel)).await.unwrap();
+                    server_end.send_json(&cancel).await.unwrap();
                     let ping = json!({ "jsonrpc": "2.0", "id": "s-1", "method": "ping" });
-                    sw.write_all(&write(ping)).await.unwrap();
+                    server_end.send_json(&ping).await.unwrap();
                 }
                 _ => a.lock().unwrap().push(msg),
             }
         }
     });
-    let (cr, cw) = tokio::io::split(client_end);
-    let _client = b.connect(cr, cw).await.unwrap();
+    let _client = b
+        .connect_transport(MemoryTransport::new(client_end))
+        .await
+        .unwrap();
     let answers_to = |id: &str| -> Vec<Value> {
         let all = answers.lock().unwrap();
         all.iter()

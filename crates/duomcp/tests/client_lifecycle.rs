@@ -71,7 +71,7 @@ async fn expect(rx: &mut mpsc::UnboundedReceiver<&'static str>, what: &str) {
 async fn dropping_a_call_cancels_it_on_the_server() {
     for era in ERAS {
         let (tx, mut seen) = mpsc::unbounded_channel();
-        let (client, sent) = connect(&waiting_server(tx), builder().era(era)).await;
+        let (client, tap) = connect(&waiting_server(tx), builder().era(era)).await;
         let call = tokio::spawn({
             let client = client.clone();
             async move { client.call_tool("wait", ()).await }
@@ -79,11 +79,11 @@ async fn dropping_a_call_cancels_it_on_the_server() {
         expect(&mut seen, "started").await;
         call.abort();
         expect(&mut seen, "cancelled").await;
-        let cancels = sent.notifications("notifications/cancelled");
+        let cancels = sent(&tap).notifications("notifications/cancelled");
         assert_eq!(cancels.len(), 1, "{era:?}");
         assert_eq!(
             cancels[0]["params"]["requestId"],
-            sent.requests("tools/call")[0]["id"]
+            sent(&tap).requests("tools/call")[0]["id"]
         );
         // The connection is still fine.
         client.list_tools(None).await.unwrap();
@@ -94,7 +94,7 @@ async fn dropping_a_call_cancels_it_on_the_server() {
 async fn a_timeout_fails_the_call_and_cancels_it() {
     for era in ERAS {
         let (tx, mut seen) = mpsc::unbounded_channel();
-        let (client, sent) = connect(&waiting_server(tx), builder().era(era)).await;
+        let (client, tap) = connect(&waiting_server(tx), builder().era(era)).await;
         let err = client
             .call_tool_with(
                 "wait",
@@ -107,7 +107,7 @@ async fn a_timeout_fails_the_call_and_cancels_it() {
         expect(&mut seen, "started").await;
         expect(&mut seen, "cancelled").await;
         assert_eq!(
-            sent.notifications("notifications/cancelled")[0]["params"]["reason"],
+            sent(&tap).notifications("notifications/cancelled")[0]["params"]["reason"],
             "timed out"
         );
     }

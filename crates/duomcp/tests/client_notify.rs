@@ -39,26 +39,26 @@ async fn next(sub: &mut duomcp::client::Subscription) -> Option<Notification> {
 #[tokio::test]
 async fn a_fresh_list_is_served_from_the_cache_page_by_page() {
     let clock = ManualClock::default();
-    let (client, sent) = connect(
+    let (client, tap) = connect(
         &server(1),
         builder().era(EraChoice::Modern).clock(clock.clone()),
     )
     .await;
     assert_eq!(client.list_all_tools().await.unwrap().len(), 2);
-    assert_eq!(sent.count("tools/list"), 2, "two pages");
+    assert_eq!(sent(&tap).count("tools/list"), 2, "two pages");
     assert_eq!(client.list_all_tools().await.unwrap().len(), 2);
-    assert_eq!(sent.count("tools/list"), 2, "both pages were fresh");
+    assert_eq!(sent(&tap).count("tools/list"), 2, "both pages were fresh");
     clock.advance(Duration::from_millis(29_999));
     client.list_tools(None).await.unwrap();
-    assert_eq!(sent.count("tools/list"), 2);
+    assert_eq!(sent(&tap).count("tools/list"), 2);
     clock.advance(Duration::from_millis(1));
     client.list_tools(None).await.unwrap();
-    assert_eq!(sent.count("tools/list"), 3, "stale after ttlMs");
+    assert_eq!(sent(&tap).count("tools/list"), 3, "stale after ttlMs");
 
     client.read_resource("test://r").await.unwrap();
     client.read_resource("test://r").await.unwrap();
     assert_eq!(
-        sent.count("resources/read"),
+        sent(&tap).count("resources/read"),
         1,
         "private results are cached too, per client"
     );
@@ -67,20 +67,20 @@ async fn a_fresh_list_is_served_from_the_cache_page_by_page() {
 #[tokio::test]
 async fn nothing_is_cached_without_ttl_or_when_switched_off() {
     // Legacy results carry no ttlMs.
-    let (client, sent) = connect(&server(10), builder().era(EraChoice::Legacy)).await;
+    let (client, tap) = connect(&server(10), builder().era(EraChoice::Legacy)).await;
     client.list_tools(None).await.unwrap();
     client.list_tools(None).await.unwrap();
-    assert_eq!(sent.count("tools/list"), 2);
+    assert_eq!(sent(&tap).count("tools/list"), 2);
 
-    let (client, sent) = connect(&server(10), builder().era(EraChoice::Modern).cache(false)).await;
+    let (client, tap) = connect(&server(10), builder().era(EraChoice::Modern).cache(false)).await;
     client.list_tools(None).await.unwrap();
     client.list_tools(None).await.unwrap();
-    assert_eq!(sent.count("tools/list"), 2);
+    assert_eq!(sent(&tap).count("tools/list"), 2);
 }
 
 #[tokio::test]
 async fn input_required_and_retried_results_are_never_cached() {
-    let (client, sent) = fake(
+    let (client, tap) = fake(
         builder().era(EraChoice::Modern).on_elicit(|_| async { Ok(duomcp::schema::ElicitResult::decline()) }),
         |msg| match msg["method"].as_str() {
             Some("server/discover") => vec![discover_result(msg)],
@@ -100,13 +100,17 @@ async fn input_required_and_retried_results_are_never_cached() {
     let client = client.unwrap();
     client.read_resource("x://1").await.unwrap();
     client.read_resource("x://1").await.unwrap();
-    assert_eq!(sent.count("resources/read"), 4, "two rounds each time");
+    assert_eq!(
+        sent(&tap).count("resources/read"),
+        4,
+        "two rounds each time"
+    );
 }
 
 #[tokio::test]
 async fn modern_listen_invalidates_and_delivers_tagged_notifications() {
     let server = server(10);
-    let (client, sent) = connect(&server, builder().era(EraChoice::Modern)).await;
+    let (client, tap) = connect(&server, builder().era(EraChoice::Modern)).await;
     client.list_tools(None).await.unwrap();
     let filter = SubscriptionFilter {
         tools_list_changed: Some(true),
@@ -114,7 +118,7 @@ async fn modern_listen_invalidates_and_delivers_tagged_notifications() {
         ..Default::default()
     };
     let mut sub = client.listen(filter).await.unwrap();
-    let listen = &sent.requests("subscriptions/listen")[0];
+    let listen = &sent(&tap).requests("subscriptions/listen")[0];
     assert_eq!(
         Some(&serde_json::to_value(sub.id().unwrap()).unwrap()),
         listen.get("id")
@@ -130,7 +134,7 @@ async fn modern_listen_invalidates_and_delivers_tagged_notifications() {
     assert_eq!(next(&mut sub).await, Some(Notification::ToolsListChanged));
     let tools = client.list_tools(None).await.unwrap();
     assert_eq!(tools.tools.len(), 3, "the cached list was dropped");
-    assert_eq!(sent.count("tools/list"), 2);
+    assert_eq!(sent(&tap).count("tools/list"), 2);
 
     server.notify_resource_updated("test://r");
     assert_eq!(
@@ -141,7 +145,7 @@ async fn modern_listen_invalidates_and_delivers_tagged_notifications() {
     );
     client.read_resource("test://r").await.unwrap();
     assert_eq!(
-        sent.count("resources/read"),
+        sent(&tap).count("resources/read"),
         2,
         "the cached read was dropped"
     );
@@ -151,7 +155,7 @@ async fn modern_listen_invalidates_and_delivers_tagged_notifications() {
     drop(sub);
     client.ping().await.unwrap();
     tokio::time::sleep(Duration::from_millis(20)).await;
-    let cancels = sent.notifications("notifications/cancelled");
+    let cancels = sent(&tap).notifications("notifications/cancelled");
     assert_eq!(cancels.len(), 1);
     assert_eq!(cancels[0]["params"]["requestId"], id);
 }
@@ -224,7 +228,7 @@ async fn a_listen_error_is_returned_not_hung() {
 #[tokio::test]
 async fn legacy_listen_subscribes_and_filters_connection_notifications() {
     let server = server(10);
-    let (client, sent) = connect(&server, builder().era(EraChoice::Legacy)).await;
+    let (client, tap) = connect(&server, builder().era(EraChoice::Legacy)).await;
     let mut all = client.notifications();
     let filter = SubscriptionFilter {
         resource_subscriptions: Some(vec!["test://r".into()]),
@@ -233,7 +237,7 @@ async fn legacy_listen_subscribes_and_filters_connection_notifications() {
     let mut sub = client.listen(filter).await.unwrap();
     assert!(sub.id().is_none());
     assert_eq!(
-        sent.requests("resources/subscribe")[0]["params"]["uri"],
+        sent(&tap).requests("resources/subscribe")[0]["params"]["uri"],
         "test://r"
     );
     client.list_tools(None).await.unwrap();
@@ -259,7 +263,7 @@ async fn legacy_listen_subscribes_and_filters_connection_notifications() {
     tokio::time::sleep(Duration::from_millis(50)).await;
     client.ping().await.unwrap();
     assert_eq!(
-        sent.requests("resources/unsubscribe")[0]["params"]["uri"],
+        sent(&tap).requests("resources/unsubscribe")[0]["params"]["uri"],
         "test://r"
     );
 }

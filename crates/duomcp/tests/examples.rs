@@ -9,6 +9,7 @@
 
 use duomcp::client::{Client, EraChoice};
 use duomcp::schema::{ElicitAction, ElicitRequestParams, ElicitResult};
+use duomcp_testkit::text;
 use serde_json::{json, Value};
 use std::path::PathBuf;
 use std::time::Duration;
@@ -40,15 +41,6 @@ async fn connect(name: &str, era: EraChoice) -> Client {
         .connect_stdio(Command::new(example(name)))
         .await
         .unwrap_or_else(|e| panic!("connecting to the {name} example ({era:?}): {e}"))
-}
-
-fn text(result: &duomcp::schema::CallToolResult) -> String {
-    result
-        .content
-        .iter()
-        .filter_map(|c| c.as_text())
-        .collect::<Vec<_>>()
-        .join("\n")
 }
 
 const ERAS: [(EraChoice, &str); 2] = [

@@ -5,18 +5,14 @@
 
 use duomcp::client::Client;
 use duomcp::server::{BuildError, HandlerError, Server, State};
+use duomcp::transport::memory;
 use serde_json::json;
 
 async fn connect(server: Server) -> Client {
-    let (client_end, server_end) = tokio::io::duplex(64 * 1024);
-    let (sr, sw) = tokio::io::split(server_end);
-    tokio::spawn(server.serve_connection(sr, sw));
-    let (cr, cw) = tokio::io::split(client_end);
-    Client::builder()
-        .name("test")
-        .connect(cr, cw)
+    let (client, _tap) = memory::connect_with(Client::builder().name("test"), server)
         .await
-        .unwrap()
+        .unwrap();
+    client
 }
 
 #[derive(Debug, thiserror::Error)]

@@ -13,6 +13,7 @@ use duomcp::transport::http::{
     EventStore, HttpConfig, MemoryEventStore, ResponseMode, StoreError, StoreFuture, StoredEvent,
     StreamableHttp,
 };
+use duomcp_testkit::text;
 use http::{HeaderMap, Method, Request, StatusCode};
 use http_body_util::{BodyExt, Full};
 use hyper::body::Incoming;
@@ -364,10 +365,6 @@ async fn post(addr: SocketAddr, extra: &[(&str, &str)], body: &Value) -> Resp {
 
 fn rpc(id: i64, method: &str, params: Value) -> Value {
     json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params })
-}
-
-fn text_of(result: &Value) -> &str {
-    result["content"][0]["text"].as_str().unwrap_or_default()
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -806,7 +803,7 @@ async fn concurrent_request_limit_answers_503() {
     assert_eq!(second.header("retry-after"), Some("1"));
     s.probe.release.notify_one();
     let first = within(blocked).await.unwrap();
-    assert_eq!(text_of(&first["result"]), "released");
+    assert_eq!(text(&first["result"]), "released");
     // The slot is free again.
     let res = modern_post(s.addr, &modern_rpc(3, "tools/list", json!({})), &[]).await;
     assert_eq!(res.status, StatusCode::OK);
@@ -829,7 +826,7 @@ async fn a_waiting_legacy_request_times_out_with_an_error() {
         .contains("timed out after 100 ms"));
     // One answered at once is unaffected.
     let res = legacy_post(s.addr, &sid, &call(8, "plain", false)).await;
-    assert_eq!(text_of(&res.json().await["result"]), "plain");
+    assert_eq!(text(&res.json().await["result"]), "plain");
 }
 
 #[tokio::test]
@@ -870,7 +867,7 @@ async fn json_when_the_handler_streams_nothing_and_sse_when_configured() {
     let res = legacy_post(s.addr, &sid, &call(1, "plain", false)).await;
     assert_eq!(res.status, StatusCode::OK);
     let body = res.json().await;
-    assert_eq!(text_of(&body["result"]), "plain");
+    assert_eq!(text(&body["result"]), "plain");
 
     let mut config = HttpConfig::default();
     config.response_mode = ResponseMode::AlwaysSse;
@@ -883,7 +880,7 @@ async fn json_when_the_handler_streams_nothing_and_sse_when_configured() {
     assert_eq!(priming.id.as_deref(), Some("1-0"));
     let reply = sse.message().await;
     assert_eq!(reply.id.as_deref(), Some("1-1"));
-    assert_eq!(text_of(&reply.json()["result"]), "plain");
+    assert_eq!(text(&reply.json()["result"]), "plain");
     sse.end().await;
 }
 
@@ -939,7 +936,7 @@ async fn progress_streams_sse_with_a_priming_event_and_unique_ids() {
     let reply = sse.message().await;
     assert_eq!(reply.id.as_deref(), Some("1-4"));
     assert_eq!(reply.json()["id"], 1);
-    assert_eq!(text_of(&reply.json()["result"]), "done");
+    assert_eq!(text(&reply.json()["result"]), "done");
     sse.end().await;
 
     // The next stream of the session has its own number: ids stay unique in the session.
@@ -1027,7 +1024,7 @@ async fn elicitation_travels_on_the_post_stream_and_the_answer_on_a_post() {
     let res = legacy_post(s.addr, &sid, &answer).await;
     assert_eq!(res.status, StatusCode::ACCEPTED);
     let reply = sse.message().await.json();
-    assert_eq!(text_of(&reply["result"]), "Hello Ada");
+    assert_eq!(text(&reply["result"]), "Hello Ada");
     sse.end().await;
 }
 
@@ -1084,7 +1081,7 @@ async fn resume_with_last_event_id_after_a_dropped_connection() {
     );
     assert_eq!(messages[0]["params"]["progress"], 2.0);
     assert_eq!(messages[1]["params"]["progress"], 3.0);
-    assert_eq!(text_of(&messages[2]["result"]), "steps done");
+    assert_eq!(text(&messages[2]["result"]), "steps done");
 
     // Resuming from the start of the stream replays it all, and only that stream.
     let mut again = open_get(s.addr, &sid, Some("1-0")).await.sse();
@@ -1154,7 +1151,7 @@ async fn close_sse_stream_lets_the_client_poll_for_the_result() {
     assert_eq!(p2.json()["params"]["progress"], 2.0);
     let reply = resumed.message().await;
     assert_eq!(reply.id.as_deref(), Some("1-3"));
-    assert_eq!(text_of(&reply.json()["result"]), "polled");
+    assert_eq!(text(&reply.json()["result"]), "polled");
     resumed.end().await;
 }
 
@@ -1177,7 +1174,7 @@ async fn modern_requests_are_stateless_json() {
     );
     let body = res.json().await;
     assert_eq!(body["result"]["resultType"], "complete");
-    assert_eq!(text_of(&body["result"]), "plain");
+    assert_eq!(text(&body["result"]), "plain");
     assert_eq!(s.http.session_count(), 0);
 
     let res = modern_post(s.addr, &modern_rpc(2, "server/discover", json!({})), &[]).await;
@@ -1418,7 +1415,7 @@ async fn modern_mcp_name_carries_uris_and_base64() {
         ],
     )
     .await;
-    assert_eq!(text_of(&res.json().await["result"]), "plain");
+    assert_eq!(text(&res.json().await["result"]), "plain");
 }
 
 #[tokio::test]

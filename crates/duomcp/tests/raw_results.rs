@@ -7,6 +7,7 @@
 
 use duomcp::client::{Client, EraChoice, RequestOptions};
 use duomcp::server::{HandlerError, RawToolResult, Server, ToolSpec};
+use duomcp::transport::memory;
 use serde_json::value::RawValue;
 use serde_json::{json, Map, Value};
 
@@ -34,16 +35,9 @@ fn server() -> Server {
 }
 
 async fn connect(era: EraChoice) -> Client {
-    let (client_end, server_end) = tokio::io::duplex(64 * 1024);
-    let (sr, sw) = tokio::io::split(server_end);
-    tokio::spawn(server().serve_connection(sr, sw));
-    let (cr, cw) = tokio::io::split(client_end);
-    Client::builder()
-        .name("test")
-        .era(era)
-        .connect(cr, cw)
-        .await
-        .unwrap()
+    let builder = Client::builder().name("test").era(era);
+    let (client, _tap) = memory::connect_with(builder, server()).await.unwrap();
+    client
 }
 
 fn call(name: &str) -> Map<String, Value> {

@@ -54,6 +54,7 @@ fn start(grace: Duration) -> Harness {
             }
         })
         .build();
+    // A byte duplex on purpose: `serve_connection_with_shutdown` (the stdio API) is under test.
     let (client, server_end) = tokio::io::duplex(1 << 16);
     let (read, write) = tokio::io::split(server_end);
     let (stop, stopped) = oneshot::channel::<()>();

@@ -32,6 +32,7 @@ fn server() -> Server {
 
 /// Sends `lines` at once and returns the first `n` answers in the order they arrived.
 async fn exchange(lines: &[String], n: usize) -> Vec<Value> {
+    // A byte duplex on purpose, not `Connection::memory`: this tests the stdio loop's lines.
     let (client, server_end) = tokio::io::duplex(64 * 1024);
     let (read, write) = tokio::io::split(server_end);
     let serving = tokio::spawn(server().serve_connection(read, write));
@@ -103,7 +104,8 @@ async fn a_complete_modern_result_gets_result_type_and_server_info_once() {
 
 #[tokio::test]
 async fn a_result_with_its_own_meta_is_merged_not_repeated() {
-    // Raw text: a repeated key would vanish in a parsed `Value`.
+    // Raw text: a repeated key would vanish in a parsed `Value`. A byte duplex on purpose:
+    // the bytes `serve_connection` writes are what is checked.
     let (client, server_end) = tokio::io::duplex(64 * 1024);
     let (read, write) = tokio::io::split(server_end);
     let serving = tokio::spawn(server().serve_connection(read, write));

@@ -90,11 +90,6 @@ fn structured_count(result: &duomcp::schema::CallToolResult) -> u64 {
         .unwrap_or_else(|| panic!("no structuredContent.count in {result:?}"))
 }
 
-fn text_of(result: &duomcp::schema::CallToolResult) -> String {
-    let v = serde_json::to_value(result).unwrap();
-    super::text(&v)
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn apps_counter_view_in_headless_chromium() {
     let kit = kit();
@@ -179,7 +174,7 @@ async fn counter_in_browser(kit: &Kit, dir: &Path) {
         .await
         .unwrap();
     assert_eq!(structured_count(&shown), 1);
-    assert_eq!(text_of(&shown), "The counter is at 1.");
+    assert_eq!(duomcp_testkit::text(&shown), "The counter is at 1.");
     plain.close().await.unwrap();
     // ...and as a host with views (the app-only tool listed, kept from the model).
     let host = Client::builder().apps().connect_http(&url).await.unwrap();
@@ -198,7 +193,7 @@ async fn counter_in_browser(kit: &Kit, dir: &Path) {
         .await
         .unwrap();
     assert_eq!(
-        text_of(&shown),
+        duomcp_testkit::text(&shown),
         "The counter is at 1; the view can increment it."
     );
     let view = host.read_view("ui://counter/view.html").await.unwrap();
@@ -282,7 +277,7 @@ async fn basic_vanillajs_views(kit: &Kit) {
         .call_tool("get-time", serde_json::json!({}))
         .await
         .unwrap();
-    let text = text_of(&time);
+    let text = duomcp_testkit::text(&time);
     assert!(
         text.len() >= 20 && text.contains('T') && text.ends_with('Z'),
         "an ISO time: {text}"

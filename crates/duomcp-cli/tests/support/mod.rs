@@ -1,24 +1,39 @@
-//! A scripted client for transcript tests: talks newline-delimited JSON to a server (in-process
-//! over a duplex pipe, or a spawned `duomcp serve`) and validates every message the server sends
-//! against the official JSON schema of the revision under test (and its MCP Apps parts against
-//! the extension's published schema).
+//! A scripted client for transcript tests: talks JSON-RPC to a server (in-process over an
+//! in-memory connection, or a spawned `duomcp serve` over newline-delimited stdio) and validates
+//! every message the server sends against the official JSON schema of the revision under test
+//! (and its MCP Apps parts against the extension's published schema).
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 #![allow(dead_code)]
 
+use duomcp::transport::memory::Connection;
 use duomcp_testkit::WireValidator;
 use serde_json::{json, Value};
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::time::Duration;
-use tokio::io::{AsyncBufReadExt, AsyncWrite, AsyncWriteExt, BufReader};
+use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
+use tokio::sync::mpsc;
 
 pub const LEGACY: &str = "2025-11-25";
 pub const MODERN: &str = "2026-07-28";
 
+/// The client's end of the wire.
+enum End {
+    /// Bytes, one message a line: a child's stdio, or a pipe for the tests of that framing.
+    Lines {
+        write: Box<dyn AsyncWrite + Unpin + Send>,
+        lines: tokio::io::Lines<BufReader<Box<dyn AsyncRead + Unpin + Send>>>,
+    },
+    /// Whole messages: an in-memory connection (`None` once the input is closed).
+    Messages {
+        sender: Option<mpsc::Sender<Vec<u8>>>,
+        receiver: mpsc::Receiver<Vec<u8>>,
+    },
+}
+
 pub struct Wire {
-    write: Box<dyn AsyncWrite + Unpin + Send>,
-    lines: tokio::io::Lines<BufReader<Box<dyn tokio::io::AsyncRead + Unpin + Send>>>,
+    end: End,
     validator: WireValidator,
     methods: HashMap<String, String>,
     next_id: i64,
@@ -33,18 +48,30 @@ impl Wire {
         Self::in_process(duomcp_cli::reference::server(), revision)
     }
 
-    /// Any server in-process, over a duplex pipe.
+    /// Any server in-process, over an in-memory connection (whole messages, no framing).
     pub fn in_process(server: duomcp::server::Server, revision: &str) -> Self {
+        let (client, server_end) = Connection::memory();
+        tokio::spawn(server.serve_memory(server_end));
+        let end = End::Messages {
+            sender: Some(client.sender),
+            receiver: client.receiver,
+        };
+        Self::over(end, revision, None)
+    }
+
+    /// Any server in-process over a byte pipe with the stdio framing (one message a line),
+    /// for the tests of that framing itself ([`Wire::send_raw`]).
+    pub fn in_process_lines(server: duomcp::server::Server, revision: &str) -> Self {
         let (client, server_end) = tokio::io::duplex(1 << 20);
         let (read, write) = tokio::io::split(server_end);
         tokio::spawn(server.serve_connection(read, write));
         let (client_read, client_write) = tokio::io::split(client);
-        Self::over(
-            Box::new(client_read),
-            Box::new(client_write),
-            revision,
-            None,
-        )
+        let end = End::Lines {
+            write: Box::new(client_write),
+            lines: BufReader::new(Box::new(client_read) as Box<dyn AsyncRead + Unpin + Send>)
+                .lines(),
+        };
+        Self::over(end, revision, None)
     }
 
     /// The real `duomcp serve` binary over its stdin/stdout.
@@ -59,18 +86,16 @@ impl Wire {
             .expect("spawn duomcp serve");
         let stdin = child.stdin.take().expect("stdin");
         let stdout = child.stdout.take().expect("stdout");
-        Self::over(Box::new(stdout), Box::new(stdin), revision, Some(child))
+        let end = End::Lines {
+            write: Box::new(stdin),
+            lines: BufReader::new(Box::new(stdout) as Box<dyn AsyncRead + Unpin + Send>).lines(),
+        };
+        Self::over(end, revision, Some(child))
     }
 
-    fn over(
-        read: Box<dyn tokio::io::AsyncRead + Unpin + Send>,
-        write: Box<dyn AsyncWrite + Unpin + Send>,
-        revision: &str,
-        guard: Option<tokio::process::Child>,
-    ) -> Self {
+    fn over(end: End, revision: &str, guard: Option<tokio::process::Child>) -> Self {
         Wire {
-            write,
-            lines: BufReader::new(read).lines(),
+            end,
             validator: WireValidator::for_revision(revision),
             methods: HashMap::new(),
             next_id: 0,
@@ -79,10 +104,15 @@ impl Wire {
         }
     }
 
-    /// Sends raw bytes (a line terminator is NOT added).
+    /// Sends raw bytes (a line terminator is NOT added). Only on a byte wire
+    /// ([`Wire::in_process_lines`], [`Wire::spawn_binary`]): an in-memory connection carries
+    /// whole messages, not bytes.
     pub async fn send_raw(&mut self, bytes: &[u8]) {
-        self.write.write_all(bytes).await.expect("write");
-        self.write.flush().await.expect("flush");
+        let End::Lines { write, .. } = &mut self.end else {
+            panic!("send_raw needs a byte wire (Wire::in_process_lines or Wire::spawn_binary)");
+        };
+        write.write_all(bytes).await.expect("write");
+        write.flush().await.expect("flush");
     }
 
     /// Sends one message; requests are remembered so their responses can be schema-checked.
@@ -94,27 +124,47 @@ impl Wire {
         if let Err(e) = duomcp_testkit::apps::validate_client_message(&msg) {
             panic!("the test sends a message the MCP Apps schema refuses: {e}\n{msg}");
         }
-        let mut line = serde_json::to_vec(&msg).unwrap();
-        line.push(b'\n');
-        self.send_raw(&line).await;
+        let mut bytes = serde_json::to_vec(&msg).unwrap();
+        match &mut self.end {
+            End::Lines { .. } => {
+                bytes.push(b'\n');
+                self.send_raw(&bytes).await;
+            }
+            End::Messages { sender, .. } => {
+                let sender = sender.as_ref().expect("the input is open");
+                sender.send(bytes).await.expect("write");
+            }
+        }
     }
 
     /// Closes the client's side of the input (the server sees EOF).
     pub async fn close_input(&mut self) {
-        self.write.shutdown().await.expect("shutdown");
-        // Dropping the writer closes a child's stdin (shutdown alone does not).
-        self.write = Box::new(tokio::io::sink());
+        match &mut self.end {
+            End::Lines { write, .. } => {
+                write.shutdown().await.expect("shutdown");
+                // Dropping the writer closes a child's stdin (shutdown alone does not).
+                *write = Box::new(tokio::io::sink());
+            }
+            End::Messages { sender, .. } => *sender = None,
+        }
     }
 
     /// The next message from the server (schema-validated), or `None` at EOF.
     pub async fn recv_opt(&mut self) -> Option<Value> {
         // Generous: a gateway test starts several upstream servers (debug builds) at once,
         // beside the other tests; a hang still ends the test.
-        let line = tokio::time::timeout(Duration::from_secs(30), self.lines.next_line())
+        let next = async {
+            match &mut self.end {
+                End::Lines { lines, .. } => lines.next_line().await.expect("read"),
+                End::Messages { receiver, .. } => receiver
+                    .recv()
+                    .await
+                    .map(|m| String::from_utf8(m).expect("read")),
+            }
+        };
+        let line = tokio::time::timeout(Duration::from_secs(30), next)
             .await
-            .expect("timed out waiting for the server")
-            .expect("read");
-        let line = line?;
+            .expect("timed out waiting for the server")?;
         let msg: Value = serde_json::from_str(&line)
             .unwrap_or_else(|e| panic!("server sent invalid JSON ({e}): {line}"));
         let method = msg

@@ -1,14 +1,15 @@
-//! Shared helpers of the client tests: an in-process server over an in-memory pipe, a tap that
-//! records every message the client writes, and a scripted fake server for behaviour the real
+//! Shared helpers of the client tests: an in-process server over an in-memory connection whose
+//! tap records every message both ways, and a scripted fake server for behaviour the real
 //! server never shows (odd version errors, silent servers, invalid results).
 #![allow(dead_code)]
 
 use duomcp::client::{Client, ClientBuilder};
 use duomcp::server::Server;
+use duomcp::transport::memory::{self, Connection, MemoryTransport, Side};
 use serde_json::Value;
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 
-pub use duomcp_testkit::tap::{Sent, Tap};
+pub use duomcp::transport::memory::Tap;
+pub use duomcp_testkit::Messages;
 
 /// A builder with short timeouts, so failing tests fail fast.
 pub fn builder() -> ClientBuilder {
@@ -18,55 +19,48 @@ pub fn builder() -> ClientBuilder {
         .request_timeout(std::time::Duration::from_secs(10))
 }
 
-/// Connects `builder` to `server` over an in-memory pipe; returns the client and its tap.
-pub async fn connect(server: &Server, builder: ClientBuilder) -> (Client, Sent) {
+/// What the client sent so far, as the other end received it. The tap records a message as
+/// it crosses: all a request's predecessors are in once it is answered.
+pub fn sent(tap: &Tap) -> Vec<Value> {
+    tap.from(Side::Client)
+}
+
+/// Connects `builder` to `server` over an in-memory connection; returns the client and its tap.
+pub async fn connect(server: &Server, builder: ClientBuilder) -> (Client, Tap) {
     try_connect(server, builder).await.expect("connect")
 }
 
 pub async fn try_connect(
     server: &Server,
     builder: ClientBuilder,
-) -> Result<(Client, Sent), duomcp::client::ClientError> {
-    let (client_end, server_end) = tokio::io::duplex(1 << 20);
-    let (sr, sw) = tokio::io::split(server_end);
-    tokio::spawn(server.clone().serve_connection(sr, sw));
-    let (cr, cw) = tokio::io::split(client_end);
-    let sent = Sent::default();
-    let tap = Tap::new(cw, sent.clone());
-    let client = builder.connect(cr, tap).await?;
-    Ok((client, sent))
+) -> Result<(Client, Tap), duomcp::client::ClientError> {
+    memory::connect_with(builder, server.clone()).await
 }
 
 /// A scripted server: `answer` gets each message the client sends and returns the messages to
-/// write back (in order). Returns the connected client's result and the tap.
+/// send back (in order). Returns the connected client's result and the tap.
 pub async fn fake<F>(
     builder: ClientBuilder,
     mut answer: F,
-) -> (Result<Client, duomcp::client::ClientError>, Sent)
+) -> (Result<Client, duomcp::client::ClientError>, Tap)
 where
     F: FnMut(&Value) -> Vec<Value> + Send + 'static,
 {
-    let (client_end, server_end) = tokio::io::duplex(1 << 20);
-    let (sr, mut sw) = tokio::io::split(server_end);
+    let (client_end, mut server_end, tap) = Connection::tapped();
     tokio::spawn(async move {
-        let mut lines = BufReader::new(sr).lines();
-        while let Ok(Some(line)) = lines.next_line().await {
-            let Ok(msg) = serde_json::from_str::<Value>(&line) else {
+        while let Some(message) = server_end.recv().await {
+            let Ok(msg) = serde_json::from_slice::<Value>(&message) else {
                 continue;
             };
             for reply in answer(&msg) {
-                let mut bytes = serde_json::to_vec(&reply).unwrap();
-                bytes.push(b'\n');
-                if sw.write_all(&bytes).await.is_err() {
+                if server_end.send_json(&reply).await.is_err() {
                     return;
                 }
             }
         }
     });
-    let (cr, cw) = tokio::io::split(client_end);
-    let sent = Sent::default();
-    let tap = Tap::new(cw, sent.clone());
-    (builder.connect(cr, tap).await, sent)
+    let transport = MemoryTransport::new(client_end);
+    (builder.connect_transport(transport).await, tap)
 }
 
 /// A JSON-RPC result for `msg`.
