@@ -47,6 +47,8 @@ pub mod jsonrpc;
 pub mod keyring;
 pub mod principal;
 pub mod request_state;
+#[cfg(test)]
+mod strategies;
 pub mod tasks;
 pub mod time;
 

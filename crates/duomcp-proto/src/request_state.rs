@@ -315,6 +315,9 @@ fn canonical_object(map: &Map<String, Value>, skip_meta: bool, out: &mut Vec<u8>
 }
 
 #[cfg(test)]
+mod props;
+
+#[cfg(test)]
 mod tests {
     use super::*;
 
