@@ -7,7 +7,7 @@
 //! minted by one replica is served by every replica. The `--limit events-*` keys size the
 //! in-memory log only; the Redis log has the bounds of `RedisEventStore::new`.
 
-use duomcp::server::{Keyring, Server};
+use duomcp::server::{Keyring, KeyringExt as _, Server};
 use duomcp::transport::http::HttpConfig;
 use std::path::Path;
 use std::time::Duration;

@@ -40,4 +40,33 @@ mod tests {
         assert!(decode("k:", Some("not base64!")).is_err());
         assert_eq!(decode("k:", None).ok().flatten(), None);
     }
+
+    mod props {
+        use super::super::*;
+        use proptest::prelude::*;
+
+        proptest! {
+            /// decode ∘ encode = id, for the list the cursor was made for only.
+            #[test]
+            fn a_cursor_reads_back_as_its_key(prefix in "[a-z]{1,6}:", key in ".{0,24}", other in "[A-Z]{1,6}:") {
+                let cursor = encode(&prefix, &key);
+                prop_assert_eq!(decode(&prefix, Some(&cursor)).ok().flatten(), Some(key));
+                prop_assert!(decode(&other, Some(&cursor)).is_err());
+                prop_assert_eq!(decode(&prefix, None).ok().flatten(), None);
+            }
+
+            /// Any string: the key of the one cursor it is, or `-32602` invalid params; never a panic.
+            #[test]
+            fn decoding_any_string_never_panics(prefix in ".{0,4}", cursor in prop_oneof![".{0,48}", "[A-Za-z0-9_=-]{0,48}"]) {
+                match decode(&prefix, Some(&cursor)) {
+                    Ok(key) => {
+                        let key = key.unwrap_or_default();
+                        // Base64 without padding or stray trailing bits: one text per key.
+                        prop_assert_eq!(encode(&prefix, &key), cursor);
+                    }
+                    Err(e) => prop_assert!(matches!(e, ProtocolError::InvalidParams(_)), "{:?}", e),
+                }
+            }
+        }
+    }
 }

@@ -20,6 +20,10 @@
 //!   handler's outcome ends a task) as pure functions of explicit time; each revision's task
 //!   wire is [`era::TaskWire`].
 //! * [`cursor`]: opaque pagination cursors.
+//! * [`request_state`]: the sealed `requestState` of 2026-07-28 multi-round-trip requests
+//!   (HMAC-SHA256, bound to method, target, principal and expiry; the time passed in), and
+//!   [`keyring`]: the keys that seal it (the newest) and open it (all), parsed from a
+//!   keyring file's text.
 //! * [`time`]: timestamps as the wire writes them.
 //!
 //! ```
@@ -31,7 +35,7 @@
 //! ```
 //!
 //! `duomcp` (the runtime: transports, server and client) drives this crate and re-exports
-//! its items at their old paths (`duomcp::jsonrpc`, `duomcp::era`).
+//! its items at their old paths (`duomcp::jsonrpc`, `duomcp::era`, `duomcp::server::Keyring`…).
 
 #![cfg_attr(docsrs, feature(doc_cfg))]
 #![warn(missing_docs)]
@@ -40,7 +44,11 @@ pub mod cursor;
 pub mod era;
 pub mod error;
 pub mod jsonrpc;
+pub mod keyring;
 pub mod principal;
+pub mod request_state;
+#[cfg(test)]
+mod strategies;
 pub mod tasks;
 pub mod time;
 

@@ -71,3 +71,101 @@ pub fn detect<F: FnOnce() -> bool>(s: Signals<'_, F>) -> Result<Era, Undecided> 
         None => Ok(Era::UNMARKED),
     }
 }
+
+#[cfg(test)]
+mod props {
+    //! Property tests of era detection: any combination of signals gives an answer without
+    //! panic, and the rules [`detect`] documents hold for every one.
+
+    use super::*;
+    use duomcp_schema::version;
+    use proptest::prelude::*;
+    use std::cell::Cell;
+
+    /// A header as a transport hands it over: absent, not text, a version of either era, or
+    /// anything else.
+    fn header() -> impl Strategy<Value = Option<Result<String, ()>>> {
+        let known = prop_oneof![
+            proptest::sample::select(version::MODERN_VERSIONS),
+            proptest::sample::select(version::LEGACY_VERSIONS),
+        ];
+        prop_oneof![
+            Just(None),
+            Just(Some(Err(()))),
+            known.prop_map(|v| Some(Ok(v.to_owned()))),
+            ".{0,12}".prop_map(|v| Some(Ok(v))),
+        ]
+    }
+
+    fn method() -> impl Strategy<Value = Option<String>> {
+        prop_oneof![
+            Just(None),
+            Just(Some("server/discover".to_owned())),
+            Just(Some("initialize".to_owned())),
+            Just(Some("tools/call".to_owned())),
+            ".{0,16}".prop_map(Some),
+        ]
+    }
+
+    proptest! {
+        /// Whatever the signals: the rules of [`detect`], and `_meta` asked for only when the
+        /// header does not decide alone.
+        #[test]
+        fn every_combination_of_signals_follows_the_rules(
+            method in method(),
+            header in header(),
+            meta in any::<bool>(),
+            session in any::<bool>(),
+        ) {
+            let asked = Cell::new(false);
+            let got = detect(Signals {
+                method: method.as_deref(),
+                version_header: header.as_ref().map(|h| h.as_deref().map_err(|_| ())),
+                meta_names_version: || {
+                    asked.set(true);
+                    meta
+                },
+                names_session: session,
+            });
+            let header_era = match &header {
+                Some(Ok(v)) => Era::of_version(v),
+                _ => None,
+            };
+            if header_era == Some(Era::Modern) {
+                // A 2026-07-28 header decides alone, `_meta` unread.
+                prop_assert_eq!(got, Ok(Era::Modern));
+                prop_assert!(!asked.get());
+            } else if meta {
+                // A `_meta` naming a version makes it 2026-07-28, whatever the header says.
+                prop_assert_eq!(got, Ok(Era::Modern));
+            } else {
+                let expected = match &header {
+                    Some(Err(())) => Err(Undecided::MalformedHeader),
+                    Some(Ok(v)) => match header_era {
+                        Some(era) => Ok(era),
+                        None => Err(Undecided::UnsupportedVersion(v.clone())),
+                    },
+                    None if method.as_deref() == Some("server/discover") && !session => {
+                        Ok(Era::Modern)
+                    }
+                    None => Ok(Era::UNMARKED),
+                };
+                prop_assert_eq!(got, expected);
+            }
+        }
+
+        /// An HTTP refusal: a 2026-07-28 error shows that era, another client error the
+        /// unmarked one, anything else nothing.
+        #[test]
+        fn a_refusal_shows_an_era_only_when_it_can(modern in any::<bool>(), client in any::<bool>()) {
+            let expected = if modern {
+                Some(Era::Modern)
+            } else if client {
+                Some(Era::UNMARKED)
+            } else {
+                None
+            };
+            prop_assert_eq!(of_refusal(modern, client), expected);
+        }
+    }
+}

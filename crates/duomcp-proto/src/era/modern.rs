@@ -1,5 +1,7 @@
 //! 2026-07-28: per-request `_meta`, error mapping, and the fields every result carries.
 
+#[cfg(test)]
+mod props;
 pub mod tasks;
 
 use super::{ProtocolError, Revision};

@@ -118,6 +118,9 @@ impl Era {
     }
 }
 
+#[cfg(test)]
+mod props;
+
 /// The fields both revisions' `Task` share, with the names of the ttl and poll interval keys.
 pub(crate) fn task_fields(
     record: &TaskRecord,

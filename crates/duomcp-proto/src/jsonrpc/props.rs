@@ -2,6 +2,7 @@
 //! no input makes [`decode`] panic.
 
 use super::*;
+use crate::strategies::{json, object};
 use proptest::prelude::*;
 use serde_json::{Map, Value};
 
@@ -11,27 +12,6 @@ fn request_id() -> impl Strategy<Value = RequestId> {
         any::<u64>().prop_map(RequestId::from),
         ".{0,12}".prop_map(RequestId::from),
     ]
-}
-
-/// JSON without floats (whose text may not read back bit for bit), nested a few levels.
-fn json() -> impl Strategy<Value = Value> {
-    let leaf = prop_oneof![
-        Just(Value::Null),
-        any::<bool>().prop_map(Value::from),
-        any::<i64>().prop_map(Value::from),
-        ".{0,10}".prop_map(Value::from),
-    ];
-    leaf.prop_recursive(3, 24, 4, |inner| {
-        prop_oneof![
-            proptest::collection::vec(inner.clone(), 0..4).prop_map(Value::Array),
-            proptest::collection::btree_map(".{0,6}", inner, 0..4)
-                .prop_map(|m| Value::Object(m.into_iter().collect())),
-        ]
-    })
-}
-
-fn object() -> impl Strategy<Value = Map<String, Value>> {
-    proptest::collection::btree_map(".{0,6}", json(), 0..4).prop_map(|m| m.into_iter().collect())
 }
 
 fn parsed(raw: &serde_json::value::RawValue) -> Value {

@@ -5,9 +5,8 @@
 //! or is refused for the reason its method, target, principal or expiry gives), and after a
 //! fuzzed change to one byte of the token (always refused).
 
-use crate::server::request_state::{seal, unseal, SealedState, StateRejection};
-use crate::server::SealingKey;
 use arbitrary::{Arbitrary, Unstructured};
+use duomcp_proto::request_state::{seal, unseal, SealedState, SealingKey, StateRejection};
 use serde_json::{Map, Value};
 
 #[derive(Arbitrary, Debug)]

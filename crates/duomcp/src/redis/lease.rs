@@ -64,6 +64,7 @@ impl Lease {
 
 /// This process's name as a lease holder (random, made once).
 pub(crate) fn holder() -> &'static str {
+    use crate::server::SealingKeyExt as _;
     static HOLDER: OnceLock<String> = OnceLock::new();
     HOLDER.get_or_init(|| crate::server::SealingKey::random().id())
 }

@@ -200,6 +200,7 @@ impl Redis {
     /// instead (`duomcp serve --state-key-file`).
     pub async fn shared_keyring(&self) -> Result<crate::server::Keyring, RedisError> {
         let key = format!("{}state-key", self.prefix);
+        use crate::server::SealingKeyExt as _;
         let fresh = crate::server::SealingKey::random().to_base64();
         let stored: String = self
             .run("state-key", |mut c| async move {

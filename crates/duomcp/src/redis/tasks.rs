@@ -205,6 +205,7 @@ impl RedisTaskStore {
     }
 
     async fn lock(&self, id: &str) -> Result<String, RedisError> {
+        use crate::server::SealingKeyExt as _;
         let token = crate::server::SealingKey::random().id();
         let key = self.lock_key(id);
         let deadline = Instant::now() + Duration::from_secs(2);

@@ -46,7 +46,7 @@ impl ServerBuilder {
     /// given here changes the server's keys while it runs.
     ///
     /// ```
-    /// use duomcp::server::{Keyring, SealingKey, Server};
+    /// use duomcp::server::{Keyring, SealingKey, SealingKeyExt as _, Server};
     /// let ring = Keyring::new(SealingKey::random(), vec![SealingKey::random()]);
     /// let server = Server::builder().keyring(ring.clone()).build();
     /// assert_eq!(server.keyring().newest_id(), ring.newest_id());

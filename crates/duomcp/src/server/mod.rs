@@ -26,13 +26,12 @@ pub(crate) mod envelope;
 pub use duomcp_proto::error::{HandlerError, InputRequired};
 mod handler;
 mod invoke;
-pub(crate) mod keyring;
+mod keys;
 pub mod middleware;
 mod oneshot;
 pub(crate) mod params;
 pub(crate) mod principal;
 mod registry;
-pub(crate) mod request_state;
 pub(crate) mod session;
 mod shutdown;
 #[cfg(feature = "skills")]
@@ -47,11 +46,10 @@ pub use handler::{
     Args, CallParts, FromCallParts, Handler, IntoPromptResult, IntoReadResult, IntoToolResult,
     Json, RawToolResult, Rejection, State, ToolOutput, Uri,
 };
-pub use keyring::{Keyring, KeyringError};
+pub use keys::{Keyring, KeyringError, KeyringExt, SealingKey, SealingKeyExt};
 pub use principal::Principal;
 pub use registry::DEFER_TASK_META;
 pub use registry::{PromptSpec, ResourceSpec, Scoped, TemplateSpec, ToolSpec};
-pub use request_state::SealingKey;
 pub use shutdown::shutdown_signal;
 pub use uri_template::UriTemplate;
 

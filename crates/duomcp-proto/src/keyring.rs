@@ -3,14 +3,16 @@
 //! The newest key seals; every key of the ring opens what it sealed, so a rotation (a new key
 //! put first, the old one kept behind it) does not break a round trip in progress. A sealed
 //! state names its key (a short id derived from the key), so opening it costs one MAC however
-//! many keys the ring holds. A state still expires on its own (`ServerConfig::request_state_ttl`):
-//! an old key can leave the ring once that long has passed since it stopped sealing.
+//! many keys the ring holds. A state still expires on its own (the server's
+//! `request_state_ttl`): an old key can leave the ring once that long has passed since it
+//! stopped sealing.
 //!
-//! Replicas behind one load balancer must hold the same keys. The keyring file read by
-//! [`Keyring::from_file`] (and `duomcp serve --state-key-file`) has one base64 key of at least
-//! 32 random bytes per line, newest first (`head -c 32 /dev/urandom | base64`).
+//! Replicas behind one load balancer must hold the same keys. A keyring file's text
+//! ([`Keyring::parse`]; `duomcp`'s `KeyringExt::from_file` and `duomcp serve --state-key-file`
+//! read the file) has one base64 key of at least 32 random bytes per line, newest first
+//! (`head -c 32 /dev/urandom | base64`).
 
-use super::request_state::SealingKey;
+use crate::request_state::SealingKey;
 use base64::Engine as _;
 use std::sync::{Arc, RwLock};
 
@@ -18,20 +20,17 @@ use std::sync::{Arc, RwLock};
 pub(crate) const MAX_KEYS: usize = 16;
 
 /// Why a keyring could not be read.
-#[derive(Debug, thiserror::Error)]
+#[derive(Debug)]
 #[non_exhaustive]
 pub enum KeyringError {
     /// The file could not be read.
-    #[error("keyring {path}: {source}")]
     Io {
         /// The file.
         path: String,
         /// What the system said.
-        #[source]
         source: std::io::Error,
     },
     /// A line is not one base64 key of at least 32 bytes.
-    #[error("keyring line {line}: {reason}")]
     BadLine {
         /// 1-based line number.
         line: usize,
@@ -39,20 +38,38 @@ pub enum KeyringError {
         reason: String,
     },
     /// No key at all, or more than 16.
-    #[error("keyring: {0}")]
     Count(String),
+}
+
+impl std::fmt::Display for KeyringError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            KeyringError::Io { path, source } => write!(f, "keyring {path}: {source}"),
+            KeyringError::BadLine { line, reason } => write!(f, "keyring line {line}: {reason}"),
+            KeyringError::Count(what) => write!(f, "keyring: {what}"),
+        }
+    }
+}
+
+impl std::error::Error for KeyringError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            KeyringError::Io { source, .. } => Some(source),
+            _ => None,
+        }
+    }
 }
 
 /// The keys that seal (the newest, first) and open (all, at most 16) `requestState`, so that
 /// replicas keep opening what an older key sealed after a rotation; a sealed state names its
-/// key. A keyring file ([`Keyring::from_file`], `duomcp serve --state-key-file`) has one
-/// base64 key of at least 32 random bytes per line, newest first
-/// (`head -c 32 /dev/urandom | base64`). Cloning shares the ring: [`replace`](Keyring::replace)
-/// on one clone is seen by every clone (a server keeps one clone, whoever configures it
-/// another).
+/// key. A keyring file ([`Keyring::parse`] of its text; `duomcp`'s `KeyringExt::from_file`,
+/// `duomcp serve --state-key-file`) has one base64 key of at least 32 random bytes per line,
+/// newest first (`head -c 32 /dev/urandom | base64`). Cloning shares the ring:
+/// [`replace`](Keyring::replace) on one clone is seen by every clone (a server keeps one
+/// clone, whoever configures it another).
 ///
 /// ```
-/// use duomcp::server::Keyring;
+/// use duomcp_proto::keyring::Keyring;
 /// let ring = Keyring::parse(
 ///     "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=\n\
 ///      AQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQE=\n",
@@ -63,7 +80,19 @@ pub enum KeyringError {
 /// ```
 #[derive(Clone)]
 pub struct Keyring {
-    keys: Arc<RwLock<Arc<[Entry]>>>,
+    keys: Arc<RwLock<Arc<Ring>>>,
+}
+
+/// The keys of a ring: never empty, the sealing key first.
+pub(crate) struct Ring {
+    newest: Entry,
+    older: Vec<Entry>,
+}
+
+impl Ring {
+    pub(crate) fn iter(&self) -> impl Iterator<Item = &Entry> {
+        std::iter::once(&self.newest).chain(&self.older)
+    }
 }
 
 #[derive(Clone)]
@@ -88,13 +117,16 @@ impl From<SealingKey> for Keyring {
 impl Keyring {
     /// A ring sealing with `newest` and also opening with `older` (newest first).
     pub fn new(newest: SealingKey, older: Vec<SealingKey>) -> Self {
-        let entries: Vec<Entry> = std::iter::once(newest)
-            .chain(older)
-            .take(MAX_KEYS)
-            .map(Entry::new)
-            .collect();
+        let ring = Ring {
+            newest: Entry::new(newest),
+            older: older
+                .into_iter()
+                .take(MAX_KEYS - 1)
+                .map(Entry::new)
+                .collect(),
+        };
         Keyring {
-            keys: Arc::new(RwLock::new(entries.into())),
+            keys: Arc::new(RwLock::new(Arc::new(ring))),
         }
     }
 
@@ -133,16 +165,6 @@ impl Keyring {
         Ok(Keyring::new(newest, keys.collect()))
     }
 
-    /// [`parse`](Keyring::parse) of a file's contents.
-    pub fn from_file(path: impl AsRef<std::path::Path>) -> Result<Self, KeyringError> {
-        let path = path.as_ref();
-        let text = std::fs::read_to_string(path).map_err(|source| KeyringError::Io {
-            path: path.display().to_string(),
-            source,
-        })?;
-        Keyring::parse(&text)
-    }
-
     /// Puts `other`'s keys in place of this ring's, for every clone (a reloaded file, a key
     /// fetched from a shared store).
     pub fn replace(&self, other: &Keyring) {
@@ -152,23 +174,25 @@ impl Keyring {
 
     /// Keys in the ring.
     pub fn len(&self) -> usize {
-        self.snapshot().len()
+        1 + self.snapshot().older.len()
     }
 
     /// Never true: a ring always holds its sealing key.
     pub fn is_empty(&self) -> bool {
-        self.snapshot().is_empty()
+        false
     }
 
     /// The id sealed states name the sealing key by.
     pub fn newest_id(&self) -> String {
-        self.snapshot()
-            .first()
-            .map(|e| e.id.clone())
-            .unwrap_or_default()
+        self.newest().id
     }
 
-    pub(crate) fn snapshot(&self) -> Arc<[Entry]> {
+    /// The sealing key and its id.
+    pub(crate) fn newest(&self) -> Entry {
+        self.snapshot().newest.clone()
+    }
+
+    pub(crate) fn snapshot(&self) -> Arc<Ring> {
         self.keys.read().unwrap_or_else(|p| p.into_inner()).clone()
     }
 }
@@ -214,5 +238,14 @@ mod tests {
         ));
         assert_eq!(clone.len(), 2);
         assert_eq!(clone.newest_id(), SealingKey::from_bytes([2; 32]).id());
+    }
+
+    #[test]
+    fn a_ring_holds_at_most_sixteen_keys_and_the_newest_seals() {
+        let older: Vec<SealingKey> = (0..40).map(|i| SealingKey::from_bytes([i; 32])).collect();
+        let ring = Keyring::new(SealingKey::from_bytes([99; 32]), older);
+        assert_eq!(ring.len(), MAX_KEYS);
+        assert!(!ring.is_empty());
+        assert_eq!(ring.newest_id(), SealingKey::from_bytes([99; 32]).id());
     }
 }

@@ -5,10 +5,35 @@
 //! target (tool or prompt name with a digest of its arguments, resource URI), the principal
 //! and an expiry. The payload also carries the answers of earlier rounds, so a handler sees
 //! every answer it has been given, not just the latest round's, and how many rounds there
-//! were (bounded by `ServerConfig::max_input_rounds`).
+//! were (bounded by the server's `max_input_rounds`).
 //!
 //! A token is `v2.KEYID.PAYLOAD.TAG`: `KEYID` names the key of the [`Keyring`] that sealed it
 //! (the ring's newest), so a replica holding older keys behind a newer one still opens it.
+//!
+//! Pure functions: the time is passed in (`now_ms`, milliseconds since the Unix epoch, to
+//! [`unseal`]; the expiry is a field of [`SealedState`]), and keys are bytes passed in
+//! ([`SealingKey::from_bytes`]); a random key is the runtime's to make
+//! (`duomcp::server::SealingKeyExt::random`).
+//!
+//! ```
+//! use duomcp_proto::request_state::{seal, unseal, SealedState, SealingKey, StateRejection};
+//! let key = SealingKey::from_bytes([7; 32]);
+//! let state = SealedState {
+//!     m: "tools/call".into(),
+//!     t: "t".into(),
+//!     e: 1_000,
+//!     p: None,
+//!     r: Default::default(),
+//!     u: Some(3.into()),
+//!     n: 1,
+//! };
+//! let token = seal(&key, &state);
+//! assert_eq!(unseal(&key, &token, 999, "tools/call", "t", None), Ok(state));
+//! assert_eq!(
+//!     unseal(&key, &token, 1_001, "tools/call", "t", None),
+//!     Err(StateRejection::Expired)
+//! );
+//! ```
 
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use base64::Engine as _;
@@ -17,40 +42,18 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use sha2::Sha256;
 
-use super::keyring::Keyring;
+use crate::keyring::Keyring;
 
 const VERSION_TAG: &str = "v2";
 
 /// A 256-bit key for sealing `requestState`. Replicas that share traffic must share the key.
+///
+/// `duomcp` adds `random()` (the operating system's generator) with its
+/// `duomcp::server::SealingKeyExt`; this crate makes keys from bytes only.
 #[derive(Clone)]
 pub struct SealingKey([u8; 32]);
 
 impl SealingKey {
-    /// A fresh random key (from the operating system's generator).
-    ///
-    /// ```
-    /// let a = duomcp::server::SealingKey::random();
-    /// let b = duomcp::server::SealingKey::random();
-    /// assert_ne!(format!("{a:?}"), "");
-    /// # let _ = b;
-    /// ```
-    pub fn random() -> Self {
-        let mut k = [0u8; 32];
-        // If the OS generator fails there is no safe key; fall back to a time-and-address mix
-        // only so that the server still starts, and say so loudly.
-        if getrandom::fill(&mut k).is_err() {
-            tracing::error!(
-                "operating system random generator failed; requestState sealing key is weak"
-            );
-            let t = std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map(|d| d.as_nanos())
-                .unwrap_or(0);
-            k[..16].copy_from_slice(&t.to_le_bytes());
-        }
-        SealingKey(k)
-    }
-
     /// A key from fixed bytes (configuration shared by several replicas).
     pub fn from_bytes(bytes: [u8; 32]) -> Self {
         SealingKey(bytes)
@@ -58,7 +61,7 @@ impl SealingKey {
 
     /// A key from key material of any length (a keyring file's line: at least 32 bytes):
     /// 32 bytes are the key as they are; other lengths are hashed to 32 with SHA-256.
-    pub(crate) fn derive(material: &[u8]) -> Self {
+    pub fn derive(material: &[u8]) -> Self {
         use sha2::Digest as _;
         match <[u8; 32]>::try_from(material) {
             Ok(k) => SealingKey(k),
@@ -68,7 +71,7 @@ impl SealingKey {
 
     /// The key's id in sealed states: 8 URL-safe characters from a hash of the key (the key
     /// cannot be recovered from it).
-    pub(crate) fn id(&self) -> String {
+    pub fn id(&self) -> String {
         use sha2::Digest as _;
         let mut h = Sha256::new();
         h.update(b"duomcp requestState key id\0");
@@ -77,8 +80,7 @@ impl SealingKey {
     }
 
     /// The key's bytes, standard base64 (to keep it in a shared store).
-    #[cfg(feature = "redis")]
-    pub(crate) fn to_base64(&self) -> String {
+    pub fn to_base64(&self) -> String {
         base64::engine::general_purpose::STANDARD.encode(self.0)
     }
 
@@ -105,7 +107,7 @@ impl std::fmt::Debug for SealingKey {
 
 /// What a sealed `requestState` holds.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub(crate) struct SealedState {
+pub struct SealedState {
     /// Method the state belongs to.
     pub m: String,
     /// Target: tool or prompt name, or resource URI.
@@ -131,7 +133,7 @@ fn is_zero(n: &u32) -> bool {
 }
 
 /// Keys that seal and open: one [`SealingKey`], or a [`Keyring`].
-pub(crate) trait Keys {
+pub trait Keys {
     /// The key that seals now, with its id.
     fn sealing(&self) -> (String, SealingKey);
     /// The key named `id`, if held.
@@ -149,12 +151,8 @@ impl Keys for SealingKey {
 
 impl Keys for Keyring {
     fn sealing(&self) -> (String, SealingKey) {
-        let keys = self.snapshot();
-        match keys.first() {
-            Some(e) => (e.id.clone(), e.key.clone()),
-            // A ring is never empty (its constructors put the sealing key first).
-            None => SealingKey::random().sealing(),
-        }
+        let newest = self.newest();
+        (newest.id.clone(), newest.key.clone())
     }
     fn opening(&self, id: &str) -> Option<SealingKey> {
         self.snapshot()
@@ -174,7 +172,9 @@ fn mac_of(key: &SealingKey, id: &str, payload: &str) -> Hmac<Sha256> {
     mac
 }
 
-pub(crate) fn seal(keys: &impl Keys, state: &SealedState) -> String {
+/// `state` sealed with the sealing key of `keys`: `v2.KEYID.PAYLOAD.TAG`, where `PAYLOAD` is
+/// the URL-safe base64 of the state's JSON and `TAG` the HMAC-SHA256 of `v2.KEYID.PAYLOAD`.
+pub fn seal(keys: &impl Keys, state: &SealedState) -> String {
     let json = serde_json::to_vec(state).unwrap_or_default();
     let payload = URL_SAFE_NO_PAD.encode(json);
     let (id, key) = keys.sealing();
@@ -184,15 +184,20 @@ pub(crate) fn seal(keys: &impl Keys, state: &SealedState) -> String {
 
 /// Why a `requestState` was refused.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum StateRejection {
+pub enum StateRejection {
+    /// Not a token of this format (parts, version, base64 or payload).
     Malformed,
+    /// The tag does not verify, or no key of the ring has the token's key id.
     BadSignature,
+    /// Sealed for another method, target or principal.
     WrongTarget,
+    /// Its expiry is before the time given.
     Expired,
 }
 
 impl StateRejection {
-    pub(crate) fn message(self) -> &'static str {
+    /// The text the refusal is reported with (after `Invalid params: `).
+    pub fn message(self) -> &'static str {
         match self {
             StateRejection::Malformed => "requestState is malformed",
             StateRejection::BadSignature => "requestState failed its integrity check",
@@ -202,7 +207,10 @@ impl StateRejection {
     }
 }
 
-pub(crate) fn unseal(
+/// The state `token` holds, if one of `keys` sealed it, it was sealed for `method`, `target`
+/// and `principal`, and its expiry is not before `now_ms` (milliseconds since the Unix epoch,
+/// the caller's clock).
+pub fn unseal(
     keys: &impl Keys,
     token: &str,
     now_ms: u64,
@@ -252,7 +260,7 @@ pub(crate) fn unseal(
 /// arguments are what its answers were given for (a confirmation for `a.txt` is not one for
 /// `/etc/important`). (`resources/read` has one salient parameter, its URI, which is the
 /// target as it is.)
-pub(crate) fn bind_arguments(tool: &str, arguments: Option<&Value>) -> String {
+pub fn bind_arguments(tool: &str, arguments: Option<&Value>) -> String {
     use sha2::Digest as _;
     let mut text = Vec::new();
     match arguments {
@@ -305,6 +313,9 @@ fn canonical_object(map: &Map<String, Value>, skip_meta: bool, out: &mut Vec<u8>
     }
     out.push(b'}');
 }
+
+#[cfg(test)]
+mod props;
 
 #[cfg(test)]
 mod tests {
@@ -402,6 +413,24 @@ mod tests {
         assert_eq!(
             unseal(&rotated, &forged, 0, "tools/call", "t", None),
             Err(StateRejection::BadSignature)
+        );
+    }
+
+    /// The token's text is a wire format: replicas of different versions open each other's.
+    #[test]
+    fn the_sealed_text_is_fixed() {
+        let key = SealingKey::from_bytes([7; 32]);
+        let mut sealed = state();
+        sealed.p = Some("alice".into());
+        sealed.r.insert("k".into(), Value::from("yes"));
+        // Also computed outside Rust: HMAC-SHA256 with the key over `v2.KEYID.PAYLOAD`.
+        let token = "v2.OuF6w86J.\
+            eyJtIjoidG9vbHMvY2FsbCIsInQiOiJ0IiwiZSI6MTAwMCwicCI6ImFsaWNlIiwiciI6eyJrIjoieWVzIn0sInUiOjMsIm4iOjJ9.\
+            D3Mk-zADU7x35bCZeMdYZdSYMTYV8zZoLesGH4U2JeM";
+        assert_eq!(seal(&key, &sealed), token);
+        assert_eq!(
+            unseal(&key, token, 1_000, "tools/call", "t", Some("alice")),
+            Ok(sealed)
         );
     }
 
