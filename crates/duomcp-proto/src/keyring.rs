@@ -12,7 +12,7 @@
 //! read the file) has one base64 key of at least 32 random bytes per line, newest first
 //! (`head -c 32 /dev/urandom | base64`).
 
-use crate::request_state::SealingKey;
+use crate::request_state::{Keys, SealingKey};
 use base64::Engine as _;
 use std::sync::{Arc, RwLock};
 
@@ -208,6 +208,20 @@ fn decode_key(line: &str) -> Option<Vec<u8>> {
     [STANDARD, STANDARD_NO_PAD, URL_SAFE, URL_SAFE_NO_PAD]
         .iter()
         .find_map(|e| e.decode(line).ok())
+}
+
+/// The newest key seals; any key held opens.
+impl Keys for Keyring {
+    fn sealing(&self) -> (String, SealingKey) {
+        let newest = self.newest();
+        (newest.id.clone(), newest.key.clone())
+    }
+    fn opening(&self, id: &str) -> Option<SealingKey> {
+        self.snapshot()
+            .iter()
+            .find(|e| e.id == id)
+            .map(|e| e.key.clone())
+    }
 }
 
 #[cfg(test)]

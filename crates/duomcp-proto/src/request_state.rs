@@ -42,8 +42,6 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use sha2::Sha256;
 
-use crate::keyring::Keyring;
-
 const VERSION_TAG: &str = "v2";
 
 /// A 256-bit key for sealing `requestState`. Replicas that share traffic must share the key.
@@ -132,7 +130,7 @@ fn is_zero(n: &u32) -> bool {
     *n == 0
 }
 
-/// Keys that seal and open: one [`SealingKey`], or a [`Keyring`].
+/// Keys that seal and open: one [`SealingKey`], or a [`Keyring`](crate::keyring::Keyring).
 pub trait Keys {
     /// The key that seals now, with its id.
     fn sealing(&self) -> (String, SealingKey);
@@ -146,19 +144,6 @@ impl Keys for SealingKey {
     }
     fn opening(&self, id: &str) -> Option<SealingKey> {
         (self.id() == id).then(|| self.clone())
-    }
-}
-
-impl Keys for Keyring {
-    fn sealing(&self) -> (String, SealingKey) {
-        let newest = self.newest();
-        (newest.id.clone(), newest.key.clone())
-    }
-    fn opening(&self, id: &str) -> Option<SealingKey> {
-        self.snapshot()
-            .iter()
-            .find(|e| e.id == id)
-            .map(|e| e.key.clone())
     }
 }
 
@@ -320,6 +305,7 @@ mod props;
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::keyring::Keyring;
 
     fn state() -> SealedState {
         SealedState {

@@ -3,6 +3,7 @@
 //! a key rotated out of the ring no longer opens what it sealed.
 
 use super::*;
+use crate::keyring::Keyring;
 use crate::strategies::{any_json, json};
 use proptest::prelude::*;
 
