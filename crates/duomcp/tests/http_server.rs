@@ -895,7 +895,7 @@ async fn modern_requests_answer_on_a_stream_when_configured_even_when_done_at_on
     let mut sse = modern_post(s.addr, &body, &[]).await.sse();
     let reply = sse.message().await;
     assert_eq!(reply.json()["id"], 1);
-    assert_eq!(text_of(&reply.json()["result"]), "plain");
+    assert_eq!(text(&reply.json()["result"]), "plain");
     sse.end().await;
 
     let body = modern_rpc(
