@@ -5,14 +5,14 @@
 
 use super::Inner;
 use crate::client::era::modern::{Discovery, ProbeFailure};
-use crate::client::era::{self, legacy, modern, Adapter, Listen, Speak};
+use crate::client::era::{self, legacy, modern, Adapter, Listen};
 use crate::client::error::ClientError;
 use crate::client::notify::Subscription;
 use crate::client::options::RequestOptions;
 use crate::era::Era;
 use crate::util::lock;
 use duomcp_schema::methods::{self, NotificationMethod, RequestMethod};
-use duomcp_schema::{version, LoggingLevel, SubscriptionFilter};
+use duomcp_schema::{LoggingLevel, SubscriptionFilter};
 use serde_json::{json, Map};
 use std::sync::Arc;
 
@@ -27,10 +27,7 @@ impl Inner {
     pub(crate) async fn initialize(self: &Arc<Self>) -> Result<(), ClientError> {
         let method = <methods::Initialize as RequestMethod>::NAME;
         let params = legacy::initialize_params(&self.handlers, &self.config.info)?;
-        let speak = Speak {
-            era: Era::Legacy,
-            version: version::LATEST_LEGACY.to_owned(),
-        };
+        let speak = legacy::speak();
         let value = self
             .request_as(method, params, &legacy::initialize_options(), &speak)
             .await?;
@@ -59,10 +56,7 @@ impl Inner {
         loop {
             modern::may_try(&tried)?;
             tried.push(version.clone());
-            let speak = Speak {
-                era: Era::Modern,
-                version: version.clone(),
-            };
+            let speak = modern::speak(&version);
             let step = match self.request_as(method, Map::new(), &opts, &speak).await {
                 Ok(value) => modern::accept_discover(value, &version, &tried),
                 Err(e) => {

@@ -2,7 +2,7 @@
 //! answer, the server's requests for input, `logging/setLevel`,
 //! `notifications/roots/list_changed`, `resources/subscribe` and the session's notifications.
 
-use super::{Adapter, Envelope, Listen, Local, Negotiated, Outbound};
+use super::{Adapter, Envelope, Listen, Local, Negotiated, Outbound, Speak};
 use crate::client::error::ClientError;
 use crate::client::handlers::{Handlers, RootsSource};
 use crate::client::options::RequestOptions;
@@ -133,5 +133,13 @@ pub(crate) fn initialize_options() -> RequestOptions {
     RequestOptions {
         no_cancel: true,
         ..RequestOptions::default()
+    }
+}
+
+/// What `initialize` is sent in: 2025-11-25, its latest version.
+pub(crate) fn speak() -> Speak {
+    Speak {
+        era: Era::Legacy,
+        version: version::LATEST_LEGACY.to_owned(),
     }
 }

@@ -1,7 +1,7 @@
 //! The 2026-07-28 adapter: the `server/discover` handshake (and probe), `_meta` on every
 //! request, `Mcp-Param-*` headers, input by MRTR rounds, `subscriptions/listen`.
 
-use super::{Adapter, Envelope, Listen, Local, Negotiated, Outbound};
+use super::{Adapter, Envelope, Listen, Local, Negotiated, Outbound, Speak};
 use crate::client::error::ClientError;
 use crate::client::handlers::Handlers;
 use crate::client::options::RequestOptions;
@@ -241,4 +241,12 @@ fn supported_versions(data: Option<&Value>) -> Vec<String> {
                 .collect()
         })
         .unwrap_or_default()
+}
+
+/// What `server/discover` is sent in: 2026-07-28, in `version`.
+pub(crate) fn speak(version: &str) -> Speak {
+    Speak {
+        era: Era::Modern,
+        version: version.to_owned(),
+    }
 }
