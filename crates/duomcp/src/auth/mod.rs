@@ -126,10 +126,13 @@ pub use metadata::{
 #[cfg(all(feature = "auth", feature = "http-server"))]
 mod server;
 #[cfg(all(feature = "auth", feature = "http-server"))]
+#[doc(hidden)]
+pub use server::Refusal;
+#[cfg(all(feature = "auth", feature = "http-server"))]
 pub use server::{
-    Auth, AuthLayer, ConfigError, IntrospectionValidator, IntrospectionValidatorBuilder,
-    JwtValidator, JwtValidatorBuilder, Refusal, ResourceServer, ResourceServerBuilder,
-    StaticTokens, TokenError, TokenValidator, ValidateFuture,
+    Auth, AuthLayer, AuthRejection, ConfigError, IntrospectionValidator,
+    IntrospectionValidatorBuilder, JwtValidator, JwtValidatorBuilder, ResourceServer,
+    ResourceServerBuilder, StaticTokens, TokenError, TokenValidator, ValidateFuture,
 };
 
 #[cfg(all(feature = "auth", feature = "client"))]

@@ -15,7 +15,7 @@
 //! ```
 
 use crate::era::ProtocolError;
-use crate::server::{CallParts, FromCallParts, HandlerError, Rejection};
+use crate::server::{CallParts, ExtractRejection, FromCallParts, HandlerError};
 
 pub use duomcp_proto::principal::Principal;
 
@@ -33,12 +33,12 @@ pub(crate) fn expand_scopes(
 }
 
 impl FromCallParts for Principal {
-    fn from_call_parts(parts: &CallParts) -> Result<Self, Rejection> {
+    fn from_call_parts(parts: &CallParts) -> Result<Self, ExtractRejection> {
         parts
             .ctx
             .principal()
             .cloned()
-            .ok_or_else(|| Rejection("this call requires an authenticated caller".into()))
+            .ok_or(ExtractRejection::Unauthenticated)
     }
 }
 

@@ -21,7 +21,9 @@ mod validator;
 
 pub use introspection::{IntrospectionValidator, IntrospectionValidatorBuilder};
 pub use jwt::{ConfigError, JwtValidator, JwtValidatorBuilder};
-pub use layer::{Auth, AuthLayer, Refusal};
+#[doc(hidden)]
+pub use layer::Refusal;
+pub use layer::{Auth, AuthLayer, AuthRejection};
 pub use validator::{StaticTokens, TokenError, TokenValidator, ValidateFuture};
 
 use crate::auth::metadata::{split_origin_path, ProtectedResourceMetadata};
@@ -157,7 +159,7 @@ impl ResourceServer {
         &self,
         headers: &http::HeaderMap,
         uri: &http::Uri,
-    ) -> Result<Principal, Refusal> {
+    ) -> Result<Principal, AuthRejection> {
         layer::authenticate(&self.inner, headers, uri).await
     }
 }
