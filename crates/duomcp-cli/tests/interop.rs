@@ -25,8 +25,8 @@ mod apps;
 mod inspect;
 
 use duomcp::client::{Client, EraChoice, InputError, Notification, RequestOptions};
+use duomcp::era::Era;
 use duomcp::schema::{CreateMessageResult, ElicitRequestParams, ElicitResult, Root};
-use duomcp::Era;
 use serde_json::{json, Value};
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};

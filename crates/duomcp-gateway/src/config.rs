@@ -340,7 +340,7 @@ impl UpstreamConfig {
     /// `allow_principals` of every rule covering the tool that has one (see [`AccessRule`]).
     ///
     /// ```
-    /// use duomcp::auth::Principal;
+    /// use duomcp::server::Principal;
     /// let config = duomcp_gateway::GatewayConfig::from_toml(r#"
     ///     [[upstream]]
     ///     name = "files"

@@ -25,8 +25,12 @@
 #![cfg_attr(docsrs, feature(doc_cfg))]
 #![warn(missing_docs)]
 
+// `auth` and `config` hold the configuration types, documented at the crate root (their one
+// path); the modules stay reachable so code naming `config::GatewayConfig` compiles.
+#[doc(hidden)]
 pub mod auth;
 pub mod bridge;
+#[doc(hidden)]
 pub mod config;
 pub mod http;
 #[cfg(feature = "otel")]
@@ -35,11 +39,16 @@ pub mod names;
 mod sync;
 pub mod upstream;
 
-pub use bridge::Holds;
+pub use auth::{AuthConfig, UpstreamOAuth};
 pub use config::{
-    AccessRule, AuthConfig, ConfigError, GatewayConfig, GatewaySettings, Isolation, UpstreamConfig,
-    UpstreamEra, UpstreamOAuth,
+    AccessRule, ConfigError, GatewayConfig, GatewaySettings, Isolation, PrefixMode, UpstreamConfig,
+    UpstreamEra,
 };
+// Documented in their modules (`bridge::Holds`, `upstream::Upstream`); kept here so code
+// naming them compiles.
+#[doc(hidden)]
+pub use bridge::Holds;
+#[doc(hidden)]
 pub use upstream::Upstream;
 
 use duomcp::client::Notification;

@@ -18,7 +18,7 @@
 //! * [`error`]: what a handler returns when it does not produce a result ([`error::HandlerError`]).
 //! * [`tasks`]: the task record and its lifecycle (status transitions, expiry, how a
 //!   handler's outcome ends a task) as pure functions of explicit time; each revision's task
-//!   wire is [`era::TaskWire`].
+//!   wire is [`era::tasks::TaskWire`].
 //! * [`cursor`]: opaque pagination cursors.
 //! * [`time`]: timestamps as the wire writes them.
 //!
@@ -45,5 +45,9 @@ pub mod tasks;
 pub mod time;
 
 pub use duomcp_schema as schema;
+// Shortcuts kept so code naming them compiles; the documented paths are `era::Era` and
+// `principal::Principal`.
+#[doc(hidden)]
 pub use era::Era;
+#[doc(hidden)]
 pub use principal::Principal;

@@ -1,7 +1,7 @@
 //! Tasks as data: the record a server keeps of each task, the lifecycle every status change
 //! obeys, and how a handler's outcome ends a task. Pure functions; time is a value passed in
 //! (milliseconds since the Unix epoch). How each revision writes a task on the wire is
-//! [`TaskEra::wire`] (see [`era::TaskWire`](crate::era::TaskWire)).
+//! [`TaskEra::wire`] (see [`era::tasks::TaskWire`](crate::era::tasks::TaskWire)).
 //!
 //! The lifecycle (both revisions):
 //!
@@ -343,7 +343,7 @@ fn first_text(r: &CallToolResult) -> Option<String> {
 }
 
 /// How a task of `era` ends when its handler returned `result`: a tool error is `failed` where
-/// the revision says so ([`TaskWire::tool_error_fails`](crate::era::TaskWire::tool_error_fails)),
+/// the revision says so ([`TaskWire::tool_error_fails`](crate::era::tasks::TaskWire::tool_error_fails)),
 /// a JSON-RPC error is `failed` with the error object of the revision, a cancelled handler
 /// leaves the task `cancelled`.
 pub fn ending(era: TaskEra, result: Result<CallToolResult, HandlerError>) -> Ending {

@@ -4,13 +4,13 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use duomcp_proto::era::tasks::relate_to_task;
+use duomcp_proto::era::Era;
 use duomcp_proto::era::ProtocolError;
 use duomcp_proto::error::HandlerError;
 use duomcp_proto::tasks::{
     can_move, ending, expired, grant_ttl, ClientStep, TaskEra, TaskFilter, TaskOutcome, TaskRecord,
     TaskStatus,
 };
-use duomcp_proto::Era;
 use duomcp_schema::{CallToolResult, InputRequest};
 use serde_json::{json, Map, Value};
 

@@ -78,6 +78,8 @@ pub mod client;
 pub mod clock;
 mod common;
 pub use common::correlation;
+#[cfg(feature = "skills")]
+pub use common::skills;
 pub mod era;
 pub mod jsonrpc;
 #[cfg(feature = "otel")]
@@ -94,6 +96,8 @@ pub mod transport;
 mod util;
 
 pub use duomcp_schema as schema;
+/// Kept so code naming it compiles; the documented path is [`era::Era`].
+#[doc(hidden)]
 pub use era::Era;
 
 /// The `schemars` duomcp is built with (1.x), for deriving `JsonSchema` without depending on

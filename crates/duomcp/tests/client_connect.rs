@@ -6,8 +6,8 @@ mod client_support;
 
 use client_support::*;
 use duomcp::client::{ClientError, EraChoice};
+use duomcp::era::Era;
 use duomcp::server::Server;
-use duomcp::Era;
 use serde_json::json;
 use std::time::Duration;
 

@@ -5,7 +5,8 @@
 mod client_support;
 
 use client_support::*;
-use duomcp::client::{EraChoice, ManualClock, Notification};
+use duomcp::client::{EraChoice, Notification};
+use duomcp::clock::ManualClock;
 use duomcp::schema::{CacheScope, Resource, SubscriptionFilter};
 use duomcp::server::{CachePolicy, Server, ServerConfig};
 use serde_json::json;

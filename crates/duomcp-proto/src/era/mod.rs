@@ -14,6 +14,8 @@ pub use detect::of_refusal;
 pub use detect::Undecided;
 pub use detect::{detect, Signals};
 pub use revision::Revision;
+// Documented at `era::tasks::TaskWire`; kept here so code naming it compiles.
+#[doc(hidden)]
 pub use tasks::TaskWire;
 
 use std::fmt;
@@ -23,7 +25,7 @@ use std::fmt;
 /// by revision asks [`Era::revision`] for the fact it needs.
 ///
 /// ```
-/// use duomcp_proto::Era;
+/// use duomcp_proto::era::Era;
 /// let era = |v| Era::of_version(v).map(Era::protocol_version);
 /// assert_eq!(era("2025-06-18"), Some("2025-11-25"));
 /// assert_eq!(era("2026-07-28"), Some("2026-07-28"));

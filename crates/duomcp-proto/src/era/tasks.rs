@@ -3,7 +3,7 @@
 //!
 //! ```
 //! use duomcp_proto::tasks::{TaskEra, TaskRecord, TaskStatus};
-//! use duomcp_proto::Era;
+//! use duomcp_proto::era::Era;
 //! let record = TaskRecord::working("t1", TaskEra::from(Era::Modern), "tools/call", "x", 0, Some(60_000));
 //! let created = record.era.wire().created(&record);
 //! assert_eq!(created["resultType"], "task");

@@ -68,8 +68,10 @@ mod telemetry;
 pub mod transport;
 mod validate;
 
+/// The clock's documented path is [`crate::clock`]; kept here so code naming it compiles.
+#[doc(hidden)]
+pub use crate::clock::{Clock, ManualClock, SystemClock};
 pub use builder::{ClientBuilder, EraChoice};
-pub use cache::{Clock, ManualClock, SystemClock};
 pub use error::{ClientError, InputError};
 pub use handlers::apply_elicit_defaults;
 pub use notify::{Notification, Notifications, Subscription};

@@ -28,7 +28,7 @@ pub(crate) struct RequestInfo<'a> {
     pub session_version: Option<&'a str>,
     /// The trace context headers, when the request came over HTTP.
     pub http: Option<&'a HeaderContext>,
-    pub principal: Option<&'a duomcp_proto::Principal>,
+    pub principal: Option<&'a duomcp_proto::principal::Principal>,
 }
 
 /// How a request ended, as the span and the metrics record it.

@@ -17,7 +17,8 @@ use std::task::{Context, Poll};
 /// wrapped service; see the [module docs](crate::auth) for the answers it gives.
 ///
 /// ```
-/// # use duomcp::auth::{Principal, ResourceServer, StaticTokens};
+/// # use duomcp::auth::{ResourceServer, StaticTokens};
+/// # use duomcp::server::Principal;
 /// # let rs = ResourceServer::builder("https://mcp.example.com/mcp")
 /// #     .authorization_server("https://auth.example.com")
 /// #     .validator(StaticTokens::new()).build().unwrap();

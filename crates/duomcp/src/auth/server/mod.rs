@@ -36,7 +36,8 @@ use std::sync::Arc;
 /// Metadata) and how it checks tokens.
 ///
 /// ```
-/// use duomcp::auth::{Principal, ResourceServer, StaticTokens};
+/// use duomcp::auth::{ResourceServer, StaticTokens};
+/// use duomcp::server::Principal;
 /// use duomcp::server::{Server, ToolSpec};
 /// use duomcp::transport::http::StreamableHttp;
 ///

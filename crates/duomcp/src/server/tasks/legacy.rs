@@ -12,7 +12,7 @@ use crate::server::cursor;
 use crate::server::session::Sink;
 use duomcp_proto::era::legacy::tasks::LegacyTasks;
 use duomcp_proto::era::tasks::relate_to_task;
-use duomcp_proto::era::TaskWire as _;
+use duomcp_proto::era::tasks::TaskWire as _;
 use duomcp_schema::methods::{self, RequestMethod};
 use duomcp_schema::TaskSupport;
 use serde::Deserialize;

@@ -12,7 +12,7 @@ use crate::era::ProtocolError;
 use crate::server::context::Context;
 use crate::server::HandlerError;
 use duomcp_proto::era::modern::tasks::ModernTasks;
-use duomcp_proto::era::TaskWire as _;
+use duomcp_proto::era::tasks::TaskWire as _;
 use duomcp_schema::methods::{self, RequestMethod};
 use duomcp_schema::{CallToolResult, TaskSupport};
 use serde::Deserialize;

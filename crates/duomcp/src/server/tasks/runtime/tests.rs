@@ -2,7 +2,8 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 use super::*;
-use crate::server::tasks::{InMemoryTaskStore, ManualClock, TaskStore};
+use crate::clock::ManualClock;
+use crate::server::tasks::{InMemoryTaskStore, TaskStore};
 use duomcp_proto::tasks::TaskEra::{Legacy, Modern};
 
 fn record(id: &str, principal: Option<&str>, status: TaskStatus) -> TaskRecord {
