@@ -40,9 +40,10 @@ mod sync;
 pub mod upstream;
 
 pub use auth::{AuthConfig, UpstreamOAuth};
+#[doc(hidden)]
+pub use config::UpstreamEra;
 pub use config::{
     AccessRule, ConfigError, GatewayConfig, GatewaySettings, Isolation, PrefixMode, UpstreamConfig,
-    UpstreamEra,
 };
 // Documented in their modules (`bridge::Holds`, `upstream::Upstream`); kept here so code
 // naming them compiles.

@@ -3,11 +3,11 @@
 //! calls in flight on each, and where the upstream's requests and notifications during a call
 //! are routed.
 
-use crate::config::{Isolation, UpstreamConfig, UpstreamEra};
+use crate::config::{Isolation, UpstreamConfig};
 use crate::names::{Naming, ToolFilter};
 use duomcp::auth::OAuthClient;
 use duomcp::client::transport::ProcessOptions;
-use duomcp::client::{Client, ClientError, EraChoice, InputError, Notification};
+use duomcp::client::{Client, ClientError, InputError, Notification};
 use duomcp::server::{ClientSession, Context};
 use duomcp_schema::{
     ClientCapabilities, ElicitationCapability, InputRequest, JsonObject, LoggingLevel,
@@ -735,11 +735,7 @@ async fn connect(
     let mut b = Client::builder()
         .name("duomcp-gateway")
         .version(env!("CARGO_PKG_VERSION"))
-        .era(match config.era {
-            UpstreamEra::Auto => EraChoice::Auto,
-            UpstreamEra::Legacy => EraChoice::Legacy,
-            UpstreamEra::Modern => EraChoice::Modern,
-        })
+        .era(config.era)
         .request_timeout(config.timeout())
         // The downstream client caches, not the gateway (list_changed re-syncs the lists).
         .cache(false);

@@ -598,11 +598,7 @@ async fn close(live: Live) {
 }
 
 fn era_name(era: EraChoice) -> &'static str {
-    match era {
-        EraChoice::Auto => "auto",
-        EraChoice::Legacy => "legacy",
-        EraChoice::Modern => "modern",
-    }
+    era.as_str()
 }
 
 /// Parses the page's era choice.

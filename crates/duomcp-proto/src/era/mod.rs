@@ -32,7 +32,10 @@ use std::fmt;
 /// assert_eq!(era("1999-01-01"), None);
 /// assert!(Era::UNMARKED.revision().has_sessions);
 /// ```
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+///
+/// Serialized as `"legacy"` / `"modern"` (a task record's `era`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum Era {
     /// 2025-11-25 and older: stateful, `initialize` handshake, server→client requests.
     Legacy,

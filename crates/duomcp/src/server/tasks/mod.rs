@@ -56,9 +56,13 @@ pub(crate) mod runtime;
 mod store;
 mod wire;
 
+/// A task's era is [`Era`](crate::era::Era); the name it had is kept so code naming it
+/// compiles.
+#[doc(hidden)]
+pub use store::TaskEra;
 pub use store::{
-    InMemoryTaskStore, Renewal, StoreFuture, TaskEdit, TaskEra, TaskFilter, TaskOutcome,
-    TaskRecord, TaskStore, TaskStoreError,
+    InMemoryTaskStore, Renewal, StoreFuture, TaskEdit, TaskFilter, TaskOutcome, TaskRecord,
+    TaskStore, TaskStoreError,
 };
 
 pub(crate) use handlers::{any_task_tool, CallPlan};

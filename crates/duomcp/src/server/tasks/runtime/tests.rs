@@ -4,7 +4,7 @@
 use super::*;
 use crate::clock::ManualClock;
 use crate::server::tasks::{InMemoryTaskStore, TaskStore};
-use duomcp_proto::tasks::TaskEra::{Legacy, Modern};
+use duomcp_proto::era::Era::{Legacy, Modern};
 
 fn record(id: &str, principal: Option<&str>, status: TaskStatus) -> TaskRecord {
     TaskRecord {
