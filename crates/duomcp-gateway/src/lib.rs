@@ -52,7 +52,7 @@ pub use bridge::Holds;
 #[doc(hidden)]
 pub use upstream::Upstream;
 
-use duomcp::client::Notification;
+use duomcp::client::ServerEvent;
 use duomcp::server::{Context, HandlerError, Server};
 use duomcp_schema::{CompleteReference, CompleteRequestParams, CompleteResult, Implementation};
 use std::sync::{Arc, OnceLock, Weak};
@@ -568,7 +568,7 @@ pub async fn check(config: &GatewayConfig, timeout: Duration) -> Vec<UpstreamHea
     let prefixed = config.prefixed();
     let mut owners: std::collections::HashMap<String, String> = Default::default();
     for u in &config.upstreams {
-        let quiet: upstream::Notice = Arc::new(|_: &Notification| {});
+        let quiet: upstream::Notice = Arc::new(|_: &ServerEvent| {});
         let naming = if prefixed {
             names::Naming::prefixed(&u.name, &config.gateway.separator)
         } else {
@@ -669,21 +669,21 @@ fn unreachable_server() -> ! {
 /// the subscribed clients under the gateway's URI.
 fn notice(shared: Weak<Shared>, name: &str) -> upstream::Notice {
     let name: Arc<str> = name.into();
-    Arc::new(move |n: &Notification| {
+    Arc::new(move |n: &ServerEvent| {
         let Some(shared) = shared.upgrade() else {
             return;
         };
         match n {
-            Notification::ToolsListChanged => {
+            ServerEvent::ToolsListChanged => {
                 sync::list_changed(shared, &name, duomcp::server::ListKind::Tools)
             }
-            Notification::PromptsListChanged => {
+            ServerEvent::PromptsListChanged => {
                 sync::list_changed(shared, &name, duomcp::server::ListKind::Prompts)
             }
-            Notification::ResourcesListChanged => {
+            ServerEvent::ResourcesListChanged => {
                 sync::list_changed(shared, &name, duomcp::server::ListKind::Resources)
             }
-            Notification::ResourceUpdated { uri } => {
+            ServerEvent::ResourceUpdated { uri } => {
                 let (Some(server), Some(u)) = (shared.server.get(), shared.upstream(&name)) else {
                     return;
                 };

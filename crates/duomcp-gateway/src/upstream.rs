@@ -7,7 +7,7 @@ use crate::config::{Isolation, UpstreamConfig};
 use crate::names::{Naming, ToolFilter};
 use duomcp::auth::OAuthClient;
 use duomcp::client::transport::ProcessOptions;
-use duomcp::client::{Client, ClientError, InputError, Notification};
+use duomcp::client::{Client, ClientError, InputError, ServerEvent};
 use duomcp::server::{ClientSession, Context};
 use duomcp_schema::{
     ClientCapabilities, ElicitationCapability, InputRequest, JsonObject, LoggingLevel,
@@ -346,7 +346,7 @@ pub(crate) struct NoTelemetry;
 
 /// What the gateway does with an upstream's connection-wide notifications (list changes,
 /// resource updates).
-pub(crate) type Notice = Arc<dyn Fn(&Notification) + Send + Sync>;
+pub(crate) type Notice = Arc<dyn Fn(&ServerEvent) + Send + Sync>;
 
 impl Upstream {
     pub(crate) fn new(config: UpstreamConfig, naming: Naming, notice: Notice) -> Self {
@@ -823,10 +823,10 @@ async fn connect(
     let r = routes.clone();
     let name = config.name.clone();
     tokio::spawn(async move {
-        let route = |n: Notification| match n {
+        let route = |n: ServerEvent| match n {
             // A log message goes to the call it belongs to, when only one can be its (see
             // `Routes`).
-            Notification::Log(p) => match r.log_owner() {
+            ServerEvent::Log(p) => match r.log_owner() {
                 Ok(Some(tx)) => {
                     let _ = tx.try_send(Event::Log(Box::new(p)));
                 }
