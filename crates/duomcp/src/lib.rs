@@ -65,7 +65,10 @@
 #![cfg_attr(not(feature = "server"), doc = "[`server`]: crate#features")]
 #![cfg_attr(not(feature = "server"), doc = "[`server::Context`]: crate#features")]
 #![cfg_attr(not(feature = "server"), doc = "[`transport`]: crate#features")]
-#![cfg_attr(not(feature = "client"), doc = "[`transport::memory`]: crate#features")]
+#![cfg_attr(
+    not(all(feature = "client", feature = "server")),
+    doc = "[`transport::memory`]: crate#features"
+)]
 #![cfg_attr(not(feature = "server"), doc = "[`auth`]: crate#features")]
 // docs.rs (`--cfg docsrs`, nightly): each gated item labelled with the features it needs.
 #![cfg_attr(docsrs, feature(doc_cfg))]
@@ -86,7 +89,7 @@ pub mod jsonrpc;
 pub mod otel;
 #[cfg(feature = "redis")]
 pub mod redis;
-#[cfg(feature = "server")]
+#[cfg(any(feature = "server", feature = "client"))]
 mod schema_check;
 #[cfg(feature = "server")]
 pub mod server;
