@@ -25,13 +25,11 @@
 #![cfg_attr(docsrs, feature(doc_cfg))]
 #![warn(missing_docs)]
 
-// `auth` and `config` hold the configuration types, documented at the crate root (their one
-// path); the modules stay reachable so code naming `config::GatewayConfig` compiles.
-#[doc(hidden)]
-pub mod auth;
+// `auth` and `config` hold the configuration types, public at the crate root only (their one
+// path; a hidden public module would hide their definitions from rustdoc's JSON too).
+mod auth;
 pub mod bridge;
-#[doc(hidden)]
-pub mod config;
+mod config;
 pub mod http;
 #[cfg(feature = "otel")]
 mod metrics;
