@@ -10,8 +10,9 @@
 
 mod support;
 
+use duomcp::schema::apps::UiVisibility;
 use duomcp::schema::CallToolResult;
-use duomcp::server::apps::{UiVisibility, View};
+use duomcp::server::apps::View;
 use duomcp::server::{Context, Server, ToolSpec};
 use duomcp_testkit::text;
 use serde_json::{json, Value};

@@ -497,7 +497,8 @@ async fn a_dead_stdio_upstream_fails_its_calls_clearly_and_is_restarted() {
 
 #[tokio::test]
 async fn the_oauth_resource_server_fronts_the_gateway_and_the_clients_token_never_goes_upstream() {
-    use duomcp::auth::{Principal, ResourceServer, StaticTokens};
+    use duomcp::auth::{ResourceServer, StaticTokens};
+    use duomcp::server::Principal;
     tokio::time::timeout(BOUND, async {
         // The upstream: the reference server over Streamable HTTP, recording what it receives.
         let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));

@@ -9,8 +9,9 @@
 
 mod support;
 
-use duomcp::auth::{Principal, ResourceServer, StaticTokens};
+use duomcp::auth::{ResourceServer, StaticTokens};
 use duomcp::client::{Client, EraChoice};
+use duomcp::server::Principal;
 use duomcp_gateway::{Gateway, GatewayConfig};
 use duomcp_testkit::raw_http::{exchange, post_request_with};
 use serde_json::{json, Value};

@@ -8,7 +8,7 @@
 
 mod support;
 
-use duomcp::client::{Client, EraChoice, Notification};
+use duomcp::client::{Client, EraChoice, ServerEvent};
 use duomcp_testkit::text;
 use serde_json::json;
 use std::process::Stdio;
@@ -150,7 +150,7 @@ async fn sighup_adds_changes_and_removes_upstreams_without_dropping_calls_or_ses
         }
         let told = tokio::time::timeout(Duration::from_secs(10), async {
             while let Some(n) = heard.recv().await {
-                if n == Notification::ToolsListChanged {
+                if n == ServerEvent::ToolsListChanged {
                     break;
                 }
             }

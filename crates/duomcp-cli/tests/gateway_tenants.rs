@@ -6,9 +6,10 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-use duomcp::auth::{Principal, ResourceServer, StaticTokens};
+use duomcp::auth::{ResourceServer, StaticTokens};
 use duomcp::client::{Client, EraChoice, RequestOptions};
 use duomcp::schema::{ElicitRequestParams, ElicitResult, JsonObject};
+use duomcp::server::Principal;
 use duomcp::transport::http::StreamableHttp;
 use duomcp_gateway::{Gateway, GatewayConfig, UpstreamConfig};
 use duomcp_testkit::text;

@@ -24,9 +24,9 @@ mod apps;
 #[path = "inspect_fixtures/inspect.rs"]
 mod inspect;
 
-use duomcp::client::{Client, EraChoice, InputError, Notification, RequestOptions};
+use duomcp::client::{Client, EraChoice, InputError, RequestOptions, ServerEvent};
+use duomcp::era::Era;
 use duomcp::schema::{CreateMessageResult, ElicitRequestParams, ElicitResult, Root};
-use duomcp::Era;
 use duomcp_testkit::text;
 use serde_json::{json, Value};
 use std::collections::BTreeSet;
@@ -958,7 +958,7 @@ async fn our_client_against_the_typescript_sdk_over_streamable_http() {
         let mut logs = Vec::new();
         while logs.len() < 3 {
             match tokio::time::timeout(Duration::from_secs(5), notifications.recv()).await {
-                Ok(Some(Notification::Log(log))) => logs.push(log.data),
+                Ok(Some(ServerEvent::Log(log))) => logs.push(log.data),
                 Ok(Some(_)) => {}
                 Ok(None) => panic!("the notification stream ended"),
                 Err(_) => panic!("only {} log messages arrived: {logs:?}", logs.len()),

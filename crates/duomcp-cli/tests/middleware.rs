@@ -6,11 +6,11 @@
 
 mod support;
 
+use duomcp::era::Era;
 use duomcp::era::ProtocolError;
 use duomcp::server::middleware::{layer_fn, Layer, McpRequest, McpResponse, McpService, Service};
 use duomcp::server::{Args, Server, ServerBuilder, ToolSpec};
 use duomcp::transport::http::StreamableHttp;
-use duomcp::Era;
 use serde_json::{json, Value};
 use std::future::Future;
 use std::pin::Pin;

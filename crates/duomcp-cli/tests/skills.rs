@@ -7,8 +7,9 @@
 mod support;
 
 use base64::Engine as _;
-use duomcp::server::skills::{Skill, SkillSet, MAX_FILES};
+use duomcp::server::skills::{Skill, SkillSet};
 use duomcp::server::{Server, ServerConfig};
+use duomcp::skills::MAX_FILES;
 use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
 use support::{modern, TempDir, Wire, LEGACY, MODERN};

@@ -8,14 +8,15 @@
 mod support;
 use support::TempDir;
 
-use duomcp::client::skills::{Integrity, SkillEntry, SkillError, SkillResources, EXTENSION_ID};
+use duomcp::client::skills::{Integrity, SkillEntry, SkillError, SkillResources};
 use duomcp::client::{Client, ClientError, EraChoice};
+use duomcp::era::Era;
 use duomcp::schema::{CacheScope, Resource};
 use duomcp::server::skills::{Skill, SkillSet};
 use duomcp::server::{CachePolicy, Server, ServerConfig};
+use duomcp::skills::EXTENSION_ID;
 use duomcp::transport::http::StreamableHttp;
 use duomcp::transport::memory::{self, Side, Tap};
-use duomcp::Era;
 use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
 
@@ -449,7 +450,7 @@ async fn tampered(client: &Client, tamper: impl FnOnce(&mut SkillEntry)) -> Skil
     entry
 }
 
-fn files(entry: &mut SkillEntry) -> &mut Vec<duomcp::client::skills::SkillResource> {
+fn files(entry: &mut SkillEntry) -> &mut Vec<duomcp::skills::SkillResource> {
     match &mut entry.resources {
         SkillResources::Files(f) => f,
         other => panic!("not a manifest: {other:?}"),

@@ -6,8 +6,9 @@
 
 mod support;
 
+use duomcp::clock::ManualClock;
 use duomcp::schema::TaskSupport;
-use duomcp::server::tasks::{ManualClock, TaskConfig};
+use duomcp::server::tasks::TaskConfig;
 use duomcp::server::{Args, Context, HandlerError, Server, ServerConfig, ToolSpec};
 use serde_json::{json, Value};
 use std::sync::atomic::{AtomicBool, Ordering};

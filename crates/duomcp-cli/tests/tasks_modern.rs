@@ -7,8 +7,9 @@
 
 mod support;
 
+use duomcp::clock::ManualClock;
 use duomcp::schema::TaskSupport;
-use duomcp::server::tasks::{ManualClock, TaskConfig};
+use duomcp::server::tasks::TaskConfig;
 use duomcp::server::{Context, Server, ToolSpec};
 use serde_json::{json, Value};
 use std::time::Duration;

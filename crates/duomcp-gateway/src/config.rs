@@ -2,6 +2,7 @@
 //! into [`GatewayConfig`], checked once before anything starts.
 
 pub use crate::auth::{AuthConfig, UpstreamOAuth};
+use duomcp::client::EraChoice;
 use duomcp::server::Principal;
 use serde::Deserialize;
 use std::collections::BTreeMap;
@@ -190,18 +191,11 @@ impl AccessRule {
     }
 }
 
-/// Which revision to speak to an upstream.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Default)]
-#[serde(rename_all = "lowercase")]
-pub enum UpstreamEra {
-    /// Probe with `server/discover`, fall back to `initialize` (default).
-    #[default]
-    Auto,
-    /// 2025-11-25 only.
-    Legacy,
-    /// 2026-07-28 only.
-    Modern,
-}
+/// Which revision to speak to an upstream: the client's own choice,
+/// [`EraChoice`](duomcp::client::EraChoice) (`auto`, the default, `legacy` or `modern`); the
+/// name it had is kept so code naming it compiles.
+#[doc(hidden)]
+pub type UpstreamEra = duomcp::client::EraChoice;
 
 /// One server behind the gateway (`[[upstream]]`): a command (stdio) or a URL.
 #[derive(Debug, Clone, Deserialize, Default, PartialEq)]
@@ -228,9 +222,9 @@ pub struct UpstreamConfig {
     pub headers: BTreeMap<String, String>,
     /// HTTP: the gateway's own OAuth client for this upstream (client-credentials grant).
     pub oauth: Option<UpstreamOAuth>,
-    /// Which revision to speak.
+    /// Which revision to speak (`auto`, probing, by default).
     #[serde(default)]
-    pub era: UpstreamEra,
+    pub era: EraChoice,
     /// Only tools matching one of these globs (`*` and `?`) are served; empty: all.
     #[serde(default)]
     pub allow_tools: Vec<String>,
@@ -340,7 +334,7 @@ impl UpstreamConfig {
     /// `allow_principals` of every rule covering the tool that has one (see [`AccessRule`]).
     ///
     /// ```
-    /// use duomcp::auth::Principal;
+    /// use duomcp::server::Principal;
     /// let config = duomcp_gateway::GatewayConfig::from_toml(r#"
     ///     [[upstream]]
     ///     name = "files"
@@ -537,6 +531,29 @@ mod tests {
             "both [[upstream.access]] rules on `forms`"
         );
         assert_eq!(forms.isolated_sessions(), 16);
+    }
+
+    /// `era` reads as it always did: `auto` (the default), `legacy`, `modern`, nothing else.
+    #[test]
+    fn an_upstream_era_reads_its_three_names() {
+        let with = |era: &str| {
+            GatewayConfig::from_toml(&format!(
+                "[[upstream]]\nname = \"a\"\ncommand = \"true\"\n{era}"
+            ))
+            .map(|c| c.upstreams[0].era)
+        };
+        assert_eq!(with("").unwrap(), EraChoice::Auto);
+        assert_eq!(with("era = \"auto\"").unwrap(), EraChoice::Auto);
+        assert_eq!(with("era = \"legacy\"").unwrap(), EraChoice::Legacy);
+        assert_eq!(with("era = \"modern\"").unwrap(), EraChoice::Modern);
+        for bad in ["both", "Legacy", "2025-11-25"] {
+            let err = with(&format!("era = \"{bad}\"")).unwrap_err().to_string();
+            assert!(err.contains(&format!("unknown variant `{bad}`")), "{err}");
+            assert!(
+                err.contains("expected one of `auto`, `legacy`, `modern`"),
+                "{err}"
+            );
+        }
     }
 
     #[test]

@@ -25,9 +25,11 @@
 #![cfg_attr(docsrs, feature(doc_cfg))]
 #![warn(missing_docs)]
 
-pub mod auth;
+// `auth` and `config` hold the configuration types, public at the crate root only (their one
+// path; a hidden public module would hide their definitions from rustdoc's JSON too).
+mod auth;
 pub mod bridge;
-pub mod config;
+mod config;
 pub mod http;
 #[cfg(feature = "otel")]
 mod metrics;
@@ -35,14 +37,21 @@ pub mod names;
 mod sync;
 pub mod upstream;
 
-pub use bridge::Holds;
+pub use auth::{AuthConfig, UpstreamOAuth};
+#[doc(hidden)]
+pub use config::UpstreamEra;
 pub use config::{
-    AccessRule, AuthConfig, ConfigError, GatewayConfig, GatewaySettings, Isolation, UpstreamConfig,
-    UpstreamEra, UpstreamOAuth,
+    AccessRule, ConfigError, GatewayConfig, GatewaySettings, Isolation, PrefixMode, UpstreamConfig,
+    DEFAULT_MAX_LIST_BYTES, DEFAULT_MAX_LIST_ITEMS,
 };
+// Documented in their modules (`bridge::Holds`, `upstream::Upstream`); kept here so code
+// naming them compiles.
+#[doc(hidden)]
+pub use bridge::Holds;
+#[doc(hidden)]
 pub use upstream::Upstream;
 
-use duomcp::client::Notification;
+use duomcp::client::ServerEvent;
 use duomcp::server::{Context, HandlerError, Server};
 use duomcp_schema::{CompleteReference, CompleteRequestParams, CompleteResult, Implementation};
 use std::sync::{Arc, OnceLock, Weak};
@@ -558,7 +567,7 @@ pub async fn check(config: &GatewayConfig, timeout: Duration) -> Vec<UpstreamHea
     let prefixed = config.prefixed();
     let mut owners: std::collections::HashMap<String, String> = Default::default();
     for u in &config.upstreams {
-        let quiet: upstream::Notice = Arc::new(|_: &Notification| {});
+        let quiet: upstream::Notice = Arc::new(|_: &ServerEvent| {});
         let naming = if prefixed {
             names::Naming::prefixed(&u.name, &config.gateway.separator)
         } else {
@@ -659,21 +668,21 @@ fn unreachable_server() -> ! {
 /// the subscribed clients under the gateway's URI.
 fn notice(shared: Weak<Shared>, name: &str) -> upstream::Notice {
     let name: Arc<str> = name.into();
-    Arc::new(move |n: &Notification| {
+    Arc::new(move |n: &ServerEvent| {
         let Some(shared) = shared.upgrade() else {
             return;
         };
         match n {
-            Notification::ToolsListChanged => {
+            ServerEvent::ToolsListChanged => {
                 sync::list_changed(shared, &name, duomcp::server::ListKind::Tools)
             }
-            Notification::PromptsListChanged => {
+            ServerEvent::PromptsListChanged => {
                 sync::list_changed(shared, &name, duomcp::server::ListKind::Prompts)
             }
-            Notification::ResourcesListChanged => {
+            ServerEvent::ResourcesListChanged => {
                 sync::list_changed(shared, &name, duomcp::server::ListKind::Resources)
             }
-            Notification::ResourceUpdated { uri } => {
+            ServerEvent::ResourceUpdated { uri } => {
                 let (Some(server), Some(u)) = (shared.server.get(), shared.upstream(&name)) else {
                     return;
                 };

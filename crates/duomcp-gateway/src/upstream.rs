@@ -3,11 +3,11 @@
 //! calls in flight on each, and where the upstream's requests and notifications during a call
 //! are routed.
 
-use crate::config::{Isolation, UpstreamConfig, UpstreamEra};
+use crate::config::{Isolation, UpstreamConfig};
 use crate::names::{Naming, ToolFilter};
 use duomcp::auth::OAuthClient;
 use duomcp::client::transport::ProcessOptions;
-use duomcp::client::{Client, ClientError, EraChoice, InputError, Notification};
+use duomcp::client::{Client, ClientError, InputError, ServerEvent};
 use duomcp::server::{ClientSession, Context};
 use duomcp_schema::{
     ClientCapabilities, ElicitationCapability, InputRequest, JsonObject, LoggingLevel,
@@ -346,7 +346,7 @@ pub(crate) struct NoTelemetry;
 
 /// What the gateway does with an upstream's connection-wide notifications (list changes,
 /// resource updates).
-pub(crate) type Notice = Arc<dyn Fn(&Notification) + Send + Sync>;
+pub(crate) type Notice = Arc<dyn Fn(&ServerEvent) + Send + Sync>;
 
 impl Upstream {
     pub(crate) fn new(config: UpstreamConfig, naming: Naming, notice: Notice) -> Self {
@@ -735,11 +735,7 @@ async fn connect(
     let mut b = Client::builder()
         .name("duomcp-gateway")
         .version(env!("CARGO_PKG_VERSION"))
-        .era(match config.era {
-            UpstreamEra::Auto => EraChoice::Auto,
-            UpstreamEra::Legacy => EraChoice::Legacy,
-            UpstreamEra::Modern => EraChoice::Modern,
-        })
+        .era(config.era)
         .request_timeout(config.timeout())
         // The downstream client caches, not the gateway (list_changed re-syncs the lists).
         .cache(false);
@@ -827,10 +823,10 @@ async fn connect(
     let r = routes.clone();
     let name = config.name.clone();
     tokio::spawn(async move {
-        let route = |n: Notification| match n {
+        let route = |n: ServerEvent| match n {
             // A log message goes to the call it belongs to, when only one can be its (see
             // `Routes`).
-            Notification::Log(p) => match r.log_owner() {
+            ServerEvent::Log(p) => match r.log_owner() {
                 Ok(Some(tx)) => {
                     let _ = tx.try_send(Event::Log(Box::new(p)));
                 }

@@ -20,7 +20,7 @@ use syn::{FnArg, GenericArgument, ItemFn, PathArguments, ReturnType, Type};
 
 /// What a handler's return value must convert into.
 pub(crate) struct Output {
-    /// `ToolOutput`, `PromptOutput` or `ReadOutput` (restating `IntoToolResult` & co.).
+    /// `ToolReturn`, `PromptReturn` or `ReadReturn` (restating `IntoToolResult` & co.).
     pub trait_name: &'static str,
     /// The `__private` helper that checks it through a future (for unnameable types).
     pub via_future: &'static str,

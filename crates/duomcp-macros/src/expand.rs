@@ -61,17 +61,17 @@ impl Kind {
     fn output(self) -> Output {
         match self {
             Kind::Tool => Output {
-                trait_name: "ToolOutput",
+                trait_name: "ToolReturn",
                 via_future: "assert_tool_output",
                 json: true,
             },
             Kind::Prompt => Output {
-                trait_name: "PromptOutput",
+                trait_name: "PromptReturn",
                 via_future: "assert_prompt_output",
                 json: false,
             },
             Kind::Resource => Output {
-                trait_name: "ReadOutput",
+                trait_name: "ReadReturn",
                 via_future: "assert_read_output",
                 json: false,
             },

@@ -18,7 +18,7 @@
 //! * [`error`]: what a handler returns when it does not produce a result ([`error::HandlerError`]).
 //! * [`tasks`]: the task record and its lifecycle (status transitions, expiry, how a
 //!   handler's outcome ends a task) as pure functions of explicit time; each revision's task
-//!   wire is [`era::TaskWire`].
+//!   wire is [`era::tasks::TaskWire`].
 //! * [`cursor`]: opaque pagination cursors.
 //! * [`request_state`]: the sealed `requestState` of 2026-07-28 multi-round-trip requests
 //!   (HMAC-SHA256, bound to method, target, principal and expiry; the time passed in), and
@@ -53,5 +53,9 @@ pub mod tasks;
 pub mod time;
 
 pub use duomcp_schema as schema;
+// Shortcuts kept so code naming them compiles; the documented paths are `era::Era` and
+// `principal::Principal`.
+#[doc(hidden)]
 pub use era::Era;
+#[doc(hidden)]
 pub use principal::Principal;

@@ -8,11 +8,11 @@ use std::collections::BTreeSet;
 ///
 /// It is plain data: a server's authentication layer builds it from a validated token (and
 /// expands its scopes through the server's scope hierarchy); handlers read it (in `duomcp`,
-/// through `Context::principal`, or as an argument: `duomcp::server::Principal` and
-/// `duomcp::auth::Principal` are this type).
+/// through `Context::principal`, or as an argument: `duomcp::server::Principal` is this
+/// type).
 ///
 /// ```
-/// use duomcp_proto::Principal;
+/// use duomcp_proto::principal::Principal;
 /// let p = Principal::new("alice").with_issuer("https://as.example").with_scopes(["files:read"]);
 /// assert_eq!(p.subject(), Some("alice"));
 /// assert!(p.has_scope("files:read"));
@@ -41,7 +41,7 @@ impl Principal {
     /// A principal for `subject` with no scopes.
     ///
     /// ```
-    /// use duomcp_proto::Principal;
+    /// use duomcp_proto::principal::Principal;
     /// let p = Principal::new("alice").with_scopes(["files:read"]);
     /// assert!(p.has_scope("files:read"));
     /// assert!(!p.has_scope("files:write"));
@@ -69,7 +69,7 @@ impl Principal {
     /// the environment rather than from OAuth, so the local caller holds every scope.
     ///
     /// ```
-    /// let p = duomcp_proto::Principal::local();
+    /// let p = duomcp_proto::principal::Principal::local();
     /// assert!(p.has_scope("anything:at-all"));
     /// ```
     pub fn local() -> Self {
@@ -93,7 +93,7 @@ impl Principal {
     /// every scope, is returned unchanged.
     ///
     /// ```
-    /// use duomcp_proto::Principal;
+    /// use duomcp_proto::principal::Principal;
     /// let p = Principal::new("alice").with_scopes(["files"]);
     /// let p = p.map_scopes(|mut s| {
     ///     s.insert("files:read".into());
@@ -177,7 +177,7 @@ impl Principal {
     /// The scopes of `required` this principal lacks (empty when it has them all).
     ///
     /// ```
-    /// let p = duomcp_proto::Principal::new("bob").with_scopes(["a"]);
+    /// let p = duomcp_proto::principal::Principal::new("bob").with_scopes(["a"]);
     /// assert_eq!(p.missing_scopes(&["a".into(), "b".into()]), ["b"]);
     /// ```
     pub fn missing_scopes<'a>(&self, required: &'a [String]) -> Vec<&'a str> {

@@ -1,7 +1,7 @@
 //! Tasks as data: the record a server keeps of each task, the lifecycle every status change
 //! obeys, and how a handler's outcome ends a task. Pure functions; time is a value passed in
 //! (milliseconds since the Unix epoch). How each revision writes a task on the wire is
-//! [`TaskEra::wire`] (see [`era::TaskWire`](crate::era::TaskWire)).
+//! [`Era::tasks`] (see [`era::tasks::TaskWire`](crate::era::tasks::TaskWire)).
 //!
 //! The lifecycle (both revisions):
 //!
@@ -20,7 +20,7 @@
 //! assert!(!can_move(TaskStatus::Cancelled, TaskStatus::Working));
 //! ```
 
-use crate::era::ProtocolError;
+use crate::era::{Era, ProtocolError};
 use crate::error::HandlerError;
 use duomcp_schema::{CallToolResult, ContentBlock, ErrorObject, InputRequest};
 use serde::{Deserialize, Serialize};
@@ -40,15 +40,10 @@ pub enum TaskOutcome {
     Error(ErrorObject),
 }
 
-/// Which revision's wire a task was created on; a task is only visible to requests of that era.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub enum TaskEra {
-    /// 2025-11-25 core tasks (`tasks/get`, `tasks/result`, `tasks/list`, `tasks/cancel`).
-    Legacy,
-    /// The 2026-07-28 extension `io.modelcontextprotocol/tasks`.
-    Modern,
-}
+/// The era a task was created on, before it was [`Era`] itself (the same two values, the
+/// same serialized form); kept so code naming it compiles.
+#[doc(hidden)]
+pub type TaskEra = Era;
 
 /// Everything a store keeps about one task.
 ///
@@ -62,7 +57,7 @@ pub struct TaskRecord {
     /// The unguessable task id.
     pub id: String,
     /// The revision the task was created on.
-    pub era: TaskEra,
+    pub era: Era,
     /// The authenticated caller that created it (its principal's key); only the same caller
     /// may see it. `None`: anyone holding the id.
     pub principal: Option<String>,
@@ -153,7 +148,7 @@ impl TaskRecord {
     /// A new `working` task created at `now_ms` (no principal, scope or poll interval yet).
     pub fn working(
         id: impl Into<String>,
-        era: TaskEra,
+        era: Era,
         method: impl Into<String>,
         target: impl Into<String>,
         now_ms: u64,
@@ -190,7 +185,7 @@ impl TaskRecord {
 
     /// Whether a request of `era` by `principal` (a principal's key) may see the task: same
     /// era, and the same principal when the task has one (else the id is a bearer token).
-    pub fn visible_to(&self, era: TaskEra, principal: Option<&str>) -> bool {
+    pub fn visible_to(&self, era: Era, principal: Option<&str>) -> bool {
         self.era == era
             && match &self.principal {
                 Some(owner) => principal == Some(owner.as_str()),
@@ -343,10 +338,10 @@ fn first_text(r: &CallToolResult) -> Option<String> {
 }
 
 /// How a task of `era` ends when its handler returned `result`: a tool error is `failed` where
-/// the revision says so ([`TaskWire::tool_error_fails`](crate::era::TaskWire::tool_error_fails)),
+/// the revision says so ([`TaskWire::tool_error_fails`](crate::era::tasks::TaskWire::tool_error_fails)),
 /// a JSON-RPC error is `failed` with the error object of the revision, a cancelled handler
 /// leaves the task `cancelled`.
-pub fn ending(era: TaskEra, result: Result<CallToolResult, HandlerError>) -> Ending {
+pub fn ending(era: Era, result: Result<CallToolResult, HandlerError>) -> Ending {
     let wire = era.wire();
     let value = |r: &CallToolResult| match serde_json::to_value(r) {
         Ok(Value::Object(m)) => m,
@@ -386,9 +381,9 @@ pub fn ending(era: TaskEra, result: Result<CallToolResult, HandlerError>) -> End
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum TaskFilter {
     /// Tasks of this era created by this principal.
-    Principal(TaskEra, String),
+    Principal(Era, String),
     /// Tasks of this era created without a principal in this scope (a 2025-11-25 session).
-    Scope(TaskEra, String),
+    Scope(Era, String),
 }
 
 impl TaskFilter {

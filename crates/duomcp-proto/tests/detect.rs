@@ -1,7 +1,7 @@
 //! Which era a message speaks ([`duomcp_proto::era::detect`]).
 
+use duomcp_proto::era::Era;
 use duomcp_proto::era::{detect, Signals, Undecided};
-use duomcp_proto::Era;
 
 fn era(method: &str, header: Option<&str>, meta: bool, session: bool) -> Result<Era, Undecided> {
     detect(Signals {

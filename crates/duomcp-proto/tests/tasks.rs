@@ -4,13 +4,13 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use duomcp_proto::era::tasks::relate_to_task;
+use duomcp_proto::era::Era;
 use duomcp_proto::era::ProtocolError;
 use duomcp_proto::error::HandlerError;
 use duomcp_proto::tasks::{
-    can_move, ending, expired, grant_ttl, ClientStep, TaskEra, TaskFilter, TaskOutcome, TaskRecord,
+    can_move, ending, expired, grant_ttl, ClientStep, TaskFilter, TaskOutcome, TaskRecord,
     TaskStatus,
 };
-use duomcp_proto::Era;
 use duomcp_schema::{CallToolResult, InputRequest};
 use serde_json::{json, Map, Value};
 
@@ -23,7 +23,7 @@ const ALL: [TaskStatus; 5] = [
 ];
 
 fn task(era: Era, now: u64) -> TaskRecord {
-    let mut r = TaskRecord::working("t1", era.into(), "tools/call", "slow", now, Some(60_000));
+    let mut r = TaskRecord::working("t1", era, "tools/call", "slow", now, Some(60_000));
     r.poll_interval_ms = Some(250);
     r
 }
@@ -190,8 +190,8 @@ fn a_failed_task_carries_the_error_of_its_revision() {
             "file:///x".into(),
         )))
     };
-    let (_, legacy, _) = ending(TaskEra::from(Era::Legacy), missing());
-    let (status, modern, message) = ending(TaskEra::from(Era::Modern), missing());
+    let (_, legacy, _) = ending(Era::Legacy, missing());
+    let (status, modern, message) = ending(Era::Modern, missing());
     assert_eq!(status, TaskStatus::Failed);
     assert!(matches!(legacy, Some(TaskOutcome::Error(ref e)) if e.code == -32002));
     assert!(matches!(modern, Some(TaskOutcome::Error(ref e)) if e.code == -32602));
@@ -204,7 +204,7 @@ fn a_failed_task_carries_the_error_of_its_revision() {
         ClientStep::Failed(Some(e)) => assert_eq!(e.code, -32602),
         other => panic!("{other:?}"),
     }
-    let (status, outcome, _) = ending(TaskEra::from(Era::Modern), Err(HandlerError::Cancelled));
+    let (status, outcome, _) = ending(Era::Modern, Err(HandlerError::Cancelled));
     assert_eq!((status, outcome), (TaskStatus::Cancelled, None));
 }
 
@@ -225,13 +225,13 @@ fn cancelling_is_once_and_visibility_is_per_era_and_principal() {
         );
     }
     let mut r = task(Era::Modern, 0);
-    assert!(r.visible_to(TaskEra::from(Era::Modern), Some("anyone")));
-    assert!(!r.visible_to(TaskEra::from(Era::Legacy), None));
+    assert!(r.visible_to(Era::Modern, Some("anyone")));
+    assert!(!r.visible_to(Era::Legacy, None));
     r.principal = Some("alice".into());
     assert!(r.visible_to(r.era, Some("alice")));
     assert!(!r.visible_to(r.era, Some("mallory")) && !r.visible_to(r.era, None));
     assert!(TaskFilter::Principal(r.era, "alice".into()).matches(&r));
     assert!(!TaskFilter::Scope(r.era, "s".into()).matches(&r));
-    assert_eq!(TaskEra::from(Era::Legacy).tag(), "legacy");
+    assert_eq!(Era::Legacy.tag(), "legacy");
     assert_eq!(r.era.tag(), "modern");
 }

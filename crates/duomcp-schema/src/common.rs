@@ -159,7 +159,7 @@ pub enum ResultType {
     Complete,
     /// More input is needed; the result is an `InputRequiredResult`.
     InputRequired,
-    /// The server created a task (ext-tasks); the result is a `tasks::ext::CreateTaskResult`.
+    /// The server created a task (ext-tasks); the result is a `tasks::ext::ExtCreateTaskResult`.
     Task,
 }
 

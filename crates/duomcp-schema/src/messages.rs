@@ -197,7 +197,7 @@ method_union! {
         /// `notifications/subscriptions/acknowledged` (2026-07-28).
         SubscriptionsAcknowledged(SubscriptionsAcknowledgedNotification) = methods::SubscriptionsAcknowledged,
         /// `notifications/tasks` (ext-tasks).
-        Tasks(ext::TaskStatusNotification) = methods::Tasks,
+        Tasks(ext::ExtTaskStatusNotification) = methods::Tasks,
     }
 }
 
@@ -346,7 +346,7 @@ pub enum ServerResult {
     /// `tasks/get` result (`taskId` + `ttlMs`, ext-tasks).
     DetailedTask(ext::DetailedTask),
     /// A `tools/call` that became a task (`resultType: "task"`, ext-tasks).
-    ExtCreateTask(ext::CreateTaskResult),
+    ExtCreateTask(ext::ExtCreateTaskResult),
     /// More input needed (`resultType: "input_required"`, 2026-07-28).
     InputRequired(InputRequiredResult),
     /// Anything else: `ping`, `subscriptions/listen`, acknowledgements, `tasks/result`.

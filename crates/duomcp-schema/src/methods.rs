@@ -88,7 +88,7 @@ request_methods! {
     /// `tools/list`.
     ListTools = "tools/list", PaginatedRequestParams => ListToolsResult;
     /// `tools/call` (2026-07-28 may answer `InputRequiredResult` or, with ext-tasks,
-    /// `tasks::ext::CreateTaskResult`; see [`crate::MrtrResult`]).
+    /// `tasks::ext::ExtCreateTaskResult`; see [`crate::MrtrResult`]).
     CallTool = "tools/call", CallToolRequestParams => CallToolResult;
     /// `prompts/list`.
     ListPrompts = "prompts/list", PaginatedRequestParams => ListPromptsResult;
@@ -154,7 +154,7 @@ notification_methods! {
     /// `notifications/subscriptions/acknowledged` (2026-07-28).
     SubscriptionsAcknowledged = "notifications/subscriptions/acknowledged", SubscriptionsAcknowledgedNotificationParams;
     /// `notifications/tasks` (ext-tasks).
-    Tasks = "notifications/tasks", tasks::ext::TaskStatusNotificationParams;
+    Tasks = "notifications/tasks", tasks::ext::ExtTaskStatusNotificationParams;
 }
 
 /// Method markers of the ext-tasks extension whose types differ from the 2025-11-25 core.
@@ -171,7 +171,7 @@ pub mod ext {
     impl RequestMethod for GetTask {
         const NAME: &'static str = <super::GetTask as RequestMethod>::NAME;
         type Params = tasks::GetTaskRequestParams;
-        type Result = tasks::ext::GetTaskResult;
+        type Result = tasks::ext::ExtGetTaskResult;
     }
 
     /// `tasks/cancel` (ext-tasks): returns an empty acknowledgement.
@@ -181,7 +181,7 @@ pub mod ext {
     impl RequestMethod for CancelTask {
         const NAME: &'static str = <super::CancelTask as RequestMethod>::NAME;
         type Params = tasks::CancelTaskRequestParams;
-        type Result = tasks::ext::CancelTaskResult;
+        type Result = tasks::ext::ExtCancelTaskResult;
     }
 
     /// Whether `method` is reserved by the tasks extension (the `tasks/` prefix).

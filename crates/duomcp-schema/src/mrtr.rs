@@ -12,7 +12,7 @@ use crate::meta::Meta;
 use crate::methods::{CreateMessage, Elicit, ListRoots, RequestMethod};
 use crate::roots::ListRootsResult;
 use crate::sampling::{CreateMessageRequestParams, CreateMessageResult};
-use crate::tasks::ext::CreateTaskResult as ExtCreateTaskResult;
+use crate::tasks::ext::ExtCreateTaskResult;
 
 /// A request from the server that the client must fulfil (`InputRequest`): `{method, params}`.
 ///

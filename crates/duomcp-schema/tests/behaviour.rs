@@ -272,7 +272,7 @@ fn mrtr_results_dispatch_on_result_type() {
         matches!(r, MrtrResult::Complete(_)),
         "absent resultType means complete"
     );
-    let task = ser(&ext::CreateTaskResult::working(
+    let task = ser(&ext::ExtCreateTaskResult::working(
         "t1",
         "2026-08-01T00:00:00Z",
         Some(1000),

@@ -71,12 +71,12 @@ fn roundtrip(rev: Rev, def: &str, v: &Value) -> Option<Result<Value, String>> {
             rt::<s::InputRequest>(v)
         }
         // ext-tasks definitions whose names clash with the 2025-11-25 core.
-        (Ext, "Task") => rt::<ext::Task>(v),
-        (Ext, "CreateTaskResult") => rt::<ext::CreateTaskResult>(v),
-        (Ext, "GetTaskResult") => rt::<ext::GetTaskResult>(v),
-        (Ext, "CancelTaskResult") => rt::<ext::CancelTaskResult>(v),
-        (Ext, "TaskStatusNotification") => rt::<ext::TaskStatusNotification>(v),
-        (Ext, "TaskStatusNotificationParams") => rt::<ext::TaskStatusNotificationParams>(v),
+        (Ext, "Task") => rt::<ext::ExtTask>(v),
+        (Ext, "CreateTaskResult") => rt::<ext::ExtCreateTaskResult>(v),
+        (Ext, "GetTaskResult") => rt::<ext::ExtGetTaskResult>(v),
+        (Ext, "CancelTaskResult") => rt::<ext::ExtCancelTaskResult>(v),
+        (Ext, "TaskStatusNotification") => rt::<ext::ExtTaskStatusNotification>(v),
+        (Ext, "TaskStatusNotificationParams") => rt::<ext::ExtTaskStatusNotificationParams>(v),
         (Ext, "DetailedTask") => rt::<ext::DetailedTask>(v),
         (Ext, "WorkingTask") => rt::<ext::WorkingTask>(v),
         (Ext, "InputRequiredTask") => rt::<ext::InputRequiredTask>(v),

@@ -110,13 +110,13 @@ impl<T: FromCallParts> HandlerArgument for T {}
     label = "does not convert into a tool result",
     note = "return a `String`, `&'static str`, `ContentBlock`, `Vec<ContentBlock>`, `CallToolResult`, `Json<T>` or `()`, or a `Result<_, E>` of one of them (any type implementing `IntoToolResult`)"
 )]
-pub trait ToolOutput {
+pub trait ToolReturn {
     /// Named by the check.
     fn check() {}
 }
 
 #[diagnostic::do_not_recommend]
-impl<T: IntoToolResult> ToolOutput for T {}
+impl<T: IntoToolResult> ToolReturn for T {}
 
 /// A prompt's return value: restates [`IntoPromptResult`].
 #[diagnostic::on_unimplemented(
@@ -124,13 +124,13 @@ impl<T: IntoToolResult> ToolOutput for T {}
     label = "does not convert into a prompt result",
     note = "return a `String`, `PromptMessage`, `Vec<PromptMessage>` or `GetPromptResult`, or a `Result<_, E>` of one of them (any type implementing `IntoPromptResult`)"
 )]
-pub trait PromptOutput {
+pub trait PromptReturn {
     /// Named by the check.
     fn check() {}
 }
 
 #[diagnostic::do_not_recommend]
-impl<T: IntoPromptResult> PromptOutput for T {}
+impl<T: IntoPromptResult> PromptReturn for T {}
 
 /// A resource handler's return value: restates [`IntoReadResult`].
 #[diagnostic::on_unimplemented(
@@ -138,13 +138,13 @@ impl<T: IntoPromptResult> PromptOutput for T {}
     label = "does not convert into a read result",
     note = "return a `String`, `ResourceContents`, `Vec<ResourceContents>` or `ReadResourceResult`, or a `Result<_, E>` of one of them (any type implementing `IntoReadResult`)"
 )]
-pub trait ReadOutput {
+pub trait ReadReturn {
     /// Named by the check.
     fn check() {}
 }
 
 #[diagnostic::do_not_recommend]
-impl<T: IntoReadResult> ReadOutput for T {}
+impl<T: IntoReadResult> ReadReturn for T {}
 
 // Narrower restatements of `Args<T>`'s and `Json<T>`'s bounds, one per derive, so that an error
 // names the missing derive. `do_not_recommend` keeps rustc's message on these traits instead of

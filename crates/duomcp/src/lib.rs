@@ -65,6 +65,7 @@
 #![cfg_attr(not(feature = "server"), doc = "[`server`]: crate#features")]
 #![cfg_attr(not(feature = "server"), doc = "[`server::Context`]: crate#features")]
 #![cfg_attr(not(feature = "server"), doc = "[`transport`]: crate#features")]
+#![cfg_attr(not(feature = "server"), doc = "[`transport::memory`]: crate#features")]
 #![cfg_attr(not(feature = "server"), doc = "[`auth`]: crate#features")]
 // docs.rs (`--cfg docsrs`, nightly): each gated item labelled with the features it needs.
 #![cfg_attr(docsrs, feature(doc_cfg))]
@@ -77,13 +78,15 @@ pub mod client;
 pub mod clock;
 mod common;
 pub use common::correlation;
+#[cfg(feature = "skills")]
+pub use common::skills;
 pub mod era;
 pub mod jsonrpc;
 #[cfg(feature = "otel")]
 pub mod otel;
 #[cfg(feature = "redis")]
 pub mod redis;
-#[cfg(feature = "server")]
+#[cfg(any(feature = "server", feature = "client"))]
 mod schema_check;
 #[cfg(feature = "server")]
 pub mod server;
@@ -93,6 +96,8 @@ pub mod transport;
 mod util;
 
 pub use duomcp_schema as schema;
+/// Kept so code naming it compiles; the documented path is [`era::Era`].
+#[doc(hidden)]
 pub use era::Era;
 
 /// The `schemars` duomcp is built with (1.x), for deriving `JsonSchema` without depending on

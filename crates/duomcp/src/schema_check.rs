@@ -76,12 +76,14 @@ impl SchemaCheck {
     }
 
     /// Compiles a schema given as a JSON object.
+    #[cfg_attr(not(feature = "server"), allow(dead_code))] // the server's registry
     pub(crate) fn from_map(schema: &Map<String, Value>) -> Self {
         Self::new(Value::Object(schema.clone()))
     }
 
     /// The compile error, if the schema is not valid JSON Schema (without the
     /// `full-json-schema` feature: if this build cannot check it).
+    #[cfg_attr(not(feature = "server"), allow(dead_code))] // the server's registry
     pub(crate) fn compile_error(&self) -> Option<&str> {
         #[cfg(feature = "full-json-schema")]
         {

@@ -5,7 +5,7 @@
 mod client_support;
 
 use client_support::*;
-use duomcp::client::{ClientError, EraChoice, Notification, RequestOptions};
+use duomcp::client::{ClientError, EraChoice, RequestOptions, ServerEvent};
 use duomcp::schema::{
     CompleteReference, CompleteRequestParams, CompleteResult, LoggingLevel, PromptMessage,
     PromptReference, Resource, ResourceTemplate,
@@ -281,7 +281,7 @@ async fn log_levels_reach_the_server_and_messages_reach_the_stream() {
             .unwrap()
             .unwrap();
         match note {
-            Notification::Log(m) => {
+            ServerEvent::Log(m) => {
                 assert_eq!(m.level, LoggingLevel::Warning);
                 assert_eq!(m.data, json!("warning line"));
             }
@@ -322,7 +322,7 @@ async fn per_request_log_level_in_the_modern_era() {
         .unwrap()
         .unwrap();
     assert!(
-        matches!(first, Notification::Log(ref m) if m.level == LoggingLevel::Debug),
+        matches!(first, ServerEvent::Log(ref m) if m.level == LoggingLevel::Debug),
         "{first:?}"
     );
     assert_eq!(

@@ -6,9 +6,9 @@ mod client_support;
 
 use client_support::*;
 use duomcp::client::{ClientError, EraChoice};
+use duomcp::era::Era;
 use duomcp::server::Server;
 use duomcp::transport::memory::Side;
-use duomcp::Era;
 use serde_json::json;
 use std::time::Duration;
 

@@ -13,11 +13,11 @@ use axum::response::Response;
 use axum::Router;
 use duomcp::client::auth::{AuthError, AuthFuture, AuthProvider, Challenge};
 use duomcp::client::transport::http::default_client;
-use duomcp::client::{Client, ClientError, EraChoice, Notification, RequestOptions};
+use duomcp::client::{Client, ClientError, EraChoice, RequestOptions, ServerEvent};
+use duomcp::era::Era;
 use duomcp::schema::{ElicitResult, PromptMessage, Resource};
 use duomcp::server::{Args, Server, ToolSpec};
 use duomcp::transport::http::{HttpConfig, ResponseMode, StreamableHttp};
-use duomcp::Era;
 use http::{HeaderMap, Method, StatusCode};
 use serde_json::{json, Value};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -288,7 +288,7 @@ async fn legacy_sessions_carry_their_id_open_a_get_stream_and_end_with_delete() 
     let changed = within(async {
         loop {
             match notes.recv().await {
-                Some(Notification::ToolsListChanged) => return true,
+                Some(ServerEvent::ToolsListChanged) => return true,
                 Some(_) => continue,
                 None => return false,
             }
@@ -392,7 +392,7 @@ async fn subscriptions_deliver_list_changes_in_both_eras() {
         s.server.add_tool(no_args("late"), || async { "late" });
         let n = within(changes.next()).await;
         assert!(
-            matches!(n, Some(Notification::ToolsListChanged)),
+            matches!(n, Some(ServerEvent::ToolsListChanged)),
             "{era:?}: {n:?}"
         );
         drop(changes);

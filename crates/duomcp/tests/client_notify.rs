@@ -5,7 +5,8 @@
 mod client_support;
 
 use client_support::*;
-use duomcp::client::{EraChoice, ManualClock, Notification};
+use duomcp::client::{EraChoice, ServerEvent};
+use duomcp::clock::ManualClock;
 use duomcp::schema::{CacheScope, Resource, SubscriptionFilter};
 use duomcp::server::{CachePolicy, Server, ServerConfig};
 use serde_json::json;
@@ -30,7 +31,7 @@ fn server(page_size: usize) -> Server {
         .build()
 }
 
-async fn next(sub: &mut duomcp::client::Subscription) -> Option<Notification> {
+async fn next(sub: &mut duomcp::client::Subscription) -> Option<ServerEvent> {
     tokio::time::timeout(Duration::from_secs(5), sub.next())
         .await
         .expect("a notification in time")
@@ -131,7 +132,7 @@ async fn modern_listen_invalidates_and_delivers_tagged_notifications() {
 
     client.read_resource("test://r").await.unwrap();
     server.add_tool("c", || async { "c" });
-    assert_eq!(next(&mut sub).await, Some(Notification::ToolsListChanged));
+    assert_eq!(next(&mut sub).await, Some(ServerEvent::ToolsListChanged));
     let tools = client.list_tools(None).await.unwrap();
     assert_eq!(tools.tools.len(), 3, "the cached list was dropped");
     assert_eq!(sent(&tap).count("tools/list"), 2);
@@ -139,7 +140,7 @@ async fn modern_listen_invalidates_and_delivers_tagged_notifications() {
     server.notify_resource_updated("test://r");
     assert_eq!(
         next(&mut sub).await,
-        Some(Notification::ResourceUpdated {
+        Some(ServerEvent::ResourceUpdated {
             uri: "test://r".into()
         })
     );
@@ -193,7 +194,7 @@ async fn only_notifications_tagged_with_the_subscription_id_arrive() {
         .unwrap();
     assert_eq!(sub.acknowledged().tools_list_changed, Some(true));
     // Only the last one: tagged with our id and of a requested type.
-    assert_eq!(next(&mut sub).await, Some(Notification::ToolsListChanged));
+    assert_eq!(next(&mut sub).await, Some(ServerEvent::ToolsListChanged));
     assert_eq!(next(&mut sub).await, None);
     assert!(
         sub.ended_gracefully(),
@@ -247,7 +248,7 @@ async fn legacy_listen_subscribes_and_filters_connection_notifications() {
     // The tool change reaches the connection stream, not the subscription (not asked for).
     assert_eq!(
         next(&mut sub).await,
-        Some(Notification::ResourceUpdated {
+        Some(ServerEvent::ResourceUpdated {
             uri: "test://r".into()
         })
     );
@@ -255,7 +256,7 @@ async fn legacy_listen_subscribes_and_filters_connection_notifications() {
         tokio::time::timeout(Duration::from_secs(5), all.recv())
             .await
             .unwrap(),
-        Some(Notification::ToolsListChanged)
+        Some(ServerEvent::ToolsListChanged)
     );
     assert_eq!(client.list_tools(None).await.unwrap().tools.len(), 3);
 

@@ -11,7 +11,7 @@
 #[path = "../examples/guide_server.rs"]
 mod guide_server;
 
-use duomcp::client::{Client, ClientBuilder, EraChoice, Notification, RequestOptions, TaskStart};
+use duomcp::client::{Client, ClientBuilder, EraChoice, RequestOptions, ServerEvent, TaskStart};
 use duomcp::schema::{
     CompleteReference, CompleteRequestParams, CreateMessageResult, ElicitResult, LoggingLevel,
     PromptReference, Root, SubscriptionFilter, TaskStatus,
@@ -172,7 +172,7 @@ async fn a_subscriber_hears_that_the_index_changed() {
         let heard = tokio::time::timeout(Duration::from_secs(5), updates.next()).await;
         assert_eq!(
             heard.unwrap(),
-            Some(Notification::ResourceUpdated {
+            Some(ServerEvent::ResourceUpdated {
                 uri: "notes://index".into()
             }),
             "{era:?}"
@@ -238,7 +238,7 @@ async fn reindex_logs_and_reports_progress() {
 
         let log = loop {
             match notifications.try_recv() {
-                Some(Notification::Log(log)) => break log,
+                Some(ServerEvent::Log(log)) => break log,
                 Some(_) => continue,
                 None => panic!("{era:?}: no log message"),
             }

@@ -4,10 +4,10 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use duomcp::client::{Client, EraChoice};
+use duomcp::era::Era;
 use duomcp::schema::{ElicitRequestFormParams, ElicitRequestedSchema, ElicitResult, StringSchema};
 use duomcp::server::{Args, Context, HandlerError, Server};
 use duomcp::transport::memory;
-use duomcp::Era;
 use serde_json::json;
 use std::time::Duration;
 

@@ -6,7 +6,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-use duomcp::client::{Client, EraChoice, Notification};
+use duomcp::client::{Client, EraChoice, ServerEvent};
 use duomcp::redis::Redis;
 use duomcp::schema::{Resource, SubscriptionFilter};
 use duomcp::server::Server;
@@ -65,7 +65,7 @@ async fn a_resource_update_on_a_reaches_the_subscribers_on_b_in_both_revisions()
     // 100 ms until heard (the legacy session's GET stream opens in the background, and what
     // the session is told before it is there is not kept).
     a.notify_resource_updated("test://other");
-    let updated = Some(Notification::ResourceUpdated {
+    let updated = Some(ServerEvent::ResourceUpdated {
         uri: "test://watched".into(),
     });
     for (era, sub) in [

@@ -6,9 +6,10 @@
 //! would have.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+use duomcp::era::Era;
 use duomcp::redis::{Redis, RedisConfig, RedisEventStore, RedisTaskStore};
 use duomcp::schema::TaskStatus;
-use duomcp::server::tasks::{TaskEra, TaskFilter, TaskRecord, TaskStore, TaskStoreError};
+use duomcp::server::tasks::{TaskFilter, TaskRecord, TaskStore, TaskStoreError};
 use duomcp::transport::http::EventStore;
 use duomcp_testkit::cluster::RedisServer;
 use std::time::{Duration, Instant};
@@ -187,7 +188,7 @@ async fn the_shared_key_is_one_key_whoever_asks_first() {
 fn task(id: &str, principal: &str, created_at_ms: u64, ttl_ms: Option<u64>) -> TaskRecord {
     TaskRecord {
         id: id.into(),
-        era: TaskEra::Modern,
+        era: Era::Modern,
         principal: Some(principal.into()),
         scope: None,
         method: "tools/call".into(),
@@ -264,7 +265,7 @@ async fn tasks_are_shared_and_their_edits_never_interleave() {
     a.create(task("bob1", "bob", 5, Some(60_000)), 5)
         .await
         .unwrap();
-    let alice = TaskFilter::Principal(TaskEra::Modern, "alice".into());
+    let alice = TaskFilter::Principal(Era::Modern, "alice".into());
     let (page, more) = b.list(&alice, None, 2, 10).await;
     let ids: Vec<&str> = page.iter().map(|r| r.id.as_str()).collect();
     assert_eq!(ids, ["t1", "t2"]);

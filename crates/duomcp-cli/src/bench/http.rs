@@ -3,8 +3,9 @@
 
 use super::proc_stats::{cpu_seconds, peak_rss_kib};
 use super::stats::{Report, Samples};
-use super::{call_body, check_response, BenchArgs, BenchEra};
+use super::{call_body, check_response, BenchArgs};
 use bytes::Bytes;
+use duomcp::era::Era;
 use http_body_util::{BodyExt, Full};
 use hyper::Request;
 use hyper_util::rt::TokioIo;
@@ -72,7 +73,7 @@ async fn connect(ep: &Endpoint, http2: bool) -> Result<Sender, String> {
 
 fn request(
     ep: &Endpoint,
-    era: BenchEra,
+    era: Era,
     session: Option<&str>,
     method: &str,
     name: Option<&str>,
@@ -83,7 +84,7 @@ fn request(
         .header("content-type", "application/json")
         .header("accept", "application/json, text/event-stream");
     match era {
-        BenchEra::Modern => {
+        Era::Modern => {
             b = b
                 .header("mcp-protocol-version", "2026-07-28")
                 .header("mcp-method", method);
@@ -91,7 +92,7 @@ fn request(
                 b = b.header("mcp-name", name);
             }
         }
-        BenchEra::Legacy => {
+        Era::Legacy => {
             b = b.header("mcp-protocol-version", "2025-11-25");
             if let Some(s) = session {
                 b = b.header("mcp-session-id", s);
@@ -169,7 +170,7 @@ pub(crate) async fn run(args: &BenchArgs, url: &str, progress: bool) -> Result<R
         let (ep, text, done, args) = (ep.clone(), text.clone(), done.clone(), args.clone());
         tasks.push(tokio::spawn(async move {
             let mut session = None;
-            if args.era == BenchEra::Legacy {
+            if args.era == Era::Legacy {
                 let init = br#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"duomcp-bench","version":"1"}}}"#;
                 let (s, _) = exchange(&mut sender, request(&ep, args.era, None, "initialize", None, init.to_vec())?).await?;
                 session = Some(s.ok_or("the server sent no Mcp-Session-Id")?);

@@ -18,30 +18,39 @@ mod proc_stats;
 mod stats;
 mod stdio;
 
-use clap::{Args, ValueEnum};
-use serde::Serialize;
+use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
+use clap::Args;
+use duomcp::era::Era;
 use std::io::IsTerminal;
 use std::process::ExitCode;
 use std::time::Duration;
 
 pub use stats::Report;
 
-/// Which wire to speak.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum BenchEra {
-    /// 2025-11-25: initialize once (per connection), then calls.
-    Legacy,
-    /// 2026-07-28: `_meta` (and on HTTP the mirrored headers) on every call.
-    Modern,
+/// Which wire to speak: an [`Era`]; the name it had is kept so code naming it compiles.
+#[doc(hidden)]
+pub type BenchEra = Era;
+
+/// `--era`: `legacy` or `modern`, described in `--help` as the `ValueEnum` it was did.
+fn era_parser() -> impl TypedValueParser<Value = Era> {
+    PossibleValuesParser::new([
+        PossibleValue::new("legacy")
+            .help("2025-11-25: initialize once (per connection), then calls"),
+        PossibleValue::new("modern")
+            .help("2026-07-28: `_meta` (and on HTTP the mirrored headers) on every call"),
+    ])
+    .map(|name| match name.as_str() {
+        "legacy" => Era::Legacy,
+        _ => Era::Modern,
+    })
 }
 
 /// Options of `duomcp bench`.
 #[derive(Debug, Clone, Args)]
 pub struct BenchArgs {
     /// The era to speak.
-    #[arg(long, value_enum, default_value = "modern")]
-    pub era: BenchEra,
+    #[arg(long, value_parser = era_parser(), default_value = "modern")]
+    pub era: Era,
     /// Streamable HTTP endpoint to load (instead of a server command after `--`).
     #[arg(long)]
     pub url: Option<String>,
@@ -138,7 +147,7 @@ fn modern_meta() -> &'static str {
 }
 
 /// The body of one `tools/call` with request id `id`.
-fn call_body(out: &mut Vec<u8>, id: u64, era: BenchEra, tool: &str, text: &str) {
+fn call_body(out: &mut Vec<u8>, id: u64, era: Era, tool: &str, text: &str) {
     out.extend_from_slice(br#"{"jsonrpc":"2.0","id":"#);
     out.extend_from_slice(id.to_string().as_bytes());
     out.extend_from_slice(br#","method":"tools/call","params":{"name":"#);
@@ -146,7 +155,7 @@ fn call_body(out: &mut Vec<u8>, id: u64, era: BenchEra, tool: &str, text: &str) 
     out.extend_from_slice(br#","arguments":{"text":"#);
     let _ = serde_json::to_writer(&mut *out, text);
     out.push(b'}');
-    if era == BenchEra::Modern {
+    if era == Era::Modern {
         out.push(b',');
         out.extend_from_slice(modern_meta().as_bytes());
     }
@@ -188,10 +197,32 @@ fn check_response(line: &[u8], text: &str) -> Option<(u64, bool)> {
 mod tests {
     use super::*;
 
+    /// `--era` parses as the `ValueEnum` it was did (`legacy`, `modern`, default `modern`),
+    /// and the report writes it as before.
+    #[test]
+    fn the_era_flag_reads_legacy_and_modern() {
+        use clap::Parser;
+        #[derive(Parser)]
+        struct Cli {
+            #[command(flatten)]
+            args: BenchArgs,
+        }
+        let era = |flags: &[&str]| {
+            let argv = ["bench", "--url", "http://127.0.0.1:1/mcp"];
+            Cli::try_parse_from(argv.iter().chain(flags)).map(|c| c.args.era)
+        };
+        assert_eq!(era(&[]).unwrap(), Era::Modern);
+        assert_eq!(era(&["--era", "legacy"]).unwrap(), Era::Legacy);
+        assert_eq!(era(&["--era", "modern"]).unwrap(), Era::Modern);
+        let err = era(&["--era", "2025-11-25"]).err().unwrap().to_string();
+        assert!(err.contains("[possible values: legacy, modern]"), "{err}");
+        assert_eq!(serde_json::to_value(Era::Legacy).unwrap(), "legacy");
+    }
+
     #[test]
     fn request_bodies_are_valid_json_and_responses_are_checked() {
         let mut out = Vec::new();
-        call_body(&mut out, 7, BenchEra::Modern, "echo", "hi");
+        call_body(&mut out, 7, Era::Modern, "echo", "hi");
         let v: serde_json::Value = serde_json::from_slice(&out).unwrap();
         assert_eq!(v["params"]["arguments"]["text"], "hi");
         assert_eq!(

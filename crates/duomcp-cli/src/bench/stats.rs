@@ -1,6 +1,6 @@
 //! Latency samples and the report.
 
-use super::BenchEra;
+use duomcp::era::Era;
 use serde::Serialize;
 use std::fmt;
 use std::time::Duration;
@@ -35,7 +35,7 @@ pub struct Report {
     /// "stdio", "http" (HTTP/1.1) or "http2".
     pub transport: &'static str,
     /// The era spoken.
-    pub era: BenchEra,
+    pub era: Era,
     /// Window (stdio) or connections (HTTP).
     pub concurrency: usize,
     /// HTTP/2: streams in flight on each connection (1 otherwise).
@@ -69,7 +69,7 @@ impl Report {
     pub(crate) fn new(
         label: String,
         transport: &'static str,
-        era: BenchEra,
+        era: Era,
         concurrency: usize,
         payload: usize,
         mut samples: Samples,
@@ -108,8 +108,8 @@ impl Report {
 impl fmt::Display for Report {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let era = match self.era {
-            BenchEra::Legacy => "2025-11-25",
-            BenchEra::Modern => "2026-07-28",
+            Era::Legacy => "2025-11-25",
+            Era::Modern => "2026-07-28",
         };
         let conc = if self.transport == "stdio" {
             "window"
@@ -167,7 +167,7 @@ mod tests {
         let r = Report::new(
             "t".into(),
             "stdio",
-            BenchEra::Modern,
+            Era::Modern,
             1,
             64,
             s,

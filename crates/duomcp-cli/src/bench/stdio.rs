@@ -2,7 +2,8 @@
 
 use super::proc_stats::{cpu_seconds, peak_rss_kib};
 use super::stats::{Report, Samples};
-use super::{call_body, check_response, BenchArgs, BenchEra};
+use super::{call_body, check_response, BenchArgs};
+use duomcp::era::Era;
 use std::collections::HashMap;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
@@ -31,8 +32,8 @@ pub(crate) async fn run(args: &BenchArgs, progress: bool) -> Result<Report, Stri
 
     // The first answer: `initialize` (legacy) or a first call (modern) — startup time.
     match args.era {
-        BenchEra::Legacy => w.write_all(INITIALIZE.as_bytes()).await,
-        BenchEra::Modern => {
+        Era::Legacy => w.write_all(INITIALIZE.as_bytes()).await,
+        Era::Modern => {
             call_body(&mut body, 0, args.era, &args.tool, &text);
             w.write_all(&body).await
         }
@@ -42,7 +43,7 @@ pub(crate) async fn run(args: &BenchArgs, progress: bool) -> Result<Report, Stri
     w.flush().await.map_err(|e| e.to_string())?;
     read_line(&mut r, &mut line).await?;
     let startup = spawned.elapsed();
-    if args.era == BenchEra::Legacy {
+    if args.era == Era::Legacy {
         w.write_all(INITIALIZED.as_bytes())
             .await
             .map_err(|e| e.to_string())?;

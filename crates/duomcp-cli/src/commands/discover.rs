@@ -10,7 +10,7 @@ pub(crate) async fn run(target: &Target) -> Result<Outcome, Failure> {
     logs.flush().await;
     if target.json {
         target.print_json(&json!({
-            "era": match client.era() { duomcp::Era::Legacy => "legacy", duomcp::Era::Modern => "modern" },
+            "era": match client.era() { duomcp::era::Era::Legacy => "legacy", duomcp::era::Era::Modern => "modern" },
             "protocolVersion": client.protocol_version(),
             "serverInfo": info,
             "capabilities": caps,

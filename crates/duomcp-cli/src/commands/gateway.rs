@@ -11,8 +11,9 @@
 //! ```
 
 use clap::Args;
+use duomcp::client::EraChoice;
 use duomcp::transport::http::Workers;
-use duomcp_gateway::{AuthConfig, Gateway, GatewayConfig, UpstreamConfig, UpstreamEra};
+use duomcp_gateway::{AuthConfig, Gateway, GatewayConfig, UpstreamConfig};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -82,11 +83,12 @@ pub struct GatewayArgs {
 
 impl GatewayArgs {
     fn config(&self) -> Result<GatewayConfig, String> {
-        let era = match self.upstream_era.as_str() {
-            "auto" => UpstreamEra::Auto,
-            "legacy" | "2025-11-25" => UpstreamEra::Legacy,
-            "modern" | "2026-07-28" => UpstreamEra::Modern,
-            other => return Err(format!("--upstream-era `{other}`: auto, legacy or modern")),
+        let era = match self.upstream_era.parse::<EraChoice>() {
+            Ok(era) => era,
+            Err(_) => {
+                let other = &self.upstream_era;
+                return Err(format!("--upstream-era `{other}`: auto, legacy or modern"));
+            }
         };
         let file = match &self.check {
             Some(path) if !path.is_empty() => Some(PathBuf::from(path)),

@@ -2,7 +2,7 @@
 
 use super::{finish, Failure, Outcome, Target};
 use clap::Args;
-use duomcp::client::Notification;
+use duomcp::client::ServerEvent;
 use duomcp::schema::SubscriptionFilter;
 use serde_json::json;
 use std::time::Duration;
@@ -102,10 +102,10 @@ pub(crate) async fn run(args: &ListenArgs) -> Result<Outcome, Failure> {
         };
         seen += 1;
         let (kind, detail) = match &n {
-            Notification::ToolsListChanged => ("tools/list_changed", None),
-            Notification::PromptsListChanged => ("prompts/list_changed", None),
-            Notification::ResourcesListChanged => ("resources/list_changed", None),
-            Notification::ResourceUpdated { uri } => ("resources/updated", Some(uri.clone())),
+            ServerEvent::ToolsListChanged => ("tools/list_changed", None),
+            ServerEvent::PromptsListChanged => ("prompts/list_changed", None),
+            ServerEvent::ResourcesListChanged => ("resources/list_changed", None),
+            ServerEvent::ResourceUpdated { uri } => ("resources/updated", Some(uri.clone())),
             _ => continue,
         };
         if target.json {

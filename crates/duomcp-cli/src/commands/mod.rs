@@ -37,7 +37,7 @@ mod skills;
 mod tools;
 
 use clap::{Args, Subcommand};
-use duomcp::client::{Client, ClientBuilder, ClientError, EraChoice, Notification};
+use duomcp::client::{Client, ClientBuilder, ClientError, EraChoice, ServerEvent};
 use duomcp::schema::{LoggingLevel, Root};
 use serde_json::{Map, Value};
 use std::io::IsTerminal;
@@ -484,8 +484,8 @@ impl Logs {
     }
 }
 
-fn print_log(n: &Notification) {
-    let Notification::Log(m) = n else { return };
+fn print_log(n: &ServerEvent) {
+    let ServerEvent::Log(m) = n else { return };
     let level = serde_json::to_value(m.level)
         .ok()
         .and_then(|v| v.as_str().map(str::to_owned))

@@ -137,7 +137,7 @@ pub(crate) async fn call(args: &CallArgs) -> Result<Outcome, Failure> {
             "duomcp: `{}` did not run as a task (the server answered at once{})",
             output::safe(&args.tool),
             match client.era() {
-                duomcp::Era::Legacy => ": the tool or the server does not offer tasks",
+                duomcp::era::Era::Legacy => ": the tool or the server does not offer tasks",
                 _ => "",
             }
         );

@@ -4,7 +4,7 @@
 //! (LIMITS.md, "duomcp inspect").
 
 use crate::commands::{errors, Failure, Target};
-use duomcp::client::{Client, ClientBuilder, EraChoice, InputError, Notification, RequestOptions};
+use duomcp::client::{Client, ClientBuilder, EraChoice, InputError, RequestOptions, ServerEvent};
 use duomcp::schema::{
     CreateMessageRequestParams, CreateMessageResult, ElicitRequestParams, ElicitResult,
     LoggingLevel, Root, SubscriptionFilter,
@@ -199,27 +199,25 @@ impl Shared {
 }
 
 /// A notification as the page shows it: its method and params.
-fn notification_json(n: &Notification) -> (String, Value) {
+fn notification_json(n: &ServerEvent) -> (String, Value) {
     let to = |v: Result<Value, serde_json::Error>| v.unwrap_or(Value::Null);
     match n {
-        Notification::ToolsListChanged => ("notifications/tools/list_changed".into(), json!({})),
-        Notification::PromptsListChanged => {
-            ("notifications/prompts/list_changed".into(), json!({}))
-        }
-        Notification::ResourcesListChanged => {
+        ServerEvent::ToolsListChanged => ("notifications/tools/list_changed".into(), json!({})),
+        ServerEvent::PromptsListChanged => ("notifications/prompts/list_changed".into(), json!({})),
+        ServerEvent::ResourcesListChanged => {
             ("notifications/resources/list_changed".into(), json!({}))
         }
-        Notification::ResourceUpdated { uri } => (
+        ServerEvent::ResourceUpdated { uri } => (
             "notifications/resources/updated".into(),
             json!({ "uri": uri }),
         ),
-        Notification::Log(m) => ("notifications/message".into(), to(serde_json::to_value(m))),
-        Notification::Progress(p) => ("notifications/progress".into(), to(serde_json::to_value(p))),
-        Notification::ElicitationComplete(p) => (
+        ServerEvent::Log(m) => ("notifications/message".into(), to(serde_json::to_value(m))),
+        ServerEvent::Progress(p) => ("notifications/progress".into(), to(serde_json::to_value(p))),
+        ServerEvent::ElicitationComplete(p) => (
             "notifications/elicitation/complete".into(),
             to(serde_json::to_value(p)),
         ),
-        Notification::Other { method, params } => (method.clone(), params.clone()),
+        ServerEvent::Other { method, params } => (method.clone(), params.clone()),
         other => ("notification".into(), Value::String(format!("{other:?}"))),
     }
 }
@@ -547,7 +545,7 @@ impl Inspector {
         let watched = uri.clone();
         let follow = tokio::spawn(async move {
             while let Some(n) = subscription.next().await {
-                if let Notification::ResourceUpdated { uri } = n {
+                if let ServerEvent::ResourceUpdated { uri } = n {
                     shared.trace(json!({ "dir": "in", "kind": "update", "method": "notifications/resources/updated", "params": { "uri": uri } }));
                     shared.event(json!({ "type": "updated", "uri": uri }));
                 }
@@ -598,11 +596,7 @@ async fn close(live: Live) {
 }
 
 fn era_name(era: EraChoice) -> &'static str {
-    match era {
-        EraChoice::Auto => "auto",
-        EraChoice::Legacy => "legacy",
-        EraChoice::Modern => "modern",
-    }
+    era.as_str()
 }
 
 /// Parses the page's era choice.

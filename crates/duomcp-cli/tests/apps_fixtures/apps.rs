@@ -260,7 +260,7 @@ async fn basic_vanillajs_views(kit: &Kit) {
         .any(|t| t.name == "get-time"));
 
     let view = client.read_view(BASIC_VIEW).await.unwrap();
-    assert_eq!(view.mime_type, apps::RESOURCE_MIME_TYPE);
+    assert_eq!(view.mime_type, duomcp::schema::apps::RESOURCE_MIME_TYPE);
     assert_eq!(view.uri, BASIC_VIEW);
     assert!(
         view.html.to_ascii_lowercase().contains("<!doctype html>"),
@@ -331,7 +331,7 @@ async fn basic_vanillajs_views(kit: &Kit) {
         stdout.contains(&format!(
             "saved {BASIC_VIEW} ({} bytes, {})",
             html.len(),
-            apps::RESOURCE_MIME_TYPE
+            duomcp::schema::apps::RESOURCE_MIME_TYPE
         )),
         "{stdout}"
     );

@@ -14,6 +14,8 @@ pub use detect::of_refusal;
 pub use detect::Undecided;
 pub use detect::{detect, Signals};
 pub use revision::Revision;
+// Documented at `era::tasks::TaskWire`; kept here so code naming it compiles.
+#[doc(hidden)]
 pub use tasks::TaskWire;
 
 use std::fmt;
@@ -23,14 +25,17 @@ use std::fmt;
 /// by revision asks [`Era::revision`] for the fact it needs.
 ///
 /// ```
-/// use duomcp_proto::Era;
+/// use duomcp_proto::era::Era;
 /// let era = |v| Era::of_version(v).map(Era::protocol_version);
 /// assert_eq!(era("2025-06-18"), Some("2025-11-25"));
 /// assert_eq!(era("2026-07-28"), Some("2026-07-28"));
 /// assert_eq!(era("1999-01-01"), None);
 /// assert!(Era::UNMARKED.revision().has_sessions);
 /// ```
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+///
+/// Serialized as `"legacy"` / `"modern"` (a task record's `era`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum Era {
     /// 2025-11-25 and older: stateful, `initialize` handshake, server→client requests.
     Legacy,

@@ -1,17 +1,17 @@
 //! Tasks on the wire of each revision, for both roles: [`TaskWire`], chosen once by era
-//! ([`TaskEra::wire`]); the server and the client ask it instead of matching on the era.
+//! ([`Era::tasks`]); the server and the client ask it instead of matching on the era.
 //!
 //! ```
-//! use duomcp_proto::tasks::{TaskEra, TaskRecord, TaskStatus};
-//! use duomcp_proto::Era;
-//! let record = TaskRecord::working("t1", TaskEra::from(Era::Modern), "tools/call", "x", 0, Some(60_000));
-//! let created = record.era.wire().created(&record);
+//! use duomcp_proto::tasks::{TaskRecord, TaskStatus};
+//! use duomcp_proto::era::Era;
+//! let record = TaskRecord::working("t1", Era::Modern, "tools/call", "x", 0, Some(60_000));
+//! let created = record.era.tasks().created(&record);
 //! assert_eq!(created["resultType"], "task");
 //! assert_eq!(created["ttlMs"], 60_000);
 //! ```
 
 use super::{legacy, modern, Era, ProtocolError};
-use crate::tasks::{ClientStep, TaskEra, TaskRecord, TaskView};
+use crate::tasks::{ClientStep, TaskRecord, TaskView};
 use duomcp_schema::{ErrorObject, TaskStatus};
 use serde_json::{json, Map, Value};
 
@@ -25,11 +25,11 @@ use serde_json::{json, Map, Value};
 /// [`has_update`](Self::has_update), [`has_list`](Self::has_list).
 pub trait TaskWire: Send + Sync + 'static {
     /// The era whose tasks these are.
-    fn era(&self) -> TaskEra;
+    fn era(&self) -> Era;
 
     /// The JSON-RPC error object `err` becomes in this revision (a failed task's error).
     fn error_object(&self, err: &ProtocolError) -> ErrorObject {
-        Era::from(self.era()).error_object(err)
+        self.era().error_object(err)
     }
 
     /// The task as `tasks/get` (and `tasks/list`, `tasks/cancel`) returns it: the 2025-11-25
@@ -77,44 +77,20 @@ pub trait TaskWire: Send + Sync + 'static {
     fn has_list(&self) -> bool;
 }
 
-impl From<Era> for TaskEra {
-    fn from(era: Era) -> Self {
-        match era {
-            Era::Legacy => TaskEra::Legacy,
-            Era::Modern => TaskEra::Modern,
-        }
-    }
-}
-
-impl From<TaskEra> for Era {
-    fn from(era: TaskEra) -> Self {
-        match era {
-            TaskEra::Legacy => Era::Legacy,
-            TaskEra::Modern => Era::Modern,
-        }
-    }
-}
-
-impl TaskEra {
+impl Era {
     /// How tasks of this era are written and handled: the one place that picks a revision's
     /// task wire.
-    pub fn wire(self) -> &'static dyn TaskWire {
+    pub fn tasks(self) -> &'static dyn TaskWire {
         match self {
-            TaskEra::Legacy => &legacy::tasks::LegacyTasks,
-            TaskEra::Modern => &modern::tasks::ModernTasks,
+            Era::Legacy => &legacy::tasks::LegacyTasks,
+            Era::Modern => &modern::tasks::ModernTasks,
         }
     }
 
-    /// The short name of the era (`legacy`, `modern`).
-    pub fn tag(self) -> &'static str {
-        Era::from(self).tag()
-    }
-}
-
-impl Era {
-    /// How tasks of this era are written and handled ([`TaskEra::wire`]).
-    pub fn tasks(self) -> &'static dyn TaskWire {
-        TaskEra::from(self).wire()
+    /// [`tasks`](Self::tasks), under the name it had on `Era`.
+    #[doc(hidden)]
+    pub fn wire(self) -> &'static dyn TaskWire {
+        self.tasks()
     }
 }
 

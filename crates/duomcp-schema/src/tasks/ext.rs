@@ -1,7 +1,11 @@
 //! The tasks extension `io.modelcontextprotocol/tasks` used with 2026-07-28 (ext-tasks).
 //!
-//! Only `tools/call` may become a task; the server alone decides. Names that clash with
-//! the 2025-11-25 core tasks live here.
+//! Only `tools/call` may become a task; the server alone decides. The ext-tasks schema reuses
+//! names of the 2025-11-25 core tasks for other shapes (`Task`, `CreateTaskResult`,
+//! `GetTaskResult`, `CancelTaskResult`, `TaskStatusNotification`…): here they carry an `Ext`
+//! prefix ([`ExtTask`], [`ExtCreateTaskResult`], …), so that each name means one type. The
+//! types both share (`GetTaskRequestParams`, `CancelTaskRequestParams`, `TaskStatus`) are the
+//! core ones, in [`super`].
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -12,6 +16,9 @@ use crate::meta::Meta;
 use crate::mrtr::{InputRequests, InputResponses};
 use crate::subscriptions::SubscriptionFilter;
 
+// The core types this extension shares, documented in `super`; kept here so code naming them
+// at this path compiles.
+#[doc(hidden)]
 pub use super::{
     CancelTaskRequest, CancelTaskRequestParams, GetTaskRequest, GetTaskRequestParams, TaskStatus,
 };
@@ -26,7 +33,7 @@ pub struct TasksExtensionCapability {}
 /// The base data of a task (`Task` in ext-tasks).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct Task {
+pub struct ExtTask {
     /// The task identifier.
     pub task_id: String,
     /// Current task state.
@@ -161,15 +168,15 @@ pub type FailedTask = DetailedTask;
 /// `CancelledTask`: a [`DetailedTask`] with status `cancelled`.
 pub type CancelledTask = DetailedTask;
 /// `GetTaskResult`: `Result & DetailedTask` with `resultType: "complete"`.
-pub type GetTaskResult = DetailedTask;
+pub type ExtGetTaskResult = DetailedTask;
 /// `TaskStatusNotificationParams`: `NotificationParams & DetailedTask`.
-pub type TaskStatusNotificationParams = DetailedTask;
+pub type ExtTaskStatusNotificationParams = DetailedTask;
 
 /// The result of a `tools/call` the server turned into a task (`CreateTaskResult`,
 /// `resultType: "task"`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct CreateTaskResult {
+pub struct ExtCreateTaskResult {
     /// The task identifier.
     pub task_id: String,
     /// Current task state.
@@ -196,7 +203,7 @@ pub struct CreateTaskResult {
     pub extra: JsonObject,
 }
 
-impl CreateTaskResult {
+impl ExtCreateTaskResult {
     /// A `resultType: "task"` result for a new `working` task.
     pub fn working(
         task_id: impl Into<String>,
@@ -238,16 +245,31 @@ pub struct UpdateTaskRequestParams {
 /// `UpdateTaskResult`: an empty acknowledgement with `resultType: "complete"`.
 pub type UpdateTaskResult = EmptyResult;
 /// `CancelTaskResult`: an empty acknowledgement with `resultType: "complete"`.
-pub type CancelTaskResult = EmptyResult;
+pub type ExtCancelTaskResult = EmptyResult;
 /// `UpdateTaskRequest`: a `tasks/update` request envelope.
 pub type UpdateTaskRequest = JsonRpcRequest<UpdateTaskRequestParams>;
 /// `TaskStatusNotification`: `notifications/tasks` (full task, via `subscriptions/listen`).
-pub type TaskStatusNotification = JsonRpcNotification<TaskStatusNotificationParams>;
+pub type ExtTaskStatusNotification = JsonRpcNotification<ExtTaskStatusNotificationParams>;
 /// `TaskSubscriptionNotifications`: the `taskIds` addition to [`SubscriptionFilter`].
 pub type TaskSubscriptionNotifications = SubscriptionFilter;
 /// `TaskSubscriptionAcknowledgedNotifications`: the `taskIds` addition to an acknowledged
 /// [`SubscriptionFilter`].
 pub type TaskSubscriptionAcknowledgedNotifications = SubscriptionFilter;
 
-crate::meta::impl_has_meta!(DetailedTask, CreateTaskResult, UpdateTaskRequestParams);
+crate::meta::impl_has_meta!(DetailedTask, ExtCreateTaskResult, UpdateTaskRequestParams);
 crate::common::impl_has_result_type!(DetailedTask);
+
+// The names these types have in the ext-tasks schema, which the 2025-11-25 core tasks also
+// use (for other types); kept so code naming them here compiles.
+#[doc(hidden)]
+pub type Task = ExtTask;
+#[doc(hidden)]
+pub type CreateTaskResult = ExtCreateTaskResult;
+#[doc(hidden)]
+pub type GetTaskResult = ExtGetTaskResult;
+#[doc(hidden)]
+pub type CancelTaskResult = ExtCancelTaskResult;
+#[doc(hidden)]
+pub type TaskStatusNotification = ExtTaskStatusNotification;
+#[doc(hidden)]
+pub type TaskStatusNotificationParams = ExtTaskStatusNotificationParams;

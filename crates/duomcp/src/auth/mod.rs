@@ -95,8 +95,9 @@
 #[allow(unused_imports)]
 pub(crate) use crate::common::scope::join_scopes;
 pub use crate::common::scope::{split_scopes, ScopeHierarchy};
-/// The authenticated caller, as handlers see it; it lives with the server runtime (which
-/// needs it whether or not this module's OAuth parts are built).
+/// The authenticated caller: its documented path is [`crate::server::Principal`]; kept here
+/// so code naming it compiles.
+#[doc(hidden)]
 pub use crate::server::Principal;
 
 // Shared by the two halves; with only one of `http-server` and `client`, some goes unused.
@@ -126,10 +127,13 @@ pub use metadata::{
 #[cfg(all(feature = "auth", feature = "http-server"))]
 mod server;
 #[cfg(all(feature = "auth", feature = "http-server"))]
+#[doc(hidden)]
+pub use server::Refusal;
+#[cfg(all(feature = "auth", feature = "http-server"))]
 pub use server::{
-    Auth, AuthLayer, ConfigError, IntrospectionValidator, IntrospectionValidatorBuilder,
-    JwtValidator, JwtValidatorBuilder, Refusal, ResourceServer, ResourceServerBuilder,
-    StaticTokens, TokenError, TokenValidator, ValidateFuture,
+    Auth, AuthLayer, AuthRejection, ConfigError, IntrospectionValidator,
+    IntrospectionValidatorBuilder, JwtValidator, JwtValidatorBuilder, ResourceServer,
+    ResourceServerBuilder, StaticTokens, TokenError, TokenValidator, ValidateFuture,
 };
 
 #[cfg(all(feature = "auth", feature = "client"))]

@@ -12,7 +12,8 @@
 //! ```
 //! # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
 //! use duomcp::client::{apps, Client};
-//! use duomcp::server::apps::{UiVisibility, View};
+//! use duomcp::schema::apps::UiVisibility;
+//! use duomcp::server::apps::View;
 //! use duomcp::server::{Server, ToolSpec};
 //!
 //! let server = Server::builder()
@@ -43,6 +44,9 @@ use base64::Engine as _;
 use duomcp_schema::apps as wire;
 use duomcp_schema::{ResourceContents, Tool};
 
+// The extension's wire types and constants are documented at `duomcp::schema::apps` (their
+// one path); kept here so code naming them compiles.
+#[doc(hidden)]
 pub use duomcp_schema::apps::{
     UiClientCapability, UiResourceCsp, UiResourceMeta, UiResourcePermissions, UiToolMeta,
     UiVisibility, EXTENSION_ID, RESOURCE_MIME_TYPE,

@@ -15,8 +15,20 @@ use std::sync::{Arc, RwLock};
 use std::time::Duration;
 use tokio::io::{AsyncRead, AsyncWrite};
 
-/// Which era to speak.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+/// Which era a client speaks: one of the two ([`Era`](crate::era::Era)), or whichever the
+/// server speaks, found out by probing (`Auto`).
+///
+/// It reads from a string ([`FromStr`](std::str::FromStr): `auto`, `legacy` or `2025-11-25`,
+/// `modern` or `2026-07-28`) and from a configuration file (serde: `"auto"`, `"legacy"`,
+/// `"modern"`), and [`Display`](std::fmt::Display)s as its lowercase name.
+///
+/// ```
+/// use duomcp::client::EraChoice;
+/// assert_eq!(EraChoice::Auto.to_string(), "auto");
+/// assert_eq!("2026-07-28".parse::<EraChoice>(), Ok(EraChoice::Modern));
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum EraChoice {
     /// Probe with `server/discover`; fall back to `initialize` (the default).
     #[default]
@@ -25,6 +37,23 @@ pub enum EraChoice {
     Legacy,
     /// Only 2026-07-28: `server/discover`, and fail if the server does not speak it.
     Modern,
+}
+
+impl EraChoice {
+    /// The lowercase name: `auto`, `legacy`, `modern`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            EraChoice::Auto => "auto",
+            EraChoice::Legacy => "legacy",
+            EraChoice::Modern => "modern",
+        }
+    }
+}
+
+impl std::fmt::Display for EraChoice {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
 }
 
 impl std::str::FromStr for EraChoice {

@@ -11,7 +11,9 @@ use std::fmt;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-pub use crate::clock::{Clock, ManualClock, SystemClock};
+#[cfg(test)]
+use crate::clock::ManualClock;
+pub(crate) use crate::clock::{Clock, SystemClock};
 
 /// Which cached results a notification makes stale.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -68,11 +68,16 @@ mod telemetry;
 pub mod transport;
 mod validate;
 
+/// The clock's documented path is [`crate::clock`]; kept here so code naming it compiles.
+#[doc(hidden)]
+pub use crate::clock::{Clock, ManualClock, SystemClock};
 pub use builder::{ClientBuilder, EraChoice};
-pub use cache::{Clock, ManualClock, SystemClock};
 pub use error::{ClientError, InputError};
 pub use handlers::apply_elicit_defaults;
-pub use notify::{Notification, Notifications, Subscription};
+/// The name [`ServerEvent`] had; kept so code naming it compiles.
+#[doc(hidden)]
+pub use notify::ServerEvent as Notification;
+pub use notify::{Notifications, ServerEvent, Subscription};
 pub use options::{AwaitingInput, RequestOptions};
 pub use tasks::{TaskHandle, TaskInfo, TaskStart, TaskWatch};
 
@@ -707,10 +712,10 @@ impl Client {
     ///
     /// ```no_run
     /// # async fn run(client: duomcp::client::Client) -> Result<(), duomcp::client::ClientError> {
-    /// use duomcp::client::Notification;
+    /// use duomcp::client::ServerEvent;
     /// let mut notifications = client.notifications();
     /// while let Some(n) = notifications.recv().await {
-    ///     if let Notification::ToolsListChanged = n {
+    ///     if let ServerEvent::ToolsListChanged = n {
     ///         println!("tools: {:?}", client.list_all_tools().await?.len());
     ///     }
     /// }

@@ -12,10 +12,18 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use tokio::sync::{broadcast, mpsc};
 
-/// A notification from the server.
+/// A notification from the server, as the client hands it on ([`Notifications`],
+/// [`Subscription`]): the notifications it knows, read into their params, and any other as
+/// sent. (Not the wire's generic `Notification`, [`duomcp::schema::Notification`](crate::schema::Notification).)
+///
+/// ```
+/// use duomcp::client::ServerEvent;
+/// let event = ServerEvent::ResourceUpdated { uri: "file:///a".into() };
+/// assert!(matches!(event, ServerEvent::ResourceUpdated { .. }));
+/// ```
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
-pub enum Notification {
+pub enum ServerEvent {
     /// `notifications/tools/list_changed`.
     ToolsListChanged,
     /// `notifications/prompts/list_changed`.
@@ -42,23 +50,23 @@ pub enum Notification {
     },
 }
 
-impl Notification {
+impl ServerEvent {
     /// Whether a subscription with `filter` asked for this notification.
     ///
     /// ```
-    /// use duomcp::client::Notification;
+    /// use duomcp::client::ServerEvent;
     /// use duomcp::schema::SubscriptionFilter;
     /// let filter = SubscriptionFilter { resource_subscriptions: Some(vec!["a://x".into()]), ..Default::default() };
-    /// assert!(Notification::ResourceUpdated { uri: "a://x".into() }.matches(&filter));
-    /// assert!(!Notification::ResourceUpdated { uri: "a://y".into() }.matches(&filter));
-    /// assert!(!Notification::ToolsListChanged.matches(&filter));
+    /// assert!(ServerEvent::ResourceUpdated { uri: "a://x".into() }.matches(&filter));
+    /// assert!(!ServerEvent::ResourceUpdated { uri: "a://y".into() }.matches(&filter));
+    /// assert!(!ServerEvent::ToolsListChanged.matches(&filter));
     /// ```
     pub fn matches(&self, filter: &SubscriptionFilter) -> bool {
         match self {
-            Notification::ToolsListChanged => filter.tools_list_changed == Some(true),
-            Notification::PromptsListChanged => filter.prompts_list_changed == Some(true),
-            Notification::ResourcesListChanged => filter.resources_list_changed == Some(true),
-            Notification::ResourceUpdated { uri } => filter
+            ServerEvent::ToolsListChanged => filter.tools_list_changed == Some(true),
+            ServerEvent::PromptsListChanged => filter.prompts_list_changed == Some(true),
+            ServerEvent::ResourcesListChanged => filter.resources_list_changed == Some(true),
+            ServerEvent::ResourceUpdated { uri } => filter
                 .resource_subscriptions
                 .as_ref()
                 .is_some_and(|u| u.contains(uri)),
@@ -74,16 +82,16 @@ impl Notification {
 /// warning is logged when that happens.
 #[derive(Debug)]
 pub struct Notifications {
-    rx: broadcast::Receiver<Notification>,
+    rx: broadcast::Receiver<ServerEvent>,
 }
 
 impl Notifications {
-    pub(crate) fn new(rx: broadcast::Receiver<Notification>) -> Self {
+    pub(crate) fn new(rx: broadcast::Receiver<ServerEvent>) -> Self {
         Notifications { rx }
     }
 
     /// A notification that has already arrived, without waiting.
-    pub fn try_recv(&mut self) -> Option<Notification> {
+    pub fn try_recv(&mut self) -> Option<ServerEvent> {
         loop {
             match self.rx.try_recv() {
                 Ok(n) => return Some(n),
@@ -96,7 +104,7 @@ impl Notifications {
     }
 
     /// The next notification; `None` once the connection is closed.
-    pub async fn recv(&mut self) -> Option<Notification> {
+    pub async fn recv(&mut self) -> Option<ServerEvent> {
         loop {
             match self.rx.recv().await {
                 Ok(n) => return Some(n),
@@ -129,7 +137,7 @@ impl Drop for OnDrop {
 pub struct Subscription {
     pub(crate) id: Option<RequestId>,
     pub(crate) acknowledged: SubscriptionFilter,
-    pub(crate) rx: mpsc::Receiver<Notification>,
+    pub(crate) rx: mpsc::Receiver<ServerEvent>,
     pub(crate) graceful: Arc<AtomicBool>,
     pub(crate) _guard: OnDrop,
 }
@@ -156,7 +164,7 @@ impl Subscription {
     }
 
     /// The next notification; `None` when the subscription ended.
-    pub async fn next(&mut self) -> Option<Notification> {
+    pub async fn next(&mut self) -> Option<ServerEvent> {
         self.rx.recv().await
     }
 

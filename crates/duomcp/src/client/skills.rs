@@ -50,6 +50,8 @@ use serde_json::{json, Map, Value};
 use std::collections::{BTreeSet, HashMap};
 use std::sync::{Arc, Mutex};
 
+/// Their documented path is [`crate::skills`]; kept here so code naming them compiles.
+#[doc(hidden)]
 pub use crate::common::skills::{SkillResource, EXTENSION_ID, MAX_FILES, MAX_TOTAL_BYTES};
 
 /// `skills/list`.

@@ -25,7 +25,7 @@
 //! two revisions' tasks differ in (how a task is asked for and recognised, what a status means
 //! for the next step: `tasks/result` or the inlined result or error, input answered by the
 //! server's requests or `tasks/update`, cancelling final or cooperative) is asked of the
-//! era's [`TaskWire`](duomcp_proto::era::TaskWire) in `duomcp-proto`, not matched here.
+//! era's [`TaskWire`](duomcp_proto::era::tasks::TaskWire) in `duomcp-proto`, not matched here.
 //! Hosting (2025-11-25 only) is in `tasks/hosted.rs`.
 
 mod calls;

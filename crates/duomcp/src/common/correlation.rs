@@ -12,7 +12,7 @@
 //! * **running** (incoming): a request received and not yet answered, with the
 //!   [`CancellationToken`] its handler watches. `notifications/cancelled` finds it by id
 //!   ([`Correlation::cancel`]); while it runs, its id is refused to another request
-//!   ([`Refused::Duplicate`]). The [`Running`] guard removes it when the request ends.
+//!   ([`CorrelationRejection::Duplicate`]). The [`Running`] guard removes it when the request ends.
 //!
 //! Both halves are bounded ([`Limits`], with protective defaults) and [`Correlation::close`]
 //! ends them together: every waiter sees [`WaitError::Closed`], every running request is
@@ -26,7 +26,7 @@
 //!
 //! ```
 //! # tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap().block_on(async {
-//! use duomcp::correlation::{Correlation, Limits, Refused, WaitError};
+//! use duomcp::correlation::{Correlation, Limits, CorrelationRejection, WaitError};
 //! use duomcp::jsonrpc::RequestId;
 //! use serde_json::value::RawValue;
 //! use std::time::Duration;
@@ -49,7 +49,7 @@
 //! let running = engine.admit(RequestId::from(7), token.clone()).unwrap();
 //! assert_eq!(
 //!     engine.admit(RequestId::from(7), CancellationToken::new()).unwrap_err(),
-//!     Refused::Duplicate
+//!     CorrelationRejection::Duplicate
 //! );
 //! assert!(engine.cancel(&RequestId::from(7)));
 //! assert!(token.is_cancelled());
@@ -125,10 +125,11 @@ impl Limits {
     }
 }
 
-/// Why an entry was not taken.
+/// Why the engine did not take an entry (an outgoing request to wait for, or an incoming one
+/// to run).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
-pub enum Refused {
+pub enum CorrelationRejection {
     /// Another request with this id is waiting or running.
     #[error("this id is already in use by a request in flight")]
     Duplicate,
@@ -139,6 +140,11 @@ pub enum Refused {
     #[error("the connection is closed")]
     Closed,
 }
+
+/// The name the rejection had before (`duomcp::correlation::Refused`), kept so that code
+/// naming it compiles.
+#[doc(hidden)]
+pub use CorrelationRejection as Refused;
 
 /// Why a [`Waiter`] got no answer.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -166,7 +172,11 @@ pub struct Ticket(u64);
 /// entry elsewhere (an answer, or a cancellation, that reached another replica).
 pub trait Table<A>: Send + Sync + 'static {
     /// Adds an outgoing request waiting under `id`; its answer is sent on `answer`.
-    fn insert_pending(&self, id: RequestId, answer: oneshot::Sender<A>) -> Result<(), Refused>;
+    fn insert_pending(
+        &self,
+        id: RequestId,
+        answer: oneshot::Sender<A>,
+    ) -> Result<(), CorrelationRejection>;
     /// Delivers the answer to the request waiting under `id`; `false` when none waits (or its
     /// waiter is gone). A table that passes a miss on (to another replica) returns `true` when
     /// it did; so does `cancel`.
@@ -174,7 +184,11 @@ pub trait Table<A>: Send + Sync + 'static {
     /// Forgets an outgoing request (its waiter is done with it).
     fn forget(&self, id: &RequestId);
     /// Adds a running incoming request; refused while another with `id` runs.
-    fn insert_running(&self, id: RequestId, cancel: CancellationToken) -> Result<Ticket, Refused>;
+    fn insert_running(
+        &self,
+        id: RequestId,
+        cancel: CancellationToken,
+    ) -> Result<Ticket, CorrelationRejection>;
     /// Whether a request with `id` is running.
     fn is_running(&self, id: &RequestId) -> bool;
     /// Removes a running request's entry, if it is still the one `ticket` names.
@@ -184,7 +198,7 @@ pub trait Table<A>: Send + Sync + 'static {
     /// Cancels every running request (the table stays open).
     fn cancel_running(&self);
     /// Ends both halves: waiters see [`WaitError::Closed`], running requests are cancelled,
-    /// and later entries are refused ([`Refused::Closed`]).
+    /// and later entries are refused ([`CorrelationRejection::Closed`]).
     fn close(&self);
     /// How many requests wait and run now: `(pending, running)`.
     fn counts(&self) -> (usize, usize);
@@ -243,16 +257,20 @@ impl<A: Send + 'static> LocalTable<A> {
 }
 
 impl<A: Send + 'static> Table<A> for LocalTable<A> {
-    fn insert_pending(&self, id: RequestId, answer: oneshot::Sender<A>) -> Result<(), Refused> {
+    fn insert_pending(
+        &self,
+        id: RequestId,
+        answer: oneshot::Sender<A>,
+    ) -> Result<(), CorrelationRejection> {
         let mut st = lock(&self.state);
         if st.closed {
-            return Err(Refused::Closed);
+            return Err(CorrelationRejection::Closed);
         }
         if st.pending.contains_key(&id) {
-            return Err(Refused::Duplicate);
+            return Err(CorrelationRejection::Duplicate);
         }
         if st.pending.len() >= self.limits.max_pending {
-            return Err(Refused::Full(self.limits.max_pending));
+            return Err(CorrelationRejection::Full(self.limits.max_pending));
         }
         st.pending.insert(id, answer);
         Ok(())
@@ -266,16 +284,20 @@ impl<A: Send + 'static> Table<A> for LocalTable<A> {
         lock(&self.state).pending.remove(id);
     }
 
-    fn insert_running(&self, id: RequestId, cancel: CancellationToken) -> Result<Ticket, Refused> {
+    fn insert_running(
+        &self,
+        id: RequestId,
+        cancel: CancellationToken,
+    ) -> Result<Ticket, CorrelationRejection> {
         let mut st = lock(&self.state);
         if st.closed {
-            return Err(Refused::Closed);
+            return Err(CorrelationRejection::Closed);
         }
         if st.running.contains_key(&id) {
-            return Err(Refused::Duplicate);
+            return Err(CorrelationRejection::Duplicate);
         }
         if st.running.len() >= self.limits.max_running {
-            return Err(Refused::Full(self.limits.max_running));
+            return Err(CorrelationRejection::Full(self.limits.max_running));
         }
         st.tickets += 1;
         let ticket = Ticket(st.tickets);
@@ -386,13 +408,13 @@ impl<A: Send + 'static> Correlation<A> {
     }
 
     /// Registers an outgoing request under a fresh id (see [`Waiter::id`]).
-    pub fn request(&self) -> Result<Waiter<A>, Refused> {
+    pub fn request(&self) -> Result<Waiter<A>, CorrelationRejection> {
         let n = self.shared.next.fetch_add(1, Ordering::Relaxed);
         self.request_as(RequestId::String(format!("{}{n}", self.shared.prefix)))
     }
 
     /// Registers an outgoing request under an id the caller chose (unique among its requests).
-    pub fn request_as(&self, id: RequestId) -> Result<Waiter<A>, Refused> {
+    pub fn request_as(&self, id: RequestId) -> Result<Waiter<A>, CorrelationRejection> {
         let (tx, rx) = oneshot::channel();
         self.shared.table.insert_pending(id.clone(), tx)?;
         Ok(Waiter {
@@ -409,8 +431,12 @@ impl<A: Send + 'static> Correlation<A> {
     }
 
     /// Registers a running incoming request; the entry lasts as long as the [`Running`]
-    /// guard. Refused while another request with the same id runs.
-    pub fn admit(&self, id: RequestId, cancel: CancellationToken) -> Result<Running<A>, Refused> {
+    /// guard. CorrelationRejection while another request with the same id runs.
+    pub fn admit(
+        &self,
+        id: RequestId,
+        cancel: CancellationToken,
+    ) -> Result<Running<A>, CorrelationRejection> {
         let ticket = self.shared.table.insert_running(id.clone(), cancel)?;
         Ok(Running {
             id,
@@ -566,10 +592,10 @@ mod tests {
         let engine: Correlation = Correlation::new("s-", Limits::default().pending(2).running(1));
         let _a = engine.request().unwrap();
         let _b = engine.request().unwrap();
-        assert_eq!(engine.request().unwrap_err(), Refused::Full(2));
+        assert_eq!(engine.request().unwrap_err(), CorrelationRejection::Full(2));
         assert_eq!(
             engine.request_as(RequestId::from(1)).unwrap_err(),
-            Refused::Full(2)
+            CorrelationRejection::Full(2)
         );
         let _r = engine
             .admit(RequestId::from(1), CancellationToken::new())
@@ -578,7 +604,7 @@ mod tests {
             engine
                 .admit(RequestId::from(2), CancellationToken::new())
                 .unwrap_err(),
-            Refused::Full(1)
+            CorrelationRejection::Full(1)
         );
         assert_eq!(engine.counts(), (2, 1));
     }
@@ -593,7 +619,7 @@ mod tests {
             engine
                 .admit(id.clone(), CancellationToken::new())
                 .unwrap_err(),
-            Refused::Duplicate
+            CorrelationRejection::Duplicate
         );
         // Cancelled by the peer, then the id reused while the first handler winds down.
         assert!(engine.cancel(&id));
@@ -626,12 +652,12 @@ mod tests {
         let never = CancellationToken::new();
         let e = w.wait(Duration::from_secs(1), &never).await.unwrap_err();
         assert_eq!(e, WaitError::Closed);
-        assert_eq!(engine.request().unwrap_err(), Refused::Closed);
+        assert_eq!(engine.request().unwrap_err(), CorrelationRejection::Closed);
         assert_eq!(
             engine
                 .admit(RequestId::from(4), CancellationToken::new())
                 .unwrap_err(),
-            Refused::Closed
+            CorrelationRejection::Closed
         );
     }
 }

@@ -7,7 +7,7 @@ pub(crate) mod frontmatter;
 #[cfg(feature = "server")]
 pub(crate) mod scope;
 #[cfg(feature = "skills")]
-pub(crate) mod skills;
+pub mod skills;
 
 /// The boxed future a store method returns ([`TaskStore`](crate::server::tasks::TaskStore),
 /// and the Streamable HTTP transport's `EventStore`): one type under both names, so the

@@ -72,6 +72,7 @@ impl<W: tokio::io::AsyncWrite + Unpin + Send> WriteMessages for tokio::io::BufWr
     }
 }
 
+#[cfg(feature = "server")] // the in-memory connection is `transport::memory`
 /// The receiving half of an in-memory connection, read as [`ReadMessages`]: each message is
 /// held until the next is read, and one over `max` bytes is reported as [`Line::TooLarge`],
 /// as a line that long would be.
@@ -81,6 +82,7 @@ pub(crate) struct MessageReader {
     max: usize,
 }
 
+#[cfg(feature = "server")]
 impl MessageReader {
     pub(crate) fn new(rx: tokio::sync::mpsc::Receiver<Vec<u8>>, max: usize) -> Self {
         MessageReader {
@@ -91,6 +93,7 @@ impl MessageReader {
     }
 }
 
+#[cfg(feature = "server")]
 impl ReadMessages for MessageReader {
     async fn next_message(&mut self) -> std::io::Result<Option<Line<'_>>> {
         // `recv` is cancel safe, and nothing happens after it but a move.
@@ -110,18 +113,21 @@ impl ReadMessages for MessageReader {
     }
 }
 
+#[cfg(feature = "server")] // the in-memory connection is `transport::memory`
 /// The sending half of an in-memory connection, written as [`WriteMessages`]: each message is
 /// sent as it is written (the channel's bound is the back-pressure a pipe's buffer gives).
 pub(crate) struct MessageWriter {
     tx: Option<tokio::sync::mpsc::Sender<Vec<u8>>>,
 }
 
+#[cfg(feature = "server")]
 impl MessageWriter {
     pub(crate) fn new(tx: tokio::sync::mpsc::Sender<Vec<u8>>) -> Self {
         MessageWriter { tx: Some(tx) }
     }
 }
 
+#[cfg(feature = "server")]
 fn peer_gone() -> std::io::Error {
     std::io::Error::new(
         std::io::ErrorKind::BrokenPipe,
@@ -129,6 +135,7 @@ fn peer_gone() -> std::io::Error {
     )
 }
 
+#[cfg(feature = "server")]
 impl WriteMessages for MessageWriter {
     async fn write_message(&mut self, message: &[u8]) -> std::io::Result<()> {
         let Some(tx) = &self.tx else {

@@ -23,5 +23,7 @@ pub use duomcp_proto::jsonrpc::{
     IncomingRequest, IncomingResponse, Line, RequestId,
 };
 pub use framing::LineReader;
+#[cfg(feature = "server")]
+pub(crate) use messages::{MessageReader, MessageWriter};
 #[cfg(any(feature = "server", feature = "client"))]
-pub(crate) use messages::{MessageReader, MessageWriter, ReadMessages, WriteMessages};
+pub(crate) use messages::{ReadMessages, WriteMessages};

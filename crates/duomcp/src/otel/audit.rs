@@ -120,7 +120,7 @@ impl AuditEntry {
         log: &AuditLog,
         tool: &str,
         request_id: &str,
-        principal: Option<&duomcp_proto::Principal>,
+        principal: Option<&duomcp_proto::principal::Principal>,
         params: Option<&str>,
     ) -> Self {
         let now_ms = std::time::SystemTime::now()

@@ -29,7 +29,7 @@ pub(crate) struct RequestInfo<'a> {
     pub session_version: Option<&'a str>,
     /// The trace context headers, when the request came over HTTP.
     pub http: Option<&'a HeaderContext>,
-    pub principal: Option<&'a duomcp_proto::Principal>,
+    pub principal: Option<&'a duomcp_proto::principal::Principal>,
 }
 
 /// One request being served: its span (current while it runs), its clock and its attributes.

@@ -17,8 +17,9 @@
 
 use super::lease::{self, Lease};
 use super::{Redis, RedisError};
+use crate::era::Era;
 use crate::server::tasks::{
-    Renewal, StoreFuture, TaskEdit, TaskEra, TaskFilter, TaskRecord, TaskStore, TaskStoreError,
+    Renewal, StoreFuture, TaskEdit, TaskFilter, TaskRecord, TaskStore, TaskStoreError,
 };
 use serde_json::{Map, Value};
 use std::time::{Duration, Instant};
@@ -91,7 +92,7 @@ fn storage(e: RedisError) -> TaskStoreError {
 }
 
 /// The era's part of the keys (`legacy`, `modern`).
-fn era_tag(era: TaskEra) -> &'static str {
+fn era_tag(era: Era) -> &'static str {
     era.tag()
 }
 

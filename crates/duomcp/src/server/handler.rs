@@ -5,6 +5,7 @@
 //! prompts, [`IntoReadResult`] for resources.
 
 use super::context::Context;
+use super::rejection::ExtractRejection;
 use super::HandlerError;
 use duomcp_schema::{
     CallToolResult, ContentBlock, GetPromptResult, PromptMessage, ReadResourceResult,
@@ -27,17 +28,6 @@ pub struct CallParts {
     pub(crate) uri: Option<String>,
 }
 
-/// Why an extractor refused a request; for tools this becomes an `isError` result naming the
-/// problem (SEP-1303), elsewhere a `-32602` error.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Rejection(pub String);
-
-impl std::fmt::Display for Rejection {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
 /// A type a handler can take as an argument.
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be a handler argument",
@@ -45,12 +35,12 @@ impl std::fmt::Display for Rejection {
 )]
 pub trait FromCallParts: Sized + Send + 'static {
     /// Extracts the value, or explains why not.
-    fn from_call_parts(parts: &CallParts) -> Result<Self, Rejection>;
+    fn from_call_parts(parts: &CallParts) -> Result<Self, ExtractRejection>;
 
     /// Extracts the value as the handler's last argument, which may take what it needs out of
     /// `parts` rather than copy it (as axum's last extractor takes the body): `Args<Value>`
     /// takes the arguments. Default: [`from_call_parts`](Self::from_call_parts).
-    fn from_call_parts_last(parts: CallParts) -> Result<Self, Rejection> {
+    fn from_call_parts_last(parts: CallParts) -> Result<Self, ExtractRejection> {
         Self::from_call_parts(&parts)
     }
 
@@ -68,7 +58,7 @@ pub trait FromCallParts: Sized + Send + 'static {
 }
 
 impl FromCallParts for Context {
-    fn from_call_parts(parts: &CallParts) -> Result<Self, Rejection> {
+    fn from_call_parts(parts: &CallParts) -> Result<Self, ExtractRejection> {
         Ok(parts.ctx.clone())
     }
 }
@@ -90,14 +80,14 @@ impl FromCallParts for Context {
 pub struct Args<T>(pub T);
 
 impl<T: DeserializeOwned + JsonSchema + Send + 'static> FromCallParts for Args<T> {
-    fn from_call_parts(parts: &CallParts) -> Result<Self, Rejection> {
+    fn from_call_parts(parts: &CallParts) -> Result<Self, ExtractRejection> {
         match Self::as_value(|| parts.args.clone()) {
             Some(args) => Ok(args),
             None => Self::deserialized(parts),
         }
     }
 
-    fn from_call_parts_last(mut parts: CallParts) -> Result<Self, Rejection> {
+    fn from_call_parts_last(mut parts: CallParts) -> Result<Self, ExtractRejection> {
         // The last argument: `Args<Value>` takes the arguments, no clone.
         match Self::as_value(|| std::mem::take(&mut parts.args)) {
             Some(args) => Ok(args),
@@ -123,7 +113,7 @@ impl<T: DeserializeOwned + JsonSchema + Send + 'static> Args<T> {
     }
 
     /// `T` read from the arguments; a failure names the argument at fault.
-    fn deserialized(parts: &CallParts) -> Result<Self, Rejection> {
+    fn deserialized(parts: &CallParts) -> Result<Self, ExtractRejection> {
         let first = match T::deserialize(&parts.args) {
             Ok(args) => return Ok(Args(args)),
             Err(e) => e,
@@ -141,9 +131,9 @@ impl<T: DeserializeOwned + JsonSchema + Send + 'static> Args<T> {
             Ok(_) => (".".to_owned(), first.to_string()),
         };
         if path == "." {
-            Err(Rejection(format!("invalid arguments: {message}")))
+            Err(ExtractRejection::InvalidArguments { message })
         } else {
-            Err(Rejection(format!("invalid argument `{path}`: {message}")))
+            Err(ExtractRejection::InvalidArgument { path, message })
         }
     }
 }
@@ -180,13 +170,46 @@ impl<T: Clone + Send + Sync + 'static> FromCallParts for State<T> {
         Some((TypeId::of::<T>(), std::any::type_name::<T>()))
     }
 
-    fn from_call_parts(parts: &CallParts) -> Result<Self, Rejection> {
-        parts.ctx.state::<T>().map(State).ok_or_else(|| {
-            Rejection(format!(
-                "server misconfigured: no state of type `{}` was registered",
-                std::any::type_name::<T>()
-            ))
-        })
+    fn from_call_parts(parts: &CallParts) -> Result<Self, ExtractRejection> {
+        parts
+            .ctx
+            .state::<T>()
+            .map(State)
+            .ok_or(ExtractRejection::MissingState {
+                type_name: std::any::type_name::<T>(),
+            })
+    }
+}
+
+/// The extraction's outcome itself: the handler runs either way and decides what a
+/// rejection means (as axum's `Result<T, T::Rejection>`). `T`'s schema and state are still
+/// `T`'s.
+///
+/// ```
+/// use duomcp::server::{Args, ExtractRejection};
+/// #[derive(serde::Deserialize, schemars::JsonSchema)]
+/// struct Echo { text: String }
+/// async fn lenient(args: Result<Args<Echo>, ExtractRejection>) -> String {
+///     args.map(|Args(e)| e.text).unwrap_or_else(|e| format!("ignored: {e}"))
+/// }
+/// let server = duomcp::server::Server::builder().tool("lenient", lenient).build();
+/// # let _ = server;
+/// ```
+impl<T: FromCallParts> FromCallParts for Result<T, ExtractRejection> {
+    fn from_call_parts(parts: &CallParts) -> Result<Self, ExtractRejection> {
+        Ok(T::from_call_parts(parts))
+    }
+
+    fn from_call_parts_last(parts: CallParts) -> Result<Self, ExtractRejection> {
+        Ok(T::from_call_parts_last(parts))
+    }
+
+    fn input_schema() -> Option<Map<String, Value>> {
+        T::input_schema()
+    }
+
+    fn required_state() -> Option<(TypeId, &'static str)> {
+        T::required_state()
     }
 }
 
@@ -195,7 +218,7 @@ impl<T: Clone + Send + Sync + 'static> FromCallParts for State<T> {
 pub struct Uri(pub String);
 
 impl FromCallParts for Uri {
-    fn from_call_parts(parts: &CallParts) -> Result<Self, Rejection> {
+    fn from_call_parts(parts: &CallParts) -> Result<Self, ExtractRejection> {
         Ok(Uri(parts.uri.clone().unwrap_or_default()))
     }
 }
@@ -216,7 +239,7 @@ pub trait Handler<T>: Clone + Send + Sync + 'static {
     fn call(
         &self,
         parts: CallParts,
-    ) -> impl Future<Output = Result<Self::Output, Rejection>> + Send + 'static;
+    ) -> impl Future<Output = Result<Self::Output, ExtractRejection>> + Send + 'static;
     /// The input schema contributed by the arguments.
     fn input_schema() -> Option<Map<String, Value>>;
     /// The registered state the arguments need ([`FromCallParts::required_state`]).
@@ -229,15 +252,15 @@ pub trait Handler<T>: Clone + Send + Sync + 'static {
 /// The last argument is extracted with [`FromCallParts::from_call_parts_last`], the others
 /// (in order, before it) with [`FromCallParts::from_call_parts`].
 trait ExtractAll: Sized {
-    fn extract_all(parts: CallParts) -> Result<Self, Rejection>;
+    fn extract_all(parts: CallParts) -> Result<Self, ExtractRejection>;
 }
 
-fn extract<T: ExtractAll>(parts: CallParts) -> Result<T, Rejection> {
+fn extract<T: ExtractAll>(parts: CallParts) -> Result<T, ExtractRejection> {
     T::extract_all(parts)
 }
 
 impl ExtractAll for () {
-    fn extract_all(_parts: CallParts) -> Result<Self, Rejection> {
+    fn extract_all(_parts: CallParts) -> Result<Self, ExtractRejection> {
         Ok(())
     }
 }
@@ -245,7 +268,7 @@ impl ExtractAll for () {
 macro_rules! impl_extract_all {
     ($($a:ident),* ; $last:ident) => {
         impl<$($a: FromCallParts,)* $last: FromCallParts> ExtractAll for ($($a,)* $last,) {
-            fn extract_all(parts: CallParts) -> Result<Self, Rejection> {
+            fn extract_all(parts: CallParts) -> Result<Self, ExtractRejection> {
                 Ok(($($a::from_call_parts(&parts)?,)* $last::from_call_parts_last(parts)?,))
             }
         }
@@ -273,7 +296,7 @@ macro_rules! impl_handler {
             $($a: FromCallParts,)*
         {
             type Output = R;
-            fn call(&self, parts: CallParts) -> impl Future<Output = Result<R, Rejection>> + Send + 'static {
+            fn call(&self, parts: CallParts) -> impl Future<Output = Result<R, ExtractRejection>> + Send + 'static {
                 let extracted = extract::<($($a,)*)>(parts);
                 let f = self.clone();
                 async move {

@@ -5,6 +5,7 @@
 
 use super::context::Context;
 use super::handler::{CallParts, ToolOutput};
+use super::rejection::ExtractRejection;
 use super::HandlerError;
 use crate::era::ProtocolError;
 use crate::jsonrpc::{self, IncomingRequest};
@@ -62,26 +63,23 @@ async fn run_tool(
         None | Some(Value::Null) => Value::Object(Map::new()),
         Some(v @ Value::Object(_)) => v,
         Some(_) => {
-            return Ok(CallToolResult::error_text(format!(
-                "Invalid arguments for tool `{name}`: `arguments` must be an object"
-            ))
-            .into())
+            let tool = name.to_owned();
+            return Ok(CallToolResult::from(ExtractRejection::ArgumentsNotObject { tool }).into());
         }
     };
-    match entry.input.check(&args) {
-        Ok(()) => {}
-        Err(SchemaViolation::Mismatch(problems)) => {
-            return Ok(CallToolResult::error_text(format!(
-                "Invalid arguments for tool `{name}`: {problems}"
-            ))
-            .into())
-        }
-        Err(SchemaViolation::BadSchema(e)) => {
-            return Ok(CallToolResult::error_text(format!(
-                "Tool `{name}` has an invalid inputSchema: {e}"
-            ))
-            .into())
-        }
+    let refused = match entry.input.check(&args) {
+        Ok(()) => None,
+        Err(SchemaViolation::Mismatch(problems)) => Some(ExtractRejection::SchemaMismatch {
+            tool: name.to_owned(),
+            problems,
+        }),
+        Err(SchemaViolation::BadSchema(error)) => Some(ExtractRejection::InvalidSchema {
+            tool: name.to_owned(),
+            error,
+        }),
+    };
+    if let Some(rejection) = refused {
+        return Ok(CallToolResult::from(rejection).into());
     }
     let result = (entry.call)(CallParts {
         ctx: ctx.clone(),

@@ -32,6 +32,7 @@ mod oneshot;
 pub(crate) mod params;
 pub(crate) mod principal;
 mod registry;
+mod rejection;
 pub(crate) mod session;
 mod shutdown;
 #[cfg(feature = "skills")]
@@ -44,12 +45,15 @@ mod uri_template;
 pub use context::{ClientSession, Context, INPUT_KEY_META};
 pub use handler::{
     Args, CallParts, FromCallParts, Handler, IntoPromptResult, IntoReadResult, IntoToolResult,
-    Json, RawToolResult, Rejection, State, ToolOutput, Uri,
+    Json, RawToolResult, State, ToolOutput, Uri,
 };
 pub use keys::{Keyring, KeyringError, KeyringExt, SealingKey, SealingKeyExt};
 pub use principal::Principal;
 pub use registry::DEFER_TASK_META;
 pub use registry::{PromptSpec, ResourceSpec, Scoped, TemplateSpec, ToolSpec};
+pub use rejection::ExtractRejection;
+#[doc(hidden)]
+pub use rejection::Rejection;
 pub use shutdown::shutdown_signal;
 pub use uri_template::UriTemplate;
 

@@ -1,12 +1,12 @@
 //! [`Principal`]: who made a request, and what the token lets them do. The type is plain data
-//! and lives in `duomcp-proto` ([`duomcp_proto::Principal`]); this module holds what ties it
+//! and lives in `duomcp-proto` ([`duomcp_proto::principal::Principal`]); this module holds what ties it
 //! to the server: taking it as a handler argument, scope checks, the scope hierarchy.
 //!
 //! Handlers reach it through [`Context::principal`](crate::server::Context::principal), or take
 //! it as an argument (the call is refused when the request is not authenticated):
 //!
 //! ```
-//! use duomcp::auth::Principal;
+//! use duomcp::server::Principal;
 //! async fn whoami(p: Principal) -> String {
 //!     format!("{} ({})", p.subject().unwrap_or("?"), p.scopes().collect::<Vec<_>>().join(" "))
 //! }
@@ -15,7 +15,7 @@
 //! ```
 
 use crate::era::ProtocolError;
-use crate::server::{CallParts, FromCallParts, HandlerError, Rejection};
+use crate::server::{CallParts, ExtractRejection, FromCallParts, HandlerError};
 
 pub use duomcp_proto::principal::Principal;
 
@@ -33,12 +33,12 @@ pub(crate) fn expand_scopes(
 }
 
 impl FromCallParts for Principal {
-    fn from_call_parts(parts: &CallParts) -> Result<Self, Rejection> {
+    fn from_call_parts(parts: &CallParts) -> Result<Self, ExtractRejection> {
         parts
             .ctx
             .principal()
             .cloned()
-            .ok_or_else(|| Rejection("this call requires an authenticated caller".into()))
+            .ok_or(ExtractRejection::Unauthenticated)
     }
 }
 

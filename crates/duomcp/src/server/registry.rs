@@ -284,7 +284,7 @@ where
         Box::pin(async move {
             match fut.await {
                 Ok(out) => out.into_tool_output(),
-                Err(rejection) => Ok(CallToolResult::error_text(rejection.0).into()),
+                Err(rejection) => Ok(CallToolResult::from(rejection).into()),
             }
         })
     });
@@ -454,7 +454,7 @@ where
         Box::pin(async move {
             match fut.await {
                 Ok(out) => out.into_prompt_result(),
-                Err(rejection) => Err(HandlerError::invalid_params(rejection.0)),
+                Err(rejection) => Err(rejection.into()),
             }
         })
     });
@@ -476,7 +476,7 @@ where
         Box::pin(async move {
             match fut.await {
                 Ok(out) => out.into_read_result(&uri),
-                Err(rejection) => Err(HandlerError::invalid_params(rejection.0)),
+                Err(rejection) => Err(rejection.into()),
             }
         })
     })

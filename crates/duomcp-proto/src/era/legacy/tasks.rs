@@ -3,7 +3,8 @@
 //! task), pages `tasks/list` and may `tasks/cancel`.
 
 use crate::era::tasks::{task_fields, TaskWire};
-use crate::tasks::{ClientStep, TaskEra, TaskRecord, TaskView};
+use crate::era::Era;
+use crate::tasks::{ClientStep, TaskRecord, TaskView};
 use duomcp_schema::methods::{self, NotificationMethod};
 use duomcp_schema::{Task, TaskStatus};
 use serde_json::{json, Value};
@@ -13,8 +14,8 @@ use serde_json::{json, Value};
 pub struct LegacyTasks;
 
 impl TaskWire for LegacyTasks {
-    fn era(&self) -> TaskEra {
-        TaskEra::Legacy
+    fn era(&self) -> Era {
+        Era::Legacy
     }
 
     /// The `Task` object.

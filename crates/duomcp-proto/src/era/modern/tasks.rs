@@ -4,7 +4,8 @@
 //! `tasks/cancel` (cooperative); listen streams receive `notifications/tasks`.
 
 use crate::era::tasks::{task_fields, TaskWire};
-use crate::tasks::{ClientStep, TaskEra, TaskOutcome, TaskRecord, TaskView};
+use crate::era::Era;
+use crate::tasks::{ClientStep, TaskOutcome, TaskRecord, TaskView};
 use duomcp_schema::methods::{self, NotificationMethod};
 use duomcp_schema::tasks::ext::DetailedTask;
 use duomcp_schema::TaskStatus;
@@ -39,8 +40,8 @@ fn task_value(record: &TaskRecord, detailed: bool) -> Value {
 }
 
 impl TaskWire for ModernTasks {
-    fn era(&self) -> TaskEra {
-        TaskEra::Modern
+    fn era(&self) -> Era {
+        Era::Modern
     }
 
     /// The `DetailedTask`.

@@ -22,8 +22,8 @@ fn status() -> impl Strategy<Value = TaskStatus> {
     proptest::sample::select(&STATUSES[..])
 }
 
-fn era() -> impl Strategy<Value = TaskEra> {
-    prop_oneof![Just(TaskEra::Legacy), Just(TaskEra::Modern)]
+fn era() -> impl Strategy<Value = Era> {
+    prop_oneof![Just(Era::Legacy), Just(Era::Modern)]
 }
 
 /// A millisecond count the wire's integers hold (`i64`).
@@ -83,7 +83,7 @@ fn record() -> impl Strategy<Value = TaskRecord> {
 
 /// What the record's revision must read back from what it wrote.
 fn expected(record: &TaskRecord, detailed: bool) -> TaskView {
-    let modern = record.era == TaskEra::Modern;
+    let modern = record.era == Era::Modern;
     TaskView {
         task_id: record.id.clone(),
         status: record.status,
@@ -133,7 +133,7 @@ proptest! {
             (ClientStep::Cancelled, _) => prop_assert_eq!(record.status, TaskStatus::Cancelled),
             (ClientStep::Poll, _) => prop_assert_eq!(record.status, TaskStatus::Working),
             (ClientStep::FetchResult, _) => {
-                prop_assert_eq!(record.era, TaskEra::Legacy);
+                prop_assert_eq!(record.era, Era::Legacy);
                 prop_assert!(matches!(
                     record.status,
                     TaskStatus::InputRequired | TaskStatus::Completed | TaskStatus::Failed
@@ -185,7 +185,7 @@ proptest! {
             .map_err(|e| TestCaseError::fail(e.to_string()))?
             .unwrap_or(Value::Null);
         same(&read(wire, &params)?, &expected(&record, true))?;
-        if record.era == TaskEra::Modern {
+        if record.era == Era::Modern {
             prop_assert_eq!(params.get("_meta"), tag.as_ref());
         }
     }

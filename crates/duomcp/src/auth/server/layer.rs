@@ -17,7 +17,8 @@ use std::task::{Context, Poll};
 /// wrapped service; see the [module docs](crate::auth) for the answers it gives.
 ///
 /// ```
-/// # use duomcp::auth::{Principal, ResourceServer, StaticTokens};
+/// # use duomcp::auth::{ResourceServer, StaticTokens};
+/// # use duomcp::server::Principal;
 /// # let rs = ResourceServer::builder("https://mcp.example.com/mcp")
 /// #     .authorization_server("https://auth.example.com")
 /// #     .validator(StaticTokens::new()).build().unwrap();
@@ -89,7 +90,7 @@ where
             req.extensions_mut().insert(Arc::new(principal));
             let mut res = inner.call(req).await?;
             if let Some(ScopeChallenge(scopes)) = res.extensions_mut().remove::<ScopeChallenge>() {
-                let refusal = Refusal::InsufficientScope(scopes);
+                let refusal = AuthRejection::InsufficientScope(scopes);
                 let (status, challenge) = refusal.challenge(&rs);
                 *res.status_mut() = status;
                 if let Ok(v) = HeaderValue::from_str(&challenge) {
@@ -101,10 +102,18 @@ where
     }
 }
 
-/// Why a request was not let through.
+/// Why the authorization layer did not let a request through; it becomes the HTTP answer its
+/// variant names (status, `WWW-Authenticate` challenge, a JSON body), and its
+/// [`Display`](std::fmt::Display) is that body's `error_description`.
+///
+/// ```
+/// use duomcp::auth::AuthRejection;
+/// let r = AuthRejection::InsufficientScope(vec!["files:write".into()]);
+/// assert_eq!(r.to_string(), "this operation needs: files:write");
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
-pub enum Refusal {
+pub enum AuthRejection {
     /// No bearer token (`401`, challenge without an error code).
     Missing,
     /// The request is malformed (`400 invalid_request`).
@@ -117,19 +126,19 @@ pub enum Refusal {
     Unavailable(String),
 }
 
-impl Refusal {
+impl AuthRejection {
     fn challenge(&self, rs: &Inner) -> (StatusCode, String) {
         let mut c = WwwAuthenticate::bearer();
         let scopes = |list: &[String]| join_scopes(list);
         let status = match self {
-            Refusal::Missing => {
+            AuthRejection::Missing => {
                 c = c.with("resource_metadata", &rs.metadata_url);
                 if !rs.challenge_scopes.is_empty() {
                     c = c.with("scope", scopes(&rs.challenge_scopes));
                 }
                 StatusCode::UNAUTHORIZED
             }
-            Refusal::Invalid(why) => {
+            AuthRejection::Invalid(why) => {
                 c = c
                     .with("error", "invalid_token")
                     .with("error_description", why)
@@ -139,7 +148,7 @@ impl Refusal {
                 }
                 StatusCode::UNAUTHORIZED
             }
-            Refusal::InsufficientScope(needed) => {
+            AuthRejection::InsufficientScope(needed) => {
                 c = c
                     .with("error", "insufficient_scope")
                     .with("scope", scopes(needed))
@@ -150,14 +159,14 @@ impl Refusal {
                     );
                 StatusCode::FORBIDDEN
             }
-            Refusal::Malformed(why) => {
+            AuthRejection::Malformed(why) => {
                 c = c
                     .with("error", "invalid_request")
                     .with("error_description", why)
                     .with("resource_metadata", &rs.metadata_url);
                 StatusCode::BAD_REQUEST
             }
-            Refusal::Unavailable(_) => {
+            AuthRejection::Unavailable(_) => {
                 c = c.with("resource_metadata", &rs.metadata_url);
                 StatusCode::SERVICE_UNAVAILABLE
             }
@@ -165,22 +174,20 @@ impl Refusal {
         (status, c.to_header_value())
     }
 
+    /// The OAuth error code of the answer's body.
+    fn error_code(&self) -> &'static str {
+        match self {
+            AuthRejection::Missing | AuthRejection::Invalid(_) => "invalid_token",
+            AuthRejection::Malformed(_) => "invalid_request",
+            AuthRejection::InsufficientScope(_) => "insufficient_scope",
+            AuthRejection::Unavailable(_) => "temporarily_unavailable",
+        }
+    }
+
     fn into_response_for(self, rs: &Inner) -> Response {
         let (status, challenge) = self.challenge(rs);
-        let (error, description) = match &self {
-            Refusal::Missing => ("invalid_token", "an access token is required".to_owned()),
-            Refusal::Malformed(d) => ("invalid_request", d.clone()),
-            Refusal::Invalid(d) => ("invalid_token", d.clone()),
-            Refusal::InsufficientScope(s) => (
-                "insufficient_scope",
-                format!("this operation needs: {}", join_scopes(s)),
-            ),
-            Refusal::Unavailable(_) => (
-                "temporarily_unavailable",
-                "the token cannot be checked right now".to_owned(),
-            ),
-        };
-        if let Refusal::Unavailable(why) = &self {
+        let (error, description) = (self.error_code(), self.to_string());
+        if let AuthRejection::Unavailable(why) = &self {
             tracing::warn!("token validation unavailable: {why}");
         }
         let body = serde_json::json!({ "error": error, "error_description": description });
@@ -202,6 +209,26 @@ impl Refusal {
 }
 
 /// RFC 6750 `b64token`: `1*( ALPHA / DIGIT / "-" / "." / "_" / "~" / "+" / "/" ) *"="`.
+impl std::fmt::Display for AuthRejection {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            AuthRejection::Missing => f.write_str("an access token is required"),
+            AuthRejection::Malformed(why) | AuthRejection::Invalid(why) => f.write_str(why),
+            AuthRejection::InsufficientScope(needed) => {
+                write!(f, "this operation needs: {}", join_scopes(needed))
+            }
+            AuthRejection::Unavailable(_) => f.write_str("the token cannot be checked right now"),
+        }
+    }
+}
+
+impl std::error::Error for AuthRejection {}
+
+/// The name the rejection had before (`duomcp::auth::Refusal`), kept so that code naming it
+/// compiles.
+#[doc(hidden)]
+pub use AuthRejection as Refusal;
+
 fn is_b64token(t: &str) -> bool {
     let body = t.trim_end_matches('=');
     !body.is_empty()
@@ -214,10 +241,10 @@ pub(super) async fn authenticate(
     rs: &Inner,
     headers: &HeaderMap,
     uri: &Uri,
-) -> Result<Principal, Refusal> {
+) -> Result<Principal, AuthRejection> {
     if let Some(q) = uri.query() {
         if url::form_urlencoded::parse(q.as_bytes()).any(|(k, _)| k == "access_token") {
-            return Err(Refusal::Malformed(
+            return Err(AuthRejection::Malformed(
                 "access tokens are not accepted in the query string; use the Authorization header"
                     .into(),
             ));
@@ -225,15 +252,15 @@ pub(super) async fn authenticate(
     }
     let mut values = headers.get_all(http::header::AUTHORIZATION).iter();
     let Some(value) = values.next() else {
-        return Err(Refusal::Missing);
+        return Err(AuthRejection::Missing);
     };
     if values.next().is_some() {
-        return Err(Refusal::Malformed(
+        return Err(AuthRejection::Malformed(
             "more than one Authorization header".into(),
         ));
     }
     let Ok(value) = value.to_str() else {
-        return Err(Refusal::Malformed(
+        return Err(AuthRejection::Malformed(
             "the Authorization header is not ASCII".into(),
         ));
     };
@@ -243,20 +270,22 @@ pub(super) async fn authenticate(
     };
     if !scheme.eq_ignore_ascii_case("Bearer") {
         // Another scheme carries no bearer token: ask for one.
-        return Err(Refusal::Missing);
+        return Err(AuthRejection::Missing);
     }
     if !is_b64token(token) {
-        return Err(Refusal::Malformed("the bearer token is malformed".into()));
+        return Err(AuthRejection::Malformed(
+            "the bearer token is malformed".into(),
+        ));
     }
     let principal = rs.validator.validate(token).await.map_err(|e| match e {
-        TokenError::Invalid(why) => Refusal::Invalid(why),
-        TokenError::Unavailable(why) => Refusal::Unavailable(why),
+        TokenError::Invalid(why) => AuthRejection::Invalid(why),
+        TokenError::Unavailable(why) => AuthRejection::Unavailable(why),
     })?;
     // Honour the scope hierarchy whatever the validator did.
     let principal = crate::server::principal::expand_scopes(principal, &rs.hierarchy);
     let missing = principal.missing_scopes(&rs.required);
     if !missing.is_empty() {
-        return Err(Refusal::InsufficientScope(rs.required.clone()));
+        return Err(AuthRejection::InsufficientScope(rs.required.clone()));
     }
     Ok(principal)
 }

@@ -21,7 +21,9 @@ mod validator;
 
 pub use introspection::{IntrospectionValidator, IntrospectionValidatorBuilder};
 pub use jwt::{ConfigError, JwtValidator, JwtValidatorBuilder};
-pub use layer::{Auth, AuthLayer, Refusal};
+#[doc(hidden)]
+pub use layer::Refusal;
+pub use layer::{Auth, AuthLayer, AuthRejection};
 pub use validator::{StaticTokens, TokenError, TokenValidator, ValidateFuture};
 
 use crate::auth::metadata::{split_origin_path, ProtectedResourceMetadata};
@@ -34,7 +36,8 @@ use std::sync::Arc;
 /// Metadata) and how it checks tokens.
 ///
 /// ```
-/// use duomcp::auth::{Principal, ResourceServer, StaticTokens};
+/// use duomcp::auth::{ResourceServer, StaticTokens};
+/// use duomcp::server::Principal;
 /// use duomcp::server::{Server, ToolSpec};
 /// use duomcp::transport::http::StreamableHttp;
 ///
@@ -157,7 +160,7 @@ impl ResourceServer {
         &self,
         headers: &http::HeaderMap,
         uri: &http::Uri,
-    ) -> Result<Principal, Refusal> {
+    ) -> Result<Principal, AuthRejection> {
         layer::authenticate(&self.inner, headers, uri).await
     }
 }

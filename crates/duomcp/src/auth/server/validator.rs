@@ -28,7 +28,8 @@ pub enum TokenError {
 /// validator MUST check that the token was issued for this resource (its audience).
 ///
 /// ```
-/// use duomcp::auth::{Principal, TokenError, TokenValidator, ValidateFuture};
+/// use duomcp::auth::{TokenError, TokenValidator, ValidateFuture};
+/// use duomcp::server::Principal;
 /// struct OnlyAlice;
 /// impl TokenValidator for OnlyAlice {
 ///     fn validate<'a>(&'a self, token: &'a str) -> ValidateFuture<'a> {
@@ -56,7 +57,8 @@ impl<V: TokenValidator + ?Sized> TokenValidator for std::sync::Arc<V> {
 /// A fixed table of tokens, for tests and development servers.
 ///
 /// ```
-/// use duomcp::auth::{Principal, StaticTokens, TokenValidator};
+/// use duomcp::auth::{StaticTokens, TokenValidator};
+/// use duomcp::server::Principal;
 /// # tokio::runtime::Builder::new_current_thread().build().unwrap().block_on(async {
 /// let tokens = StaticTokens::new().with("dev-token", Principal::new("dev").with_scopes(["mcp"]));
 /// assert_eq!(tokens.validate("dev-token").await.unwrap().subject(), Some("dev"));

@@ -11,7 +11,7 @@ pub(crate) use super::era::{Negotiated, Speak};
 use super::error::ClientError;
 use super::handlers::{HandlerCall, Handlers};
 use super::mirror::{self, ToolHeaders};
-use super::notify::{Notification, OnDrop, Subscription};
+use super::notify::{OnDrop, ServerEvent, Subscription};
 use super::options::{InputFn, RequestOptions};
 use super::transport::{Outgoing, RequestStream, Transport, TransportEvent};
 use super::validate::ToolSchemas;
@@ -68,7 +68,7 @@ pub(crate) struct Config {
 }
 
 struct SubSlot {
-    tx: mpsc::Sender<Notification>,
+    tx: mpsc::Sender<ServerEvent>,
     filter: SubscriptionFilter,
     legacy: bool,
     ack: Option<oneshot::Sender<Result<SubscriptionFilter, ClientError>>>,
@@ -90,7 +90,7 @@ pub(crate) struct Inner {
     subscriptions: Mutex<HashMap<RequestId, SubSlot>>,
     /// The server's requests running here (2025-11-25), by id, for `notifications/cancelled`.
     server_requests: Correlation,
-    notifications: Mutex<Option<broadcast::Sender<Notification>>>,
+    notifications: Mutex<Option<broadcast::Sender<ServerEvent>>>,
     pub log_level: Mutex<Option<LoggingLevel>>,
     closed: Mutex<Option<String>>,
     /// How many event messages the event task has routed (see `RequestStream::ordered`).
@@ -309,14 +309,14 @@ impl Inner {
         }
     }
 
-    pub(crate) fn subscribe_notifications(&self) -> broadcast::Receiver<Notification> {
+    pub(crate) fn subscribe_notifications(&self) -> broadcast::Receiver<ServerEvent> {
         match &*lock(&self.notifications) {
             Some(tx) => tx.subscribe(),
             None => broadcast::channel(1).1,
         }
     }
 
-    fn broadcast(&self, n: Notification) {
+    fn broadcast(&self, n: ServerEvent) {
         if let Some(tx) = &*lock(&self.notifications) {
             let _ = tx.send(n);
         }

@@ -39,13 +39,13 @@ impl Inner {
                 if let Some(tx) = lock(&self.progress).get(&p.progress_token) {
                     let _ = tx.send(p.clone());
                 }
-                Notification::Progress(p)
+                ServerEvent::Progress(p)
             }
             m if m == <methods::LoggingMessage as NotificationMethod>::NAME => {
                 let Some(p) = parse::<LoggingMessageNotificationParams>(method, &params) else {
                     return;
                 };
-                Notification::Log(p)
+                ServerEvent::Log(p)
             }
             m if m == <methods::SubscriptionsAcknowledged as NotificationMethod>::NAME => {
                 let Some(tag) = tag else {
@@ -78,13 +78,13 @@ impl Inner {
                 self.tools.clear();
                 self.tool_headers.clear();
                 self.tasks.forget_tools();
-                Notification::ToolsListChanged
+                ServerEvent::ToolsListChanged
             }
             m if m == <methods::PromptListChanged as NotificationMethod>::NAME => {
                 self.cache.invalidate(Invalidate::Method(
                     <methods::ListPrompts as RequestMethod>::NAME,
                 ));
-                Notification::PromptsListChanged
+                ServerEvent::PromptsListChanged
             }
             m if m == <methods::ResourceListChanged as NotificationMethod>::NAME => {
                 self.cache.invalidate(Invalidate::Method(
@@ -93,7 +93,7 @@ impl Inner {
                 self.cache.invalidate(Invalidate::Method(
                     <methods::ListResourceTemplates as RequestMethod>::NAME,
                 ));
-                Notification::ResourcesListChanged
+                ServerEvent::ResourcesListChanged
             }
             m if m == <methods::ResourceUpdated as NotificationMethod>::NAME => {
                 let Some(uri) = params.get("uri").and_then(Value::as_str) else {
@@ -101,7 +101,7 @@ impl Inner {
                     return;
                 };
                 self.cache.invalidate(Invalidate::Read(uri.to_owned()));
-                Notification::ResourceUpdated {
+                ServerEvent::ResourceUpdated {
                     uri: uri.to_owned(),
                 }
             }
@@ -110,7 +110,7 @@ impl Inner {
                 else {
                     return;
                 };
-                Notification::ElicitationComplete(p)
+                ServerEvent::ElicitationComplete(p)
             }
             m if m == <methods::Cancelled as NotificationMethod>::NAME => {
                 let id: Option<RequestId> = params
@@ -121,12 +121,12 @@ impl Inner {
                     // 2026-07-28 stdio: the server tears a listen stream down.
                     lock(&self.subscriptions).remove(&id);
                 }
-                Notification::Other {
+                ServerEvent::Other {
                     method: method.to_owned(),
                     params: params.clone(),
                 }
             }
-            _ => Notification::Other {
+            _ => ServerEvent::Other {
                 method: method.to_owned(),
                 params,
             },
@@ -137,7 +137,7 @@ impl Inner {
 
     /// Hands a change notification to the subscriptions that asked for it: by subscription id
     /// (2026-07-28), or by filter for the untagged notifications of a 2025-11-25 session.
-    fn deliver(&self, tag: Option<&RequestId>, n: &Notification) {
+    fn deliver(&self, tag: Option<&RequestId>, n: &ServerEvent) {
         let subs = lock(&self.subscriptions);
         let send = |slot: &SubSlot| {
             if n.matches(&slot.filter) && slot.tx.try_send(n.clone()).is_err() {

@@ -24,7 +24,8 @@
 //! tools are left out of `tools/list`.
 //!
 //! ```
-//! use duomcp::server::apps::{View, UiVisibility};
+//! use duomcp::schema::apps::UiVisibility;
+//! use duomcp::server::apps::View;
 //! use duomcp::server::{Context, Server, ToolSpec};
 //!
 //! let view = View::html("ui://clock/view.html", "<!doctype html><p id=t></p>")
@@ -45,6 +46,9 @@
 
 mod inline;
 
+// The extension's wire types and constants are documented at `duomcp::schema::apps` (their
+// one path); kept here so code naming them compiles.
+#[doc(hidden)]
 pub use duomcp_schema::apps::{
     UiClientCapability, UiResourceCsp, UiResourceMeta, UiResourcePermissions, UiToolMeta,
     UiVisibility, EXTENSION_ID, RESOURCE_MIME_TYPE, RESOURCE_URI_META_KEY, URI_SCHEME,
@@ -326,7 +330,8 @@ impl ToolSpec {
     /// only views call it, hosts keep it from their model.
     ///
     /// ```
-    /// use duomcp::server::{apps::UiVisibility, ToolSpec};
+    /// use duomcp::schema::apps::UiVisibility;
+    /// use duomcp::server::ToolSpec;
     /// let spec = ToolSpec::new("refresh").visibility([UiVisibility::App]);
     /// # let _ = spec;
     /// ```

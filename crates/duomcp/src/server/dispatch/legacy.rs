@@ -14,7 +14,7 @@ use crate::jsonrpc::IncomingRequest;
 use crate::server::context::Context;
 use crate::server::params::ParamsIndex;
 use crate::server::session::{Negotiated, Session, Sink};
-use crate::server::tasks::{self, TaskEra, TaskRecord};
+use crate::server::tasks::{self, TaskRecord};
 use crate::server::{invoke, subscriptions, CachePolicy, HandlerError, Shared};
 use duomcp_schema::methods::{self, RequestMethod};
 use duomcp_schema::{InitializeRequestParams, LoggingLevel, RequestId, Tool};
@@ -301,7 +301,7 @@ impl events::Interest for SessionInterest {
         self.session.is_subscribed(uri)
     }
     fn task(&self, task: &TaskRecord) -> bool {
-        task.era == TaskEra::Legacy && self.scope.is_some() && task.scope == self.scope
+        task.era == Era::Legacy && self.scope.is_some() && task.scope == self.scope
     }
 }
 

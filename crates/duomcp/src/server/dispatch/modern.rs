@@ -14,7 +14,7 @@ use crate::jsonrpc::{self, IncomingRequest};
 use crate::server::context::{Context, InputState};
 use crate::server::params::ParamsIndex;
 use crate::server::session::Sink;
-use crate::server::tasks::{self, TaskEra, TaskRecord};
+use crate::server::tasks::{self, TaskRecord};
 use crate::server::{invoke, subscriptions, CachePolicy, HandlerError, Shared, ToolOutput};
 use duomcp_proto::request_state::{self, SealedState};
 use duomcp_schema::methods::{self, NotificationMethod, RequestMethod};
@@ -222,12 +222,8 @@ async fn listen_request(
             let principal = ctx.principal().map(|p| p.key());
             let mut visible = Vec::new();
             for task in ids {
-                let found = Box::pin(shared.tasks.lookup(
-                    task,
-                    TaskEra::Modern,
-                    principal.as_deref(),
-                ))
-                .await;
+                let found =
+                    Box::pin(shared.tasks.lookup(task, Era::Modern, principal.as_deref())).await;
                 if found.is_ok() {
                     visible.push(task.clone());
                 }
@@ -549,6 +545,6 @@ impl events::Interest for ListenInterest {
         self.uris.iter().any(|u| u == uri)
     }
     fn task(&self, task: &TaskRecord) -> bool {
-        task.era == TaskEra::Modern && self.task_ids.contains(&task.id)
+        task.era == Era::Modern && self.task_ids.contains(&task.id)
     }
 }

@@ -47,6 +47,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, RwLock};
 
+/// Their documented path is [`crate::skills`]; kept here so code naming them compiles.
+#[doc(hidden)]
 pub use crate::common::skills::{SkillResource, EXTENSION_ID, MAX_FILES, MAX_TOTAL_BYTES};
 /// The most characters a `description` may have (Agent Skills).
 pub const MAX_DESCRIPTION_CHARS: usize = 1024;

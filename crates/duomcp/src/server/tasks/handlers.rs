@@ -9,8 +9,8 @@ use crate::schema_check::SchemaViolation;
 use crate::server::context::Context;
 use crate::server::invoke::call_tool;
 use crate::server::registry::ToolEntry;
-use crate::server::HandlerError;
 use crate::server::ToolOutput;
+use crate::server::{ExtractRejection, HandlerError};
 use crate::util::catch_unwind;
 use duomcp_schema::{error_code, CallToolResult, TaskSupport};
 use serde::Deserialize;
@@ -58,15 +58,15 @@ pub(super) fn argument_problem(ctx: &Context, name: &str, args: Option<&Value>) 
         None | Some(Value::Null) => &empty,
         Some(v @ Value::Object(_)) => v,
         Some(_) => {
-            return Some(format!(
-                "Invalid arguments for tool `{name}`: `arguments` must be an object"
-            ))
+            let tool = name.to_owned();
+            return Some(ExtractRejection::ArgumentsNotObject { tool }.to_string());
         }
     };
     match entry.input.check(args) {
         Ok(()) => None,
         Err(SchemaViolation::Mismatch(problems)) => {
-            Some(format!("Invalid arguments for tool `{name}`: {problems}"))
+            let tool = name.to_owned();
+            Some(ExtractRejection::SchemaMismatch { tool, problems }.to_string())
         }
         // Reported by the call itself.
         Err(SchemaViolation::BadSchema(_)) => None,

@@ -5,14 +5,15 @@ use super::handlers::{
     CallPlan, TaskIdParams,
 };
 use super::runtime::Cancelled;
-use super::store::{TaskEra, TaskOutcome};
+use super::store::TaskOutcome;
+use crate::era::Era;
 use crate::era::ProtocolError;
 use crate::server::context::Context;
 use crate::server::cursor;
 use crate::server::session::Sink;
 use duomcp_proto::era::legacy::tasks::LegacyTasks;
 use duomcp_proto::era::tasks::relate_to_task;
-use duomcp_proto::era::TaskWire as _;
+use duomcp_proto::era::tasks::TaskWire as _;
 use duomcp_schema::methods::{self, RequestMethod};
 use duomcp_schema::TaskSupport;
 use serde::Deserialize;
@@ -107,7 +108,7 @@ pub(crate) async fn legacy_method(
             m if m == <methods::GetTask as RequestMethod>::NAME => {
                 let p: TaskIdParams = parse(params)?;
                 tasks.check_session(&p.task_id, ctx.session()).await?;
-                let record = tasks.lookup(&p.task_id, TaskEra::Legacy, principal).await?;
+                let record = tasks.lookup(&p.task_id, Era::Legacy, principal).await?;
                 Ok(WIRE.task_value(&record))
             }
             m if m == <methods::GetTaskPayload as RequestMethod>::NAME => {
@@ -157,7 +158,7 @@ pub(crate) async fn legacy_method(
             m if m == <methods::CancelTask as RequestMethod>::NAME => {
                 let p: TaskIdParams = parse(params)?;
                 tasks.check_session(&p.task_id, ctx.session()).await?;
-                match tasks.cancel(&p.task_id, TaskEra::Legacy, principal).await? {
+                match tasks.cancel(&p.task_id, Era::Legacy, principal).await? {
                     Cancelled::Now(record) => Ok(WIRE.task_value(&record)),
                     Cancelled::AlreadyTerminal(record) => {
                         Err(ProtocolError::InvalidParams(format!(

@@ -38,7 +38,7 @@
 //! ```
 //!
 //! The task record, its lifecycle and each revision's wire forms are `duomcp_proto::tasks`
-//! and `duomcp_proto::era::TaskWire` (pure, no runtime); this module runs them: `runtime.rs`
+//! and `duomcp_proto::era::tasks::TaskWire` (pure, no runtime); this module runs them: `runtime.rs`
 //! (live handlers, cancellation, input channels, leases; per-era parts in `runtime/legacy.rs`
 //! and `runtime/modern.rs`), `store.rs` (the [`TaskStore`] trait and the in-memory store),
 //! `handlers.rs` (what both eras' task calls share) and the per-era requests in `legacy.rs` and
@@ -56,9 +56,13 @@ pub(crate) mod runtime;
 mod store;
 mod wire;
 
+/// A task's era is [`Era`](crate::era::Era); the name it had is kept so code naming it
+/// compiles.
+#[doc(hidden)]
+pub use store::TaskEra;
 pub use store::{
-    InMemoryTaskStore, Renewal, StoreFuture, TaskEdit, TaskEra, TaskFilter, TaskOutcome,
-    TaskRecord, TaskStore, TaskStoreError,
+    InMemoryTaskStore, Renewal, StoreFuture, TaskEdit, TaskFilter, TaskOutcome, TaskRecord,
+    TaskStore, TaskStoreError,
 };
 
 pub(crate) use handlers::{any_task_tool, CallPlan};
@@ -73,12 +77,15 @@ use std::time::Duration;
 /// The extension identifier of 2026-07-28 tasks.
 pub const EXTENSION_ID: &str = duomcp_schema::tasks::ext::EXTENSION_ID;
 
+/// The clock's documented path is [`crate::clock`]; kept here so code naming it compiles.
+#[doc(hidden)]
 pub use crate::clock::{Clock, ManualClock, SystemClock};
 
 /// How tasks are stored, timed and retained.
 ///
 /// ```
-/// use duomcp::server::tasks::{InMemoryTaskStore, ManualClock, TaskConfig};
+/// use duomcp::clock::ManualClock;
+/// use duomcp::server::tasks::{InMemoryTaskStore, TaskConfig};
 /// use std::time::Duration;
 /// let config = TaskConfig::default()
 ///     .store(InMemoryTaskStore::new(100))

@@ -6,13 +6,13 @@ use super::handlers::{
     CallPlan, TaskIdParams,
 };
 use super::runtime::DetachHook;
-use super::store::TaskEra;
 use super::EXTENSION_ID;
+use crate::era::Era;
 use crate::era::ProtocolError;
 use crate::server::context::Context;
 use crate::server::HandlerError;
 use duomcp_proto::era::modern::tasks::ModernTasks;
-use duomcp_proto::era::TaskWire as _;
+use duomcp_proto::era::tasks::TaskWire as _;
 use duomcp_schema::methods::{self, RequestMethod};
 use duomcp_schema::{CallToolResult, TaskSupport};
 use serde::Deserialize;
@@ -165,12 +165,12 @@ pub(crate) async fn modern_method(
     match method {
         ModernMethod::Get => {
             let p: TaskIdParams = parse(params)?;
-            let record = tasks.lookup(&p.task_id, TaskEra::Modern, principal).await?;
+            let record = tasks.lookup(&p.task_id, Era::Modern, principal).await?;
             Ok(WIRE.task_value(&record))
         }
         ModernMethod::Update => {
             let p: UpdateParams = parse(params)?;
-            tasks.lookup(&p.task_id, TaskEra::Modern, principal).await?;
+            tasks.lookup(&p.task_id, Era::Modern, principal).await?;
             tasks.answer(&p.task_id, p.input_responses).await;
             Ok(json!({}))
         }
@@ -178,7 +178,7 @@ pub(crate) async fn modern_method(
             let p: TaskIdParams = parse(params)?;
             // Cancelling a finished task is acknowledged the same way: cancellation is
             // cooperative and the ack promises nothing about the final status.
-            tasks.cancel(&p.task_id, TaskEra::Modern, principal).await?;
+            tasks.cancel(&p.task_id, Era::Modern, principal).await?;
             Ok(json!({}))
         }
     }

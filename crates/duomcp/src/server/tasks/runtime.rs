@@ -6,8 +6,9 @@
 mod legacy;
 mod modern;
 
-use super::store::{TaskEra, TaskOutcome, TaskRecord};
+use super::store::{TaskOutcome, TaskRecord};
 use super::TaskConfig;
+use crate::era::Era;
 use crate::era::ProtocolError;
 use crate::server::context::Context;
 use crate::server::session::{Frame, Session};
@@ -27,7 +28,7 @@ use tokio_util::sync::CancellationToken;
 /// A task whose handler runs in this process.
 pub(crate) struct LiveTask {
     pub(crate) id: String,
-    pub(crate) era: TaskEra,
+    pub(crate) era: Era,
     /// Fires on `tasks/cancel` and on expiry; the handler is dropped at its next await.
     pub(crate) cancel: CancellationToken,
     /// The 2025-11-25 session the task was created in (server→client requests go through it).
@@ -208,7 +209,7 @@ impl TaskRuntime {
         requested_ttl: Option<u64>,
     ) -> Result<TaskRecord, ProtocolError> {
         let id = random_token(16)?;
-        let era = TaskEra::from(ctx.era());
+        let era = ctx.era();
         let session = ctx.session().cloned();
         let scope = match &session {
             Some(s) if era.wire().scoped_by_session() => Some(self.session_scope(s)?),
@@ -334,7 +335,7 @@ impl TaskRuntime {
     pub(crate) async fn lookup(
         &self,
         id: &str,
-        era: TaskEra,
+        era: Era,
         principal: Option<&str>,
     ) -> Result<TaskRecord, ProtocolError> {
         let store = self.store();
@@ -423,7 +424,7 @@ impl TaskRuntime {
     pub(crate) async fn cancel(
         &self,
         id: &str,
-        era: TaskEra,
+        era: Era,
         principal: Option<&str>,
     ) -> Result<Cancelled, ProtocolError> {
         self.lookup(id, era, principal).await?;

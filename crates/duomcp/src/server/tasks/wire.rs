@@ -1,5 +1,5 @@
 //! Task records as each revision writes them: the revision's
-//! [`TaskWire`](duomcp_proto::era::TaskWire), chosen by the era the task was created in.
+//! [`TaskWire`](duomcp_proto::era::tasks::TaskWire), chosen by the era the task was created in.
 
 use super::store::TaskRecord;
 use serde_json::Value;

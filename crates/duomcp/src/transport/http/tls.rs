@@ -20,6 +20,11 @@ use tokio::net::TcpListener;
 use tokio_rustls::rustls;
 
 pub use rustls::pki_types::{CertificateDer, PrivateKeyDer};
+/// rustls's server configuration, under a name of its own: `duomcp::server::ServerConfig` is
+/// the MCP server's.
+pub use rustls::ServerConfig as RustlsServerConfig;
+/// The name [`RustlsServerConfig`] had here; kept so code naming it compiles.
+#[doc(hidden)]
 pub use rustls::ServerConfig;
 
 /// Why a TLS configuration could not be made.
@@ -62,9 +67,9 @@ fn alpn() -> Vec<Vec<u8>> {
 pub fn server_config(
     cert_chain: Vec<CertificateDer<'static>>,
     key: PrivateKeyDer<'static>,
-) -> Result<Arc<ServerConfig>, TlsError> {
+) -> Result<Arc<RustlsServerConfig>, TlsError> {
     let provider = Arc::new(rustls::crypto::ring::default_provider());
-    let mut config = ServerConfig::builder_with_provider(provider)
+    let mut config = RustlsServerConfig::builder_with_provider(provider)
         .with_safe_default_protocol_versions()?
         .with_no_client_auth()
         .with_single_cert(cert_chain, key)?;
@@ -77,7 +82,7 @@ pub fn server_config(
 pub fn server_config_from_pem_files(
     cert_chain: &Path,
     key: &Path,
-) -> Result<Arc<ServerConfig>, TlsError> {
+) -> Result<Arc<RustlsServerConfig>, TlsError> {
     use rustls::pki_types::pem::PemObject;
     let pem_error = |path: &Path, message: String| TlsError::Pem {
         path: path.display().to_string(),
@@ -101,7 +106,7 @@ impl StreamableHttp {
     pub async fn serve_tls(
         self,
         listener: TcpListener,
-        config: Arc<ServerConfig>,
+        config: Arc<RustlsServerConfig>,
     ) -> std::io::Result<()> {
         self.serve_tls_with_shutdown(listener, config, std::future::pending())
             .await
@@ -111,7 +116,7 @@ impl StreamableHttp {
     pub async fn serve_tls_with_shutdown<F>(
         self,
         listener: TcpListener,
-        config: Arc<ServerConfig>,
+        config: Arc<RustlsServerConfig>,
         signal: F,
     ) -> std::io::Result<()>
     where

@@ -2,10 +2,10 @@
 //! session-scoped `tasks/list`.
 
 use super::{live_store_shared, LiveTask, TaskRuntime};
-use crate::era::ProtocolError;
+use crate::era::{Era, ProtocolError};
 use crate::jsonrpc;
 use crate::server::session::{Session, Sink};
-use crate::server::tasks::{TaskEra, TaskFilter, TaskRecord};
+use crate::server::tasks::{TaskFilter, TaskRecord};
 use crate::server::HandlerError;
 use crate::util::lock;
 use serde_json::value::RawValue;
@@ -83,7 +83,7 @@ impl TaskRuntime {
         loop {
             let live = self.live(id);
             let mut changes = live.as_ref().map(|l| l.version.subscribe());
-            let record = self.lookup(id, TaskEra::Legacy, principal).await?;
+            let record = self.lookup(id, Era::Legacy, principal).await?;
             if record.status.is_terminal() {
                 return Ok(Some(record));
             }
@@ -131,8 +131,8 @@ impl TaskRuntime {
         session: &Arc<Session>,
     ) -> Result<TaskFilter, ProtocolError> {
         Ok(match principal {
-            Some(p) => TaskFilter::Principal(TaskEra::Legacy, p.to_owned()),
-            None => TaskFilter::Scope(TaskEra::Legacy, self.session_scope(session)?),
+            Some(p) => TaskFilter::Principal(Era::Legacy, p.to_owned()),
+            None => TaskFilter::Scope(Era::Legacy, self.session_scope(session)?),
         })
     }
 }

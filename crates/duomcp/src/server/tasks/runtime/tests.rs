@@ -2,8 +2,9 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 use super::*;
-use crate::server::tasks::{InMemoryTaskStore, ManualClock, TaskStore};
-use duomcp_proto::tasks::TaskEra::{Legacy, Modern};
+use crate::clock::ManualClock;
+use crate::server::tasks::{InMemoryTaskStore, TaskStore};
+use duomcp_proto::era::Era::{Legacy, Modern};
 
 fn record(id: &str, principal: Option<&str>, status: TaskStatus) -> TaskRecord {
     TaskRecord {

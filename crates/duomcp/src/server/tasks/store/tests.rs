@@ -2,7 +2,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 use super::*;
-use duomcp_proto::tasks::TaskEra::{Legacy, Modern};
+use duomcp_proto::era::Era::{Legacy, Modern};
 use std::collections::BTreeMap;
 
 fn record(id: &str, created: u64, ttl: Option<u64>, status: TaskStatus) -> TaskRecord {
