@@ -215,9 +215,9 @@ impl Tapped {
 ///
 /// let server = duomcp::server::Server::builder().build();
 /// let (client, tap) = memory::connect(server).await.unwrap();
-/// client.ping().await.unwrap();
-/// let ping = tap.wait_for(Side::Client, "ping", Duration::from_secs(5)).await.unwrap();
-/// assert_eq!(ping["jsonrpc"], "2.0");
+/// client.list_tools(None).await.unwrap();
+/// let list = tap.wait_for(Side::Client, "tools/list", Duration::from_secs(5)).await.unwrap();
+/// assert_eq!(list["jsonrpc"], "2.0");
 /// # });
 /// ```
 #[derive(Clone, Debug)]
