@@ -205,7 +205,7 @@ impl Tapped {
 }
 
 /// A record of the messages that crossed a tapped connection ([`Connection::tapped`],
-/// [`connect`]), both ways, in the order they crossed. It keeps the last [`TAP_LIMIT`].
+/// `connect`), both ways, in the order they crossed. It keeps the last [`TAP_LIMIT`].
 /// Clones share the record.
 ///
 /// ```
