@@ -7,7 +7,7 @@
 //! every answer it has been given, not just the latest round's, and how many rounds there
 //! were (bounded by the server's `max_input_rounds`).
 //!
-//! A token is `v2.KEYID.PAYLOAD.TAG`: `KEYID` names the key of the [`Keyring`] that sealed it
+//! A token is `v2.KEYID.PAYLOAD.TAG`: `KEYID` names the key of the [`Keyring`](crate::keyring::Keyring) that sealed it
 //! (the ring's newest), so a replica holding older keys behind a newer one still opens it.
 //!
 //! Pure functions: the time is passed in (`now_ms`, milliseconds since the Unix epoch, to
