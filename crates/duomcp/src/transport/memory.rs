@@ -51,10 +51,6 @@ pub const CAPACITY: usize = 256;
 /// [`Tap::dropped`]).
 pub const TAP_LIMIT: usize = 4096;
 
-/// Largest message a [`MemoryTransport`] accepts from the server, as the stdio client does.
-#[cfg(feature = "client")]
-const MAX_MESSAGE: usize = 64 * 1024 * 1024;
-
 /// One end of an in-memory, message-level connection: what it sends arrives whole at the
 /// other end's receiver, in order. Each message is one encoded JSON-RPC message (no newline).
 ///
@@ -344,8 +340,9 @@ pub use client_side::*;
 
 #[cfg(feature = "client")]
 mod client_side {
-    use super::{Connection, Tap, MAX_MESSAGE};
-    use crate::client::transport::stream::Core;
+    use super::{Connection, Tap};
+    // The largest message it accepts from the server is the stdio client's.
+    use crate::client::transport::stream::{Core, MAX_MESSAGE};
     use crate::client::transport::{
         BoxFuture, Outgoing, RequestStream, Transport, TransportError, TransportEvent,
     };

@@ -12,7 +12,7 @@ use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 
 /// Largest message the client accepts from a server (64 MiB; resources can be big).
-const MAX_MESSAGE: usize = 64 * 1024 * 1024;
+pub(crate) const MAX_MESSAGE: usize = 64 * 1024 * 1024;
 
 /// State the reader task shares with the sending side.
 struct Shared {
