@@ -19,11 +19,17 @@
 //! * [`tasks`]: the task record and its lifecycle (status transitions, expiry, how a
 //!   handler's outcome ends a task) as pure functions of explicit time; each revision's task
 //!   wire is [`era::tasks::TaskWire`].
+//! * [`correlation`]: the two tables every peer keeps by JSON-RPC id, requests sent and
+//!   waiting for an answer and requests received and running ([`correlation::Entries`]:
+//!   bounds, duplicate ids, answers in any order, cancellation, close).
 //! * [`cursor`]: opaque pagination cursors.
 //! * [`request_state`]: the sealed `requestState` of 2026-07-28 multi-round-trip requests
 //!   (HMAC-SHA256, bound to method, target, principal and expiry; the time passed in), and
 //!   [`keyring`]: the keys that seal it (the newest) and open it (all), parsed from a
 //!   keyring file's text.
+//! * [`mrtr`]: the client's side of multi-round-trip requests: a result's kind
+//!   ([`mrtr::ResultKind`]) and the retry state ([`mrtr::Rounds`]: each attempt's params, the
+//!   `requestState` sent back as received, the bound on rounds).
 //! * [`time`]: timestamps as the wire writes them.
 //!
 //! ```
@@ -40,11 +46,13 @@
 #![cfg_attr(docsrs, feature(doc_cfg))]
 #![warn(missing_docs)]
 
+pub mod correlation;
 pub mod cursor;
 pub mod era;
 pub mod error;
 pub mod jsonrpc;
 pub mod keyring;
+pub mod mrtr;
 pub mod principal;
 pub mod request_state;
 #[cfg(test)]

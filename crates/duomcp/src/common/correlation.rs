@@ -19,7 +19,10 @@
 //! cancelled.
 //!
 //! Users of the engine hold a [`Correlation`]; what it stores behind is a [`Table`].
-//! [`LocalTable`] keeps both halves in this process (the default). A table backed by shared
+//! [`LocalTable`] keeps both halves in this process (the default): it is `duomcp-proto`'s
+//! [`Entries`](duomcp_proto::correlation::Entries), where every rule of the two tables lives
+//! and is tested without a runtime, behind a mutex; this module adds what needs one (the
+//! waiters' channels and timeouts, the cancellation tokens). A table backed by shared
 //! state can take its place in one spot ([`Correlation::with_table`]), so that an answer or a
 //! cancellation arriving at another replica of a server reaches the request waiting or running
 //! here: its `complete` and `cancel` try the local entries first and forward the misses.
@@ -65,9 +68,9 @@
 
 use crate::jsonrpc::{ErrorObject, RequestId};
 use crate::util::lock;
+use duomcp_proto::correlation::Entries;
 use serde_json::value::RawValue;
 use std::borrow::Cow;
-use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -77,69 +80,7 @@ use tokio_util::sync::CancellationToken;
 /// What a JSON-RPC response brings: the raw `result`, or the `error` object.
 pub type Outcome = Result<Box<RawValue>, ErrorObject>;
 
-/// The bounds of a [`Correlation`]'s two halves.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct Limits {
-    /// Outgoing requests waiting for an answer at once (default 1,024).
-    pub max_pending: usize,
-    /// Incoming requests running at once (default 1,024, as
-    /// [`ServerConfig::max_in_flight`]).
-    ///
-    #[cfg_attr(
-        feature = "server",
-        doc = "[`ServerConfig::max_in_flight`]: crate::server::ServerConfig::max_in_flight"
-    )]
-    #[cfg_attr(
-        not(feature = "server"),
-        doc = "[`ServerConfig::max_in_flight`]: crate#features"
-    )]
-    pub max_running: usize,
-}
-
-impl Default for Limits {
-    fn default() -> Self {
-        Limits {
-            max_pending: 1024,
-            max_running: 1024,
-        }
-    }
-}
-
-impl Limits {
-    /// Limits with `max_running` running requests (the other bound at its default).
-    ///
-    /// ```
-    /// let limits = duomcp::correlation::Limits::default().running(16);
-    /// assert_eq!((limits.max_pending, limits.max_running), (1024, 16));
-    /// ```
-    pub fn running(mut self, max: usize) -> Self {
-        self.max_running = max;
-        self
-    }
-
-    /// Limits with `max` outgoing requests waiting at once.
-    pub fn pending(mut self, max: usize) -> Self {
-        self.max_pending = max;
-        self
-    }
-}
-
-/// Why the engine did not take an entry (an outgoing request to wait for, or an incoming one
-/// to run).
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[non_exhaustive]
-pub enum CorrelationRejection {
-    /// Another request with this id is waiting or running.
-    #[error("this id is already in use by a request in flight")]
-    Duplicate,
-    /// The half is at its bound.
-    #[error("too many requests in flight (at most {0})")]
-    Full(usize),
-    /// [`Correlation::close`] was called.
-    #[error("the connection is closed")]
-    Closed,
-}
+pub use duomcp_proto::correlation::{CorrelationRejection, Limits, Ticket};
 
 /// The name the rejection had before (`duomcp::correlation::Refused`), kept so that code
 /// naming it compiles.
@@ -160,10 +101,6 @@ pub enum WaitError {
     #[error("cancelled")]
     Cancelled,
 }
-
-/// A running request's entry, told apart from a later request that reuses its id.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct Ticket(u64);
 
 /// Where a [`Correlation`] keeps its entries: one implementation per kind of storage.
 ///
@@ -204,30 +141,17 @@ pub trait Table<A>: Send + Sync + 'static {
     fn counts(&self) -> (usize, usize);
 }
 
-/// The in-process [`Table`]: two bounded maps behind one mutex.
+/// The in-process [`Table`]: `duomcp-proto`'s [`Entries`] (every rule of the two tables)
+/// behind one mutex, holding the waiters' channels and the running requests' tokens.
 pub struct LocalTable<A> {
-    limits: Limits,
-    state: Mutex<LocalState<A>>,
-}
-
-struct LocalState<A> {
-    pending: HashMap<RequestId, oneshot::Sender<A>>,
-    running: HashMap<RequestId, (Ticket, CancellationToken)>,
-    tickets: u64,
-    closed: bool,
+    state: Mutex<Entries<oneshot::Sender<A>, CancellationToken>>,
 }
 
 impl<A> LocalTable<A> {
     /// An empty table with these bounds.
     pub fn new(limits: Limits) -> Self {
         LocalTable {
-            limits,
-            state: Mutex::new(LocalState {
-                pending: HashMap::new(),
-                running: HashMap::new(),
-                tickets: 0,
-                closed: false,
-            }),
+            state: Mutex::new(Entries::new(limits)),
         }
     }
 }
@@ -248,7 +172,7 @@ impl<A: Send + 'static> LocalTable<A> {
     /// ```
     pub fn try_complete(&self, id: &RequestId, answer: A) -> Result<bool, A> {
         // Taken out of the lock before sending: the waiter may run at once.
-        let waiting = lock(&self.state).pending.remove(id);
+        let waiting = lock(&self.state).take_pending(id);
         match waiting {
             Some(tx) => Ok(tx.send(answer).is_ok()),
             None => Err(answer),
@@ -262,18 +186,7 @@ impl<A: Send + 'static> Table<A> for LocalTable<A> {
         id: RequestId,
         answer: oneshot::Sender<A>,
     ) -> Result<(), CorrelationRejection> {
-        let mut st = lock(&self.state);
-        if st.closed {
-            return Err(CorrelationRejection::Closed);
-        }
-        if st.pending.contains_key(&id) {
-            return Err(CorrelationRejection::Duplicate);
-        }
-        if st.pending.len() >= self.limits.max_pending {
-            return Err(CorrelationRejection::Full(self.limits.max_pending));
-        }
-        st.pending.insert(id, answer);
-        Ok(())
+        lock(&self.state).insert_pending(id, answer)
     }
 
     fn complete(&self, id: &RequestId, answer: A) -> bool {
@@ -281,7 +194,8 @@ impl<A: Send + 'static> Table<A> for LocalTable<A> {
     }
 
     fn forget(&self, id: &RequestId) {
-        lock(&self.state).pending.remove(id);
+        let gone = lock(&self.state).take_pending(id);
+        drop(gone);
     }
 
     fn insert_running(
@@ -289,38 +203,22 @@ impl<A: Send + 'static> Table<A> for LocalTable<A> {
         id: RequestId,
         cancel: CancellationToken,
     ) -> Result<Ticket, CorrelationRejection> {
-        let mut st = lock(&self.state);
-        if st.closed {
-            return Err(CorrelationRejection::Closed);
-        }
-        if st.running.contains_key(&id) {
-            return Err(CorrelationRejection::Duplicate);
-        }
-        if st.running.len() >= self.limits.max_running {
-            return Err(CorrelationRejection::Full(self.limits.max_running));
-        }
-        st.tickets += 1;
-        let ticket = Ticket(st.tickets);
-        st.running.insert(id, (ticket, cancel));
-        Ok(ticket)
+        lock(&self.state).insert_running(id, cancel)
     }
 
     fn is_running(&self, id: &RequestId) -> bool {
-        let st = lock(&self.state);
-        !st.running.is_empty() && st.running.contains_key(id)
+        lock(&self.state).is_running(id)
     }
 
     fn finish(&self, id: &RequestId, ticket: Ticket) {
-        let mut st = lock(&self.state);
-        if st.running.get(id).is_some_and(|(t, _)| *t == ticket) {
-            st.running.remove(id);
-        }
+        let ended = lock(&self.state).finish(id, ticket);
+        drop(ended);
     }
 
     fn cancel(&self, id: &RequestId) -> bool {
-        let entry = lock(&self.state).running.remove(id);
+        let entry = lock(&self.state).take_running(id);
         match entry {
-            Some((_, token)) => {
+            Some(token) => {
                 token.cancel();
                 true
             }
@@ -329,31 +227,23 @@ impl<A: Send + 'static> Table<A> for LocalTable<A> {
     }
 
     fn cancel_running(&self) {
-        let running: Vec<_> = lock(&self.state).running.drain().collect();
-        for (_, (_, token)) in running {
+        let running = lock(&self.state).take_all_running();
+        for token in running {
             token.cancel();
         }
     }
 
     fn close(&self) {
-        let (pending, running) = {
-            let mut st = lock(&self.state);
-            st.closed = true;
-            (
-                std::mem::take(&mut st.pending),
-                std::mem::take(&mut st.running),
-            )
-        };
+        let closed = lock(&self.state).close();
         // Dropping the senders ends the waiters.
-        drop(pending);
-        for (_, (_, token)) in running {
+        drop(closed.pending);
+        for token in closed.running {
             token.cancel();
         }
     }
 
     fn counts(&self) -> (usize, usize) {
-        let st = lock(&self.state);
-        (st.pending.len(), st.running.len())
+        lock(&self.state).counts()
     }
 }
 

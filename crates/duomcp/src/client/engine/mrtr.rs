@@ -2,36 +2,17 @@
 //! allows it run through the MRTR loop (answer `inputRequests` with the handlers, retry).
 
 use super::*;
+use duomcp_proto::mrtr::{ResultKind, Rounds, RoundsConfig, RoundsError, Step, INPUT_METHODS};
 
-/// The methods that may answer with an `InputRequiredResult` (2026-07-28).
-const MRTR_METHODS: &[&str] = &[
-    <methods::CallTool as RequestMethod>::NAME,
-    <methods::GetPrompt as RequestMethod>::NAME,
-    <methods::ReadResource as RequestMethod>::NAME,
-];
-
-/// The kind of a result, from `resultType` (absent: a legacy server, so complete).
-#[derive(Debug, PartialEq, Eq)]
-enum Kind {
-    Complete,
-    InputRequired,
-    Task,
-}
-
-fn kind_of(method: &str, v: &Value) -> Result<Kind, ClientError> {
-    let Some(obj) = v.as_object() else {
-        return Err(ClientError::Protocol(format!(
-            "the result of {method} is not a JSON object"
-        )));
-    };
-    match obj.get("resultType") {
-        None => Ok(Kind::Complete),
-        Some(Value::String(s)) if s == "complete" => Ok(Kind::Complete),
-        Some(Value::String(s)) if s == "input_required" => Ok(Kind::InputRequired),
-        Some(Value::String(s)) if s == "task" => Ok(Kind::Task),
-        Some(other) => Err(ClientError::Protocol(format!(
-            "the result of {method} has an unknown resultType {other}"
-        ))),
+/// A result's kind or round refused: the error the caller sees, naming the method.
+fn refused(method: &str, e: RoundsError) -> ClientError {
+    match e {
+        RoundsError::TooManyRounds(rounds) => ClientError::TooManyInputRounds {
+            method: method.to_owned(),
+            rounds,
+        },
+        RoundsError::TaskNotAsked => ClientError::Unsupported(format!("{method}: {e}")),
+        e => ClientError::Protocol(format!("{method}: {e}")),
     }
 }
 
@@ -54,22 +35,16 @@ impl Inner {
         let generation = self.cache.generation();
         // Kept only when the result may be cached under them.
         let cached_params = key.is_some().then(|| params.clone());
-        let (value, retried) = if MRTR_METHODS.contains(&method) {
+        let (value, retried) = if INPUT_METHODS.contains(&method) {
             self.request_mrtr(method, params, opts).await?
         } else {
             let v = self.request(method, params, opts).await?;
-            match kind_of(method, &v)? {
-                Kind::Complete => (v, false),
-                Kind::InputRequired => {
-                    return Err(ClientError::Protocol(format!(
-                        "the server asked for input on {method}, which does not allow it"
-                    )));
+            match ResultKind::of(&v).map_err(|e| refused(method, e))? {
+                ResultKind::Complete => (v, false),
+                ResultKind::InputRequired => {
+                    return Err(refused(method, RoundsError::InputNotAllowed))
                 }
-                Kind::Task => {
-                    return Err(ClientError::Unsupported(format!(
-                    "the server answered {method} with a task, which the client did not ask for"
-                )))
-                }
+                _ => return Err(refused(method, RoundsError::TaskNotAsked)),
             }
         };
         // Results of retried requests depend on inputs outside the key: never cached.
@@ -79,8 +54,10 @@ impl Inner {
         Ok(value)
     }
 
-    /// The MRTR loop: answer `inputRequests` with the handlers and retry with a new id, the
-    /// original params, `inputResponses` and the `requestState` exactly as received.
+    /// The MRTR loop, driving `duomcp-proto`'s [`Rounds`] (which holds every rule of it):
+    /// send an attempt, answer the `inputRequests` of an `input_required` result with the
+    /// handlers, retry with the next attempt (a new id, the original params, `inputResponses`
+    /// and the `requestState` exactly as received).
     async fn request_mrtr(
         self: &Arc<Self>,
         method: &str,
@@ -88,88 +65,32 @@ impl Inner {
         opts: &RequestOptions,
     ) -> Result<(Value, bool), ClientError> {
         let speak = self.speak()?;
-        let mut retry: Option<(Map<String, Value>, Option<Value>)> = None;
-        let mut rounds = 0;
+        let config = RoundsConfig::new(speak.era)
+            .max_rounds(self.config.max_input_rounds)
+            // The tasks extension (declared on tools/call): `Client::call_tool` polls it.
+            .task_is_answer(super::super::tasks::names::declares_extension(method))
+            // A relaying caller gets the first input_required back, never a retry.
+            .relay(opts.relay_input_required);
+        let mut rounds = Rounds::new(method, params, config);
         let mut traced = super::super::telemetry::Rounds::default();
-        // A relaying caller gets the first input_required back, never a retry: its params
-        // are sent as they are, not copied for a retry that cannot come.
-        let (mut once, params) = if opts.relay_input_required {
-            (Some(params), Map::new())
-        } else {
-            (None, params)
-        };
         loop {
-            let retried = retry.is_some();
-            let mut attempt = once.take().unwrap_or_else(|| params.clone());
-            if let Some((responses, state)) = retry.take() {
-                attempt.insert("inputResponses".into(), Value::Object(responses));
-                if let Some(state) = state {
-                    attempt.insert("requestState".into(), state);
-                }
-            }
             let value = self
-                .request_traced(method, attempt, opts, &speak, &mut traced)
+                .request_traced(method, rounds.attempt(), opts, &speak, &mut traced)
                 .await?;
-            match kind_of(method, &value)? {
-                Kind::Complete => return Ok((value, retried)),
-                // The tasks extension (declared on tools/call): `Client::call_tool` polls it.
-                Kind::Task if super::super::tasks::names::declares_extension(method) => {
-                    return Ok((value, true))
-                }
-                Kind::Task => {
-                    return Err(ClientError::Unsupported(format!(
-                    "the server answered {method} with a task, which the client did not ask for"
-                )))
-                }
-                Kind::InputRequired if opts.relay_input_required => return Ok((value, true)),
-                Kind::InputRequired => {}
-            }
-            if !super::super::era::of(speak.era).input_in_rounds() {
-                return Err(ClientError::Protocol(format!(
-                    "an input_required result to {method} in the 2025-11-25 era"
-                )));
-            }
-            if rounds >= self.config.max_input_rounds {
-                return Err(ClientError::TooManyInputRounds {
-                    method: method.to_owned(),
-                    rounds,
-                });
-            }
-            rounds += 1;
-            let state = match value.get("requestState") {
-                None => None,
-                Some(s @ Value::String(_)) => Some(s.clone()),
-                Some(other) => {
-                    return Err(ClientError::Protocol(format!(
-                        "requestState must be a string, not {other}"
-                    )))
-                }
+            let requests = match rounds.read(&value).map_err(|e| refused(method, e))? {
+                Step::Done => return Ok((value, rounds.retried())),
+                Step::Answer(requests) => requests,
             };
-            let requests = match value.get("inputRequests") {
-                None => None,
-                Some(Value::Object(m)) => Some(m),
-                Some(other) => {
-                    return Err(ClientError::Protocol(format!(
-                        "inputRequests must be an object, not {other}"
-                    )))
-                }
-            };
-            if requests.is_none() && state.is_none() {
-                return Err(ClientError::Protocol(
-                    "an InputRequiredResult without inputRequests or requestState".into(),
-                ));
-            }
-            let responses = match requests {
-                Some(r) => self.answer_inputs(r, opts.on_input.as_ref()).await?,
-                None => Map::new(),
-            };
+            let responses = self
+                .answer_inputs(&requests, opts.on_input.as_ref())
+                .await?;
             tracing::debug!(
                 method,
-                round = rounds,
+                round = rounds.rounds(),
                 inputs = responses.len(),
                 "retrying with input responses"
             );
-            retry = Some((responses, state));
+            rounds.answered(responses);
         }
     }
 

@@ -45,10 +45,6 @@ impl Adapter for Legacy {
         false
     }
 
-    fn input_in_rounds(&self) -> bool {
-        false
-    }
-
     fn serves_server_requests(&self) -> bool {
         true
     }

@@ -152,11 +152,6 @@ pub(crate) trait Adapter: Send + Sync {
     /// a transport that has headers).
     fn mirrors_headers(&self) -> bool;
 
-    /// Whether the server asks for input (elicitation, sampling, roots) with
-    /// `input_required` results the client answers by retrying (2026-07-28), rather than
-    /// with its own requests to the client (2025-11-25).
-    fn input_in_rounds(&self) -> bool;
-
     /// Whether the server may send requests of its own (2025-11-25: elicitation, sampling,
     /// roots, `ping`, the tasks the client hosts), which the client answers; a 2026-07-28
     /// server must not, and its requests are ignored.

@@ -50,10 +50,6 @@ impl Adapter for Modern {
         true
     }
 
-    fn input_in_rounds(&self) -> bool {
-        true
-    }
-
     fn serves_server_requests(&self) -> bool {
         false
     }
