@@ -2,7 +2,10 @@
 
 #[cfg(test)]
 mod props;
+mod request_meta;
 pub mod tasks;
+
+pub use request_meta::{progress_token, RequestMeta, RequestParams};
 
 use super::{ProtocolError, Revision};
 use duomcp_schema::methods::{self, RequestMethod};

@@ -6,7 +6,7 @@
 //! notifications go to broadcast or bounded channels.
 
 use super::cache::{Cache, Invalidate, CACHEABLE};
-use super::era::{Envelope, Local};
+use super::era::Local;
 pub(crate) use super::era::{Negotiated, Speak};
 use super::error::ClientError;
 use super::handlers::{HandlerCall, Handlers};
@@ -22,6 +22,7 @@ use crate::jsonrpc::{
     self, error_code, ErrorObject, Incoming, IncomingNotification, IncomingRequest, RequestId,
 };
 use crate::util::lock;
+use duomcp_proto::era::modern::{progress_token, RequestParams};
 use duomcp_schema::methods::{self, NotificationMethod, RequestMethod};
 use duomcp_schema::{
     meta, ElicitationCompleteNotificationParams, Implementation, InputRequest, LoggingLevel,
@@ -360,13 +361,13 @@ impl Inner {
             info_json: self.config.info_json.as_deref(),
             log_level: &self.log_level,
         };
-        let envelope = adapter.envelope(&local, method, &speak.version, opts, &given);
+        let meta = adapter.request_meta(&local, method, &speak.version, opts, &given);
         let token = progress.then(|| progress_token(id));
-        let with_meta = WithMeta {
+        let with_meta = RequestParams {
             params: &params,
             caller: &caller,
             options: &opts.meta,
-            envelope: &envelope,
+            meta: &meta,
             progress: token.as_ref(),
         };
         let body = jsonrpc::encode_request(id, method, &with_meta)
@@ -626,74 +627,6 @@ impl Inner {
     }
 }
 
-/// A request's params as sent: `params` (without `_meta`), then a `_meta` of the caller's
-/// keys, the request options' (which win over the caller's), the era's envelope and the
-/// progress token (which win over both), written without building a `Value` map.
-struct WithMeta<'a> {
-    params: &'a Map<String, Value>,
-    caller: &'a Map<String, Value>,
-    options: &'a Map<String, Value>,
-    envelope: &'a Envelope<'a>,
-    progress: Option<&'a ProgressToken>,
-}
-
-impl WithMeta<'_> {
-    /// Whether a later source sets `key` (so an earlier one's entry is left out).
-    fn later(&self, key: &str) -> bool {
-        self.envelope.sets(key) || (self.progress.is_some() && key == meta::PROGRESS_TOKEN)
-    }
-}
-
-impl Serialize for WithMeta<'_> {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        use serde::ser::SerializeMap;
-        let mut map = s.serialize_map(None)?;
-        for (k, v) in self.params {
-            map.serialize_entry(k, v)?;
-        }
-        let empty = self.caller.is_empty()
-            && self.options.is_empty()
-            && self.envelope.is_empty()
-            && self.progress.is_none();
-        if !empty {
-            map.serialize_entry("_meta", &Meta(self))?;
-        }
-        map.end()
-    }
-}
-
-struct Meta<'a>(&'a WithMeta<'a>);
-
-impl Serialize for Meta<'_> {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        use serde::ser::SerializeMap;
-        let w = self.0;
-        let mut map = s.serialize_map(None)?;
-        for (k, v) in w.caller {
-            if !w.options.contains_key(k) && !w.later(k) {
-                map.serialize_entry(k, v)?;
-            }
-        }
-        for (k, v) in w.options {
-            if !w.later(k) {
-                map.serialize_entry(k, v)?;
-            }
-        }
-        w.envelope.write(&mut map)?;
-        if let Some(token) = w.progress {
-            map.serialize_entry(meta::PROGRESS_TOKEN, token)?;
-        }
-        map.end()
-    }
-}
-
-fn progress_token(id: &RequestId) -> ProgressToken {
-    match id {
-        RequestId::Number(n) => ProgressToken::Number(n.clone()),
-        RequestId::String(s) => ProgressToken::String(s.clone()),
-    }
-}
-
 /// The event task: routes what the transport receives outside any request.
 async fn drive(weak: Weak<Inner>, mut events: mpsc::Receiver<TransportEvent>) {
     while let Some(event) = events.recv().await {
@@ -715,6 +648,3 @@ async fn drive(weak: Weak<Inner>, mut events: mpsc::Receiver<TransportEvent>) {
         inner.mark_closed("the connection ended".into());
     }
 }
-
-#[cfg(test)]
-mod tests;

@@ -2,7 +2,7 @@
 //! answer, the server's requests for input, `logging/setLevel`,
 //! `notifications/roots/list_changed`, `resources/subscribe` and the session's notifications.
 
-use super::{Adapter, Envelope, Listen, Local, Negotiated, Outbound, Speak};
+use super::{Adapter, Listen, Local, Negotiated, Outbound, RequestMeta, Speak};
 use crate::client::error::ClientError;
 use crate::client::handlers::{Handlers, RootsSource};
 use crate::client::options::RequestOptions;
@@ -29,16 +29,16 @@ impl Adapter for Legacy {
         caps
     }
 
-    fn envelope<'a>(
+    fn request_meta<'a>(
         &self,
         _local: &Local<'a>,
         _method: &str,
         _version: &'a str,
         _opts: &RequestOptions,
         _caller: &dyn Fn(&str) -> bool,
-    ) -> Envelope<'a> {
+    ) -> RequestMeta<'a> {
         // The session holds what 2026-07-28 repeats on every request.
-        Envelope::default()
+        RequestMeta::default()
     }
 
     fn mirrors_headers(&self) -> bool {

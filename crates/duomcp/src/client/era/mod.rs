@@ -29,8 +29,8 @@ use super::error::ClientError;
 use super::handlers::Handlers;
 use super::options::RequestOptions;
 use crate::era::Era;
-use duomcp_schema::{meta, ClientCapabilities, Implementation, LoggingLevel, ServerCapabilities};
-use serde::ser::SerializeMap;
+pub(crate) use duomcp_proto::era::modern::RequestMeta;
+use duomcp_schema::{ClientCapabilities, Implementation, LoggingLevel, ServerCapabilities};
 use serde_json::{Map, Value};
 use std::sync::Mutex;
 
@@ -78,58 +78,6 @@ pub(crate) enum Listen {
     ListenRequest,
 }
 
-/// What an era adds to a request's `_meta`, serialized straight into the request's body
-/// (no `Value` maps built and dropped per request). Empty in 2025-11-25.
-#[derive(Default)]
-pub(crate) struct Envelope<'a> {
-    pub protocol_version: Option<&'a str>,
-    /// `None` also when the caller set its own (a gateway relaying its client's).
-    pub client_capabilities: Option<ClientCapabilities>,
-    pub client_info: Option<&'a Implementation>,
-    /// `client_info` serialized already (written instead of it when set).
-    pub client_info_json: Option<&'a serde_json::value::RawValue>,
-    pub log_level: Option<LoggingLevel>,
-}
-
-impl Envelope<'_> {
-    /// Whether the envelope writes `key` (a caller's key of that name is then left out).
-    pub(crate) fn sets(&self, key: &str) -> bool {
-        match key {
-            meta::PROTOCOL_VERSION => self.protocol_version.is_some(),
-            meta::CLIENT_CAPABILITIES => self.client_capabilities.is_some(),
-            meta::CLIENT_INFO => self.client_info.is_some(),
-            meta::LOG_LEVEL => self.log_level.is_some(),
-            _ => false,
-        }
-    }
-
-    pub(crate) fn is_empty(&self) -> bool {
-        self.protocol_version.is_none()
-            && self.client_capabilities.is_none()
-            && self.client_info.is_none()
-            && self.log_level.is_none()
-    }
-
-    /// Writes the envelope's entries into a `_meta` map being serialized.
-    pub(crate) fn write<M: SerializeMap>(&self, map: &mut M) -> Result<(), M::Error> {
-        if let Some(v) = self.protocol_version {
-            map.serialize_entry(meta::PROTOCOL_VERSION, v)?;
-        }
-        if let Some(v) = &self.client_capabilities {
-            map.serialize_entry(meta::CLIENT_CAPABILITIES, v)?;
-        }
-        match (self.client_info_json, self.client_info) {
-            (Some(json), _) => map.serialize_entry(meta::CLIENT_INFO, json)?,
-            (None, Some(v)) => map.serialize_entry(meta::CLIENT_INFO, v)?,
-            (None, None) => {}
-        }
-        if let Some(v) = &self.log_level {
-            map.serialize_entry(meta::LOG_LEVEL, v)?;
-        }
-        Ok(())
-    }
-}
-
 /// One revision of MCP, as the client sees it.
 pub(crate) trait Adapter: Send + Sync {
     /// The capabilities the client declares in this era (in `initialize`, or in every
@@ -139,14 +87,14 @@ pub(crate) trait Adapter: Send + Sync {
     /// What this era puts into every request's `_meta` (2026-07-28: version, capabilities,
     /// client info, log level), next to `caller`, the caller's own keys (a capabilities key
     /// there wins over the client's own).
-    fn envelope<'a>(
+    fn request_meta<'a>(
         &self,
         local: &Local<'a>,
         method: &str,
         version: &'a str,
         opts: &RequestOptions,
         caller: &dyn Fn(&str) -> bool,
-    ) -> Envelope<'a>;
+    ) -> RequestMeta<'a>;
 
     /// Whether `tools/call` mirrors `x-mcp-header` arguments into `Mcp-Param-*` headers (over
     /// a transport that has headers).

@@ -1,7 +1,7 @@
 //! The 2026-07-28 adapter: the `server/discover` handshake (and probe), `_meta` on every
 //! request, `Mcp-Param-*` headers, input by MRTR rounds, `subscriptions/listen`.
 
-use super::{Adapter, Envelope, Listen, Local, Negotiated, Outbound, Speak};
+use super::{Adapter, Listen, Local, Negotiated, Outbound, RequestMeta, Speak};
 use crate::client::error::ClientError;
 use crate::client::handlers::Handlers;
 use crate::client::options::RequestOptions;
@@ -20,14 +20,14 @@ impl Adapter for Modern {
         handlers.capabilities()
     }
 
-    fn envelope<'a>(
+    fn request_meta<'a>(
         &self,
         local: &Local<'a>,
         method: &str,
         version: &'a str,
         opts: &RequestOptions,
         caller: &dyn Fn(&str) -> bool,
-    ) -> Envelope<'a> {
+    ) -> RequestMeta<'a> {
         // Capabilities set by the caller (a gateway relaying its client's) win.
         let client_capabilities = (!caller(meta::CLIENT_CAPABILITIES)).then(|| {
             let caps = self.capabilities(local.handlers);
@@ -37,7 +37,7 @@ impl Adapter for Modern {
                 caps
             }
         });
-        Envelope {
+        RequestMeta {
             protocol_version: Some(version),
             client_capabilities,
             client_info: Some(local.info),
