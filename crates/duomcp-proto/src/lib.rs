@@ -10,9 +10,11 @@
 //!   typed params with the path of the field at fault, and newline framing as a state
 //!   machine fed with bytes ([`jsonrpc::LineFramer`]).
 //! * [`era`]: the two revisions, how a message's revision is detected, the error object and
-//!   HTTP status each gives a [`era::ProtocolError`], `_meta` validation (2026-07-28), and the
-//!   facts of each revision as data ([`era::Revision`]: sessions, stream closing, input
-//!   rounds…), asked through [`Era::revision`].
+//!   HTTP status each gives a [`era::ProtocolError`], `_meta` as the client writes it and the
+//!   server validates it (2026-07-28), the client's side of multi-round-trip requests
+//!   ([`era::modern::mrtr`]: a result's kind, the retry state), and the facts of each revision
+//!   as data ([`era::Revision`]: sessions, stream closing, input rounds…), asked through
+//!   [`Era::revision`].
 //! * [`principal`]: who made a request ([`Principal`]: subject, issuer, client and scopes of a
 //!   validated token).
 //! * [`error`]: what a handler returns when it does not produce a result ([`error::HandlerError`]).
@@ -27,9 +29,6 @@
 //!   (HMAC-SHA256, bound to method, target, principal and expiry; the time passed in), and
 //!   [`keyring`]: the keys that seal it (the newest) and open it (all), parsed from a
 //!   keyring file's text.
-//! * [`mrtr`]: the client's side of multi-round-trip requests: a result's kind
-//!   ([`mrtr::ResultKind`]) and the retry state ([`mrtr::Rounds`]: each attempt's params, the
-//!   `requestState` sent back as received, the bound on rounds).
 //! * [`time`]: timestamps as the wire writes them.
 //!
 //! ```
@@ -52,7 +51,6 @@ pub mod era;
 pub mod error;
 pub mod jsonrpc;
 pub mod keyring;
-pub mod mrtr;
 pub mod principal;
 pub mod request_state;
 #[cfg(test)]

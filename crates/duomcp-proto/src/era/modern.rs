@@ -1,5 +1,8 @@
-//! 2026-07-28: per-request `_meta`, error mapping, and the fields every result carries.
+//! 2026-07-28, both roles: per-request `_meta` (the client writes it, [`RequestMeta`]; the
+//! server validates it, [`validate_meta`]), error mapping, the fields every result carries,
+//! the client's side of input rounds ([`mrtr`]) and the task wire ([`tasks`]).
 
+pub mod mrtr;
 #[cfg(test)]
 mod props;
 mod request_meta;

@@ -2,7 +2,9 @@
 //! allows it run through the MRTR loop (answer `inputRequests` with the handlers, retry).
 
 use super::*;
-use duomcp_proto::mrtr::{ResultKind, Rounds, RoundsConfig, RoundsError, Step, INPUT_METHODS};
+use duomcp_proto::era::modern::mrtr::{
+    ResultKind, Rounds, RoundsConfig, RoundsError, Step, INPUT_METHODS,
+};
 
 /// A result's kind or round refused: the error the caller sees, naming the method.
 fn refused(method: &str, e: RoundsError) -> ClientError {

@@ -12,7 +12,7 @@
 //!
 //! ```
 //! use duomcp_proto::era::Era;
-//! use duomcp_proto::mrtr::{Rounds, RoundsConfig, Step};
+//! use duomcp_proto::era::modern::mrtr::{Rounds, RoundsConfig, Step};
 //! use serde_json::{json, Map, Value};
 //!
 //! let params = json!({ "name": "book", "arguments": {} });
@@ -39,7 +39,7 @@
 //!
 //! assert_eq!(rounds.read(&json!({ "resultType": "complete", "content": [] }))?, Step::Done);
 //! assert!(rounds.retried());
-//! # Ok::<(), duomcp_proto::mrtr::RoundsError>(())
+//! # Ok::<(), duomcp_proto::era::modern::mrtr::RoundsError>(())
 //! ```
 
 use crate::era::Era;
@@ -62,7 +62,7 @@ impl ResultKind {
     /// The kind of `result`; an error when it is not an object or names an unknown kind.
     ///
     /// ```
-    /// use duomcp_proto::mrtr::ResultKind;
+    /// use duomcp_proto::era::modern::mrtr::ResultKind;
     /// use serde_json::json;
     /// assert_eq!(ResultKind::of(&json!({ "content": [] })), Ok(ResultKind::Complete));
     /// assert_eq!(ResultKind::of(&json!({ "resultType": "task" })), Ok(ResultKind::Task));
