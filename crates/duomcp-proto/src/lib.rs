@@ -29,6 +29,10 @@
 //!   (HMAC-SHA256, bound to method, target, principal and expiry; the time passed in), and
 //!   [`keyring`]: the keys that seal it (the newest) and open it (all), parsed from a
 //!   keyring file's text.
+//! * [`schema_check`]: JSON values checked against a JSON Schema (tool arguments against
+//!   `inputSchema`, `structuredContent` against `outputSchema`): a direct reading of the part
+//!   of JSON Schema tool schemas use, and the `jsonschema` crate beyond it with the
+//!   `full-json-schema` feature.
 //! * [`time`]: timestamps as the wire writes them.
 //!
 //! ```
@@ -53,6 +57,7 @@ pub mod jsonrpc;
 pub mod keyring;
 pub mod principal;
 pub mod request_state;
+pub mod schema_check;
 #[cfg(test)]
 mod strategies;
 pub mod tasks;

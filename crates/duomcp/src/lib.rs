@@ -87,7 +87,7 @@ pub mod otel;
 #[cfg(feature = "redis")]
 pub mod redis;
 #[cfg(any(feature = "server", feature = "client"))]
-mod schema_check;
+use duomcp_proto::schema_check;
 #[cfg(feature = "server")]
 pub mod server;
 #[cfg(feature = "server")]

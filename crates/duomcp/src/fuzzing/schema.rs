@@ -1,4 +1,4 @@
-//! The schema checker (`schema_check.rs`) against the `jsonschema` crate it stands in for.
+//! The schema checker (`duomcp_proto::schema_check`) against the `jsonschema` crate it stands in for.
 //!
 //! Structure-aware: schemas are built from the keywords the direct reading knows (with values
 //! of the right and of the wrong type, and now and then one it does not know), instances from

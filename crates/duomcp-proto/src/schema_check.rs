@@ -5,7 +5,7 @@
 //! tool schemas — the ones `schemars` derives for flat argument structs — use a small part of
 //! JSON Schema 2020-12: `type`, `properties`, `required`, `additionalProperties`, `items`,
 //! `enum`, `const`, bounds, lengths, the `allOf`/`anyOf`/`oneOf`/`not` combinators and
-//! annotations. Such a schema is checked by [`Shape`], a direct reading of those keywords, and the
+//! annotations. Such a schema is checked by `Shape`, a direct reading of those keywords, and the
 //! `jsonschema` validator is only built when a value fails (to word the error) or when the schema
 //! uses anything else.
 //!
@@ -13,14 +13,31 @@
 //! meta-schema and brings in its regular-expression engines. In a small server that is about
 //! 3 MB of resident code and most of the start-up work (measured on the echo benchmark server:
 //! peak RSS 10.8 → 7.9 MiB). Checking a value costs about the same either way (the criterion
-//! bench `hot_path` has both). [`Shape`] is strict: a keyword it does not know, or a known one with a value
+//! bench `hot_path` has both). `Shape` is strict: a keyword it does not know, or a known one with a value
 //! the meta-schema would not allow, sends the schema to `jsonschema` whole, so the two never
 //! disagree on a schema `Shape` accepts (the tests compare them case by case).
 //!
 //! Without the `full-json-schema` feature there is no `jsonschema`: a value `Shape` refuses is
-//! worded by [`Shape::explain`] (same verdict, duomcp's wording), and a schema `Shape` cannot
+//! worded by `Shape::explain` (same verdict, duomcp's wording), and a schema `Shape` cannot
 //! read is a [`SchemaViolation::BadSchema`] naming the keywords it uses beyond the direct part
 //! (reported at registration; every value refused, none let through unchecked).
+//!
+//! ```
+//! use duomcp_proto::schema_check::{SchemaCheck, SchemaViolation};
+//! use serde_json::json;
+//!
+//! let check = SchemaCheck::new(json!({
+//!     "type": "object",
+//!     "properties": { "n": { "type": "integer", "minimum": 1 } },
+//!     "required": ["n"],
+//! }));
+//! assert!(check.compile_error().is_none());
+//! assert_eq!(check.check(&json!({ "n": 3 })), Ok(()));
+//! let Err(SchemaViolation::Mismatch(why)) = check.check(&json!({ "n": 0 })) else {
+//!     panic!("0 is below the minimum")
+//! };
+//! assert!(why.contains("/n"), "{why}");
+//! ```
 
 mod explain;
 
@@ -29,7 +46,7 @@ use serde_json::{Map, Number, Value};
 use std::sync::OnceLock;
 
 /// A compiled schema: checks values, and words why one does not match.
-pub(crate) struct SchemaCheck {
+pub struct SchemaCheck {
     /// The schema read as a [`Shape`], when it only uses what `Shape` knows.
     shape: Option<Shape>,
     #[cfg(feature = "full-json-schema")]
@@ -44,7 +61,7 @@ pub(crate) struct SchemaCheck {
 
 /// Why a value was not accepted.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum SchemaViolation {
+pub enum SchemaViolation {
     /// The schema itself is not valid JSON Schema (its compile error), or (without the
     /// `full-json-schema` feature) uses more of JSON Schema than this build checks.
     BadSchema(String),
@@ -54,7 +71,7 @@ pub(crate) enum SchemaViolation {
 
 impl SchemaCheck {
     /// Compiles `schema` (an object or a boolean schema).
-    pub(crate) fn new(schema: Value) -> Self {
+    pub fn new(schema: Value) -> Self {
         let shape = Shape::read_root(&schema);
         #[cfg(feature = "full-json-schema")]
         {
@@ -76,15 +93,13 @@ impl SchemaCheck {
     }
 
     /// Compiles a schema given as a JSON object.
-    #[cfg_attr(not(feature = "server"), allow(dead_code))] // the server's registry
-    pub(crate) fn from_map(schema: &Map<String, Value>) -> Self {
+    pub fn from_map(schema: &Map<String, Value>) -> Self {
         Self::new(Value::Object(schema.clone()))
     }
 
     /// The compile error, if the schema is not valid JSON Schema (without the
     /// `full-json-schema` feature: if this build cannot check it).
-    #[cfg_attr(not(feature = "server"), allow(dead_code))] // the server's registry
-    pub(crate) fn compile_error(&self) -> Option<&str> {
+    pub fn compile_error(&self) -> Option<&str> {
         #[cfg(feature = "full-json-schema")]
         {
             match (&self.shape, self.full.get()) {
@@ -107,7 +122,7 @@ impl SchemaCheck {
 
     /// Checks `instance`: `Ok` when it matches.
     #[cfg(feature = "full-json-schema")]
-    pub(crate) fn check(&self, instance: &Value) -> Result<(), SchemaViolation> {
+    pub fn check(&self, instance: &Value) -> Result<(), SchemaViolation> {
         if let Some(shape) = &self.shape {
             if shape.accepts(instance) {
                 return Ok(());
@@ -138,7 +153,7 @@ impl SchemaCheck {
 
     /// Checks `instance`: `Ok` when it matches.
     #[cfg(not(feature = "full-json-schema"))]
-    pub(crate) fn check(&self, instance: &Value) -> Result<(), SchemaViolation> {
+    pub fn check(&self, instance: &Value) -> Result<(), SchemaViolation> {
         match (&self.shape, &self.unchecked) {
             (Some(shape), _) => match shape.accepts(instance) {
                 true => Ok(()),
