@@ -95,6 +95,8 @@ impl Era {
 }
 
 #[cfg(test)]
+mod life;
+#[cfg(test)]
 mod props;
 
 /// The fields both revisions' `Task` share, with the names of the ttl and poll interval keys.
