@@ -1,7 +1,9 @@
 //! The architecture's rules that the compiler cannot see within one crate, checked on the
 //! source (ARCHITECTURE.md states each rule once and names this test): no import circle
 //! between the files of `duomcp` or of `duomcp-proto`; what each module of `duomcp` must not
-//! import; the era named only where an adapter is picked.
+//! import; the era named only where an adapter is picked; no operating-system service named in
+//! `duomcp-proto`; nothing but `duomcp::__private` named by the macros' expansion. Each check is
+//! also shown to fail on a breach planted in a copy of the source.
 //!
 //! The source is read as rust-analyzer's tidy tests read theirs: comments, string literals
 //! and `#[cfg(test)]` modules are left out, and a file's dependencies are the `crate::`,
@@ -431,18 +433,34 @@ fn the_circle_check_finds_a_planted_circle() {
 
 /// What each module of `duomcp` depends on against what ARCHITECTURE.md allows: the breaches.
 fn forbidden_imports(krate: &Crate) -> Vec<String> {
-    // (module prefix, modules it must not depend on, files exempt)
+    // (module prefix, modules it must not depend on, files exempt). A forbidden `m` is `m` and
+    // the modules under it; `=m` is the file `m` alone; `*` is every module outside the prefix.
     let rules: &[(&str, &[&str], &[&str])] = &[
-        ("client", &["server", "transport", "auth/server"], &[]),
-        ("common", &["server", "client", "transport", "auth"], &[]),
+        ("client", &["server", "transport", "auth", "redis"], &[]),
+        ("client", &["otel"], &["client/telemetry", "client/builder"]),
+        ("client/era", &["client/engine", "=client/tasks"], &[]),
         (
-            "jsonrpc",
-            &["server", "client", "transport", "auth", "common", "otel"],
+            "common",
+            &["server", "client", "transport", "auth", "otel", "redis"],
             &[],
         ),
-        ("server", &["transport", "client"], &[]),
-        ("otel", &["transport"], &[]),
+        ("era", &["*"], &[]),
+        ("jsonrpc", &["*"], &[]),
+        (
+            "otel",
+            &["server", "client", "transport", "auth", "redis"],
+            &[],
+        ),
+        ("server", &["transport", "client", "auth", "redis"], &[]),
+        (
+            "server",
+            &["otel"],
+            &["server/telemetry", "server/builder", "server/envelope"],
+        ),
+        ("server/dispatch/legacy", &["server/dispatch/table"], &[]),
+        ("server/dispatch/modern", &["server/dispatch/table"], &[]),
         ("transport", &["client"], &["transport/memory"]),
+        ("transport", &["auth", "otel", "redis"], &[]),
     ];
     let graph = krate.graph();
     let mut broken = Vec::new();
@@ -457,10 +475,12 @@ fn forbidden_imports(krate: &Crate) -> Vec<String> {
             }
             for dep in deps {
                 let dep_name = show(dep);
-                if forbidden
-                    .iter()
-                    .any(|f| dep_name == *f || dep_name.starts_with(&format!("{f}/")))
-                {
+                let under = |m: &str| dep_name == m || dep_name.starts_with(&format!("{m}/"));
+                if forbidden.iter().any(|f| match f.strip_prefix('=') {
+                    Some(file) => dep_name == file,
+                    None if *f == "*" => !under(prefix),
+                    None => under(f),
+                }) {
                     broken.push(format!("{name} imports {dep_name}"));
                 }
             }
@@ -483,19 +503,37 @@ fn each_module_imports_only_what_architecture_md_allows() {
         .unwrap()
         .push_str("\nuse crate::server::Server;\n");
     assert_eq!(forbidden_imports(&krate), ["client/engine imports server"]);
+
+    // The other forms of a rule: `*` (anything outside) and `=m` (that file alone).
+    let mut krate = duomcp();
+    krate
+        .files
+        .get_mut(&vec!["jsonrpc".into(), "framing".into()])
+        .unwrap()
+        .push_str("\nuse crate::util::lock;\n");
+    krate
+        .files
+        .get_mut(&vec!["client".into(), "era".into(), "modern".into()])
+        .unwrap()
+        .push_str("\nuse crate::client::tasks::TaskHandle;\n");
+    assert_eq!(
+        forbidden_imports(&krate),
+        [
+            "client/era/modern imports client/tasks",
+            "jsonrpc/framing imports util"
+        ]
+    );
 }
 
-/// Outside `duomcp-proto`'s `era` module and the per-era adapter files (`legacy.rs`,
-/// `modern.rs`), the era is named only where an adapter is picked: the dispatch entry, the
-/// HTTP endpoint's POST, and the client's `era::of`.
-#[test]
-fn the_era_is_named_only_where_an_adapter_is_picked() {
+/// Where the era is named (`Era::Legacy`, `Era::Modern`), outside `duomcp-proto`'s `era` module,
+/// the per-era adapter files (`legacy.rs`, `modern.rs`) and test files: file → count.
+fn era_named(crates: &[(&str, &Crate)]) -> BTreeMap<String, usize> {
     let mut found = BTreeMap::new();
-    for (prefix, krate) in [("duomcp", duomcp()), ("duomcp-proto", proto())] {
+    for (prefix, krate) in crates {
         for (module, text) in &krate.files {
             let name = format!("{prefix}/{}", show(module));
             let adapter = matches!(module.last().map(String::as_str), Some("legacy" | "modern"));
-            let proto_era = prefix == "duomcp-proto" && module.first().is_some_and(|m| m == "era");
+            let proto_era = *prefix == "duomcp-proto" && module.first().is_some_and(|m| m == "era");
             if adapter || proto_era || is_test_file(module) {
                 continue;
             }
@@ -505,6 +543,14 @@ fn the_era_is_named_only_where_an_adapter_is_picked() {
             }
         }
     }
+    found
+}
+
+/// Outside `duomcp-proto`'s `era` module and the per-era adapter files (`legacy.rs`,
+/// `modern.rs`), the era is named only where an adapter is picked: the dispatch entry, the
+/// HTTP endpoint's POST, and the client's `era::of`.
+#[test]
+fn the_era_is_named_only_where_an_adapter_is_picked() {
     let picks: BTreeMap<String, usize> = [
         ("duomcp/server/dispatch", 2),
         ("duomcp/transport/http", 2),
@@ -513,5 +559,187 @@ fn the_era_is_named_only_where_an_adapter_is_picked() {
     .into_iter()
     .map(|(k, v)| (k.to_owned(), v))
     .collect();
+    let (duomcp, proto) = (duomcp(), proto());
+    let found = era_named(&[("duomcp", &duomcp), ("duomcp-proto", &proto)]);
     assert_eq!(found, picks, "era branches outside the adapters");
+
+    // A planted breach is found (the check can fail).
+    let mut planted = duomcp;
+    planted
+        .files
+        .get_mut(&vec!["server".into(), "context".into()])
+        .unwrap()
+        .push_str("\nfn f(e: Era) -> bool { e == Era::Modern }\n");
+    let found = era_named(&[("duomcp", &planted), ("duomcp-proto", &proto)]);
+    assert_eq!(found.get("duomcp/server/context"), Some(&1), "{found:?}");
+}
+
+/// The paths of `text` (`a::b::c`, and each item of a group `a::{b, c::d}` as `a::b`,
+/// `a::c::d`), with whether a `!` follows (a macro call).
+fn paths(text: &str) -> Vec<(String, bool)> {
+    let is_path = |c: char| c.is_alphanumeric() || c == '_' || c == ':';
+    let mut out = Vec::new();
+    let mut rest = text;
+    while let Some(start) = rest.find(is_path) {
+        let len = rest[start..]
+            .find(|c| !is_path(c))
+            .unwrap_or(rest.len() - start);
+        let path = &rest[start..start + len];
+        let tail = &rest[start + len..];
+        if path.ends_with("::") && tail.starts_with('{') {
+            let end = tail.find('}').unwrap_or(tail.len());
+            for item in tail[1..end].split(',') {
+                let item = item.split(" as ").next().unwrap_or("").trim();
+                if !item.is_empty() && !item.starts_with('{') {
+                    out.push((format!("{path}{item}"), false));
+                }
+            }
+            rest = &tail[end..];
+            continue;
+        }
+        out.push((path.trim_matches(':').to_owned(), tail.starts_with('!')));
+        rest = tail;
+    }
+    out
+}
+
+/// What `duomcp-proto`'s code (test files and modules left out) names of the operating system:
+/// the file system, the network, processes, threads, the environment, the clock, the standard
+/// streams and the print macros, or a crate of the async runtime or of OS randomness.
+fn os_services(krate: &Crate) -> Vec<String> {
+    const STD: &[&str] = &["fs", "net", "process", "thread", "env"];
+    const NAMES: &[&str] = &[
+        "SystemTime",
+        "Instant",
+        "UNIX_EPOCH",
+        "stdin",
+        "stdout",
+        "stderr",
+    ];
+    const MACROS: &[&str] = &["print", "println", "eprint", "eprintln", "dbg"];
+    const CRATES: &[&str] = &[
+        "tokio",
+        "hyper",
+        "reqwest",
+        "redis",
+        "mio",
+        "socket2",
+        "getrandom",
+        "rand",
+    ];
+    let mut found = Vec::new();
+    for (module, text) in &krate.files {
+        if is_test_file(module) {
+            continue;
+        }
+        for (path, macro_call) in paths(text) {
+            let segs: Vec<&str> = path.split("::").filter(|s| !s.is_empty()).collect();
+            let breach = match segs.as_slice() {
+                ["std" | "core", second, ..] => STD.contains(second),
+                [first, ..] if CRATES.contains(first) => true,
+                [only] => macro_call && MACROS.contains(only),
+                _ => false,
+            };
+            if breach {
+                found.push(format!("{}: {path}", show(module)));
+            }
+        }
+        // The clock and the standard streams by name, however they were imported.
+        for word in text.split(|c: char| !(c.is_alphanumeric() || c == '_')) {
+            if NAMES.contains(&word) {
+                found.push(format!("{}: {word}", show(module)));
+            }
+        }
+    }
+    found
+}
+
+/// `duomcp-proto` is sans-IO: no file, socket, process, thread, environment variable, clock
+/// or OS randomness of its own (time is a value passed in, keys are bytes passed in). The
+/// wasm32 build in `.ci/run` cannot say it (std's `fs`, `net`, `thread` and `SystemTime` compile
+/// there and fail only when called), so the source is read.
+#[test]
+fn duomcp_proto_names_no_operating_system_service() {
+    let found = os_services(&proto());
+    assert!(found.is_empty(), "{found:#?}");
+
+    // A planted breach is found (the check can fail), in each form it can take.
+    let mut krate = proto();
+    krate.files.get_mut(&vec!["time".into()]).unwrap().push_str(
+        "\nuse std::{fs, time::Instant};\n\
+         fn now() -> u128 { std::time::SystemTime::now().elapsed().unwrap().as_millis() }\n\
+         fn say() { println!(); let _ = tokio::spawn(async {}); }\n",
+    );
+    assert_eq!(
+        os_services(&krate),
+        [
+            "time: std::fs",
+            "time: println",
+            "time: tokio::spawn",
+            "time: Instant",
+            "time: SystemTime",
+        ]
+    );
+}
+
+/// What the macros' expansion names of `duomcp` besides `__private`: every interpolated path
+/// (`#krate::…`, the `duomcp` path the user may rename) must go on with `__private::`, and no
+/// `duomcp::` path is written out.
+fn macros_beyond_private(krate: &Crate) -> Vec<String> {
+    let mut found = Vec::new();
+    for (module, text) in &krate.files {
+        if is_test_file(module) {
+            continue;
+        }
+        for (at, _) in text.match_indices('#') {
+            let ident: String = text[at + 1..]
+                .chars()
+                .take_while(|c| c.is_alphanumeric() || *c == '_')
+                .collect();
+            let after = &text[at + 1 + ident.len()..];
+            if !ident.is_empty() && after.starts_with("::") && !after.starts_with("::__private::") {
+                let next: String = after[2..]
+                    .chars()
+                    .take_while(|c| c.is_alphanumeric() || *c == '_')
+                    .collect();
+                found.push(format!("{}: #{ident}::{next}", show(module)));
+            }
+        }
+        for (at, _) in text.match_indices("duomcp::") {
+            let before = text[..at].chars().next_back();
+            if !before.is_some_and(|c| c.is_alphanumeric() || c == '_') {
+                found.push(format!("{}: duomcp::", show(module)));
+            }
+        }
+    }
+    found
+}
+
+/// The macros' expansion reaches `duomcp` only through `duomcp::__private`, so that nothing
+/// else of `duomcp` is an API the generated code depends on.
+#[test]
+fn the_macros_expansion_names_only_duomcp_private() {
+    let macros = read_crate(&root().join("duomcp-macros/src"), &[]);
+    assert!(
+        macros.files.len() > 3,
+        "read {} files only",
+        macros.files.len()
+    );
+    let found = macros_beyond_private(&macros);
+    assert!(found.is_empty(), "{found:#?}");
+
+    // A planted breach is found (the check can fail).
+    let mut planted = read_crate(&root().join("duomcp-macros/src"), &[]);
+    planted
+        .files
+        .get_mut(&vec!["expand".into()])
+        .unwrap()
+        .push_str(
+            "\nfn f(krate: &syn::Path) -> TokenStream { quote!(#krate::server::Server) }\n\
+             fn g() -> TokenStream { quote!(::duomcp::server::Server) }\n",
+        );
+    assert_eq!(
+        macros_beyond_private(&planted),
+        ["expand: #krate::server", "expand: duomcp::"]
+    );
 }
