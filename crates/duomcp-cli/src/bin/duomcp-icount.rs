@@ -15,6 +15,10 @@
 //! transport ([`Server::serve_connection`]) or the Streamable HTTP endpoint on one HTTP/1.1
 //! keep-alive connection ([`StreamableHttp::serve_connection`]), one request at a time.
 //!
+//! Built with the feature `count-allocs` (`bench/allocs.sh`), it also counts the heap
+//! allocations made in that region, with a counting global allocator, and prints them per
+//! unit: the gate's build has no such allocator, whose bookkeeping would add to the count.
+//!
 //! The server is `duomcp-echo`'s (one tool `echo {text}`, input validation on), plus `ask`, a
 //! tool that elicits a name: in 2026-07-28 that is a multi-round-trip request (MRTR).
 
@@ -114,11 +118,30 @@ const SCENARIOS: &[(&str, &str, u64)] = &[
 
 type Work<'a> = Pin<Box<dyn Future<Output = Result<(), String>> + 'a>>;
 
+#[cfg(feature = "count-allocs")]
+#[global_allocator]
+static GLOBAL: &stats_alloc::StatsAlloc<std::alloc::System> = &stats_alloc::INSTRUMENTED_SYSTEM;
+
+/// What the counted regions of this run allocated (feature `count-allocs`).
+#[cfg(feature = "count-allocs")]
+static COUNTED_ALLOCS: std::sync::Mutex<(usize, usize)> = std::sync::Mutex::new((0, 0));
+
 /// Everything counted runs inside this function (callgrind toggles collection on its entry and
 /// exit). Not inlined, so that it exists under its name.
 #[inline(never)]
 fn duomcp_icount_counted(rt: &tokio::runtime::Runtime, work: Work<'_>) -> Result<(), String> {
-    rt.block_on(work)
+    #[cfg(feature = "count-allocs")]
+    let region = stats_alloc::Region::new(GLOBAL);
+    let done = rt.block_on(work);
+    #[cfg(feature = "count-allocs")]
+    {
+        let change = region.change();
+        let mut counted = COUNTED_ALLOCS.lock().unwrap_or_else(|p| p.into_inner());
+        // A reallocation is an allocation too (it may move the block).
+        counted.0 += change.allocations + change.reallocations;
+        counted.1 += change.bytes_allocated;
+    }
+    done
 }
 
 fn call(id: u64, modern: bool) -> String {
@@ -190,6 +213,16 @@ fn main() -> ExitCode {
     match result {
         Ok(()) => {
             println!("{name}: {count} checked");
+            #[cfg(feature = "count-allocs")]
+            {
+                let (allocs, bytes) = *COUNTED_ALLOCS.lock().unwrap_or_else(|p| p.into_inner());
+                let units = count.max(1) as f64;
+                println!(
+                    "{name}: allocations per unit {:.2}, bytes allocated per unit {:.0}",
+                    allocs as f64 / units,
+                    bytes as f64 / units
+                );
+            }
             ExitCode::SUCCESS
         }
         Err(e) => {
