@@ -34,6 +34,37 @@ fn may_hold_array(text: &[u8]) -> bool {
     text.contains(&b'[')
 }
 
+/// Reads a `T` the strict way from whatever deserializer it is handed: the value of one member,
+/// read in the same pass as the object around it (`map.next_value_seed(Seed::default())`),
+/// with every struct in it (at any depth) read from a JSON object only, as [`from_str`] does.
+///
+/// ```
+/// use duomcp_schema::strict::Seed;
+/// use serde::de::DeserializeSeed;
+///
+/// #[derive(serde::Deserialize)]
+/// struct Version { major: u8 }
+/// let mut json = serde_json::Deserializer::from_str(r#"{"major":1}"#);
+/// assert_eq!(Seed::<Version>::default().deserialize(&mut json).unwrap().major, 1);
+/// let mut json = serde_json::Deserializer::from_str("[1]");
+/// assert!(Seed::<Version>::default().deserialize(&mut json).is_err()); // serde_json alone takes it
+/// ```
+pub struct Seed<T>(std::marker::PhantomData<fn() -> T>);
+
+impl<T> Default for Seed<T> {
+    fn default() -> Self {
+        Seed(std::marker::PhantomData)
+    }
+}
+
+impl<'de, T: de::Deserialize<'de>> DeserializeSeed<'de> for Seed<T> {
+    type Value = T;
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<T, D::Error> {
+        T::deserialize(Strict(deserializer))
+    }
+}
+
 /// Parses `text` as `T`, reading every struct (at any depth) from a JSON object only.
 pub fn from_str<'de, T: de::Deserialize<'de>>(text: &'de str) -> Result<T, serde_json::Error> {
     if !may_hold_array(text.as_bytes()) {

@@ -155,6 +155,11 @@ impl<'a> MetaFields<'a> {
         self.protocol_version.as_deref()
     }
 
+    /// The progress token it carries, if any.
+    pub fn progress_token(&self) -> Option<&ProgressToken> {
+        self.progress_token.as_ref()
+    }
+
     /// Whether it names a protocol version (what makes a request without a transport hint a
     /// 2026-07-28 one).
     pub fn has_version(&self) -> bool {

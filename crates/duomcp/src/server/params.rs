@@ -6,6 +6,7 @@
 //! parameters are built from the other members, so neither `_meta` nor the rest is scanned a
 //! second time.
 
+use crate::era::modern::MetaFields;
 use crate::era::ProtocolError;
 use crate::jsonrpc;
 use serde::de::{
@@ -37,6 +38,40 @@ impl<'a> ParamsIndex<'a> {
             raw: Some(raw),
             members,
         })
+    }
+
+    /// [`read`](Self::read), with `_meta`'s fields ([`MetaFields`]) put in `meta`, read in
+    /// the same pass as the members instead of `_meta` being kept raw for a reading of its own:
+    /// one walk over its bytes instead of two. The index then has no raw `_meta`
+    /// ([`meta`](Self::meta) is `None`).
+    ///
+    /// When that pass fails anywhere (malformed members or `_meta`), `params` is read the
+    /// two-pass way, which keeps the raw `_meta` whose reading words the error: the results
+    /// are those of [`read`](Self::read) and [`MetaFields::parse`] on a well-formed `params`
+    /// and on a malformed one alike (`_meta` strictly: an object, never an array).
+    pub(crate) fn read_with_meta(
+        params: Option<&'a RawValue>,
+        meta: &mut Option<Result<MetaFields<'a>, serde_json::Error>>,
+    ) -> Result<Self, serde_json::Error> {
+        let Some(raw) = params else {
+            return Ok(ParamsIndex::default());
+        };
+        // Filled in place (the index and the fields are large to move).
+        let mut index = ParamsIndex {
+            raw: Some(raw),
+            members: SmallVec::new(),
+        };
+        let mut de = serde_json::Deserializer::from_str(raw.get());
+        let fill = MembersAndMeta {
+            members: &mut index.members,
+            meta,
+        };
+        if de.deserialize_map(fill).and_then(|()| de.end()).is_ok() {
+            return Ok(index);
+        }
+        let index = Self::read(params)?;
+        *meta = index.meta().map(|m| MetaFields::parse(m.get()));
+        Ok(index)
     }
 
     /// The member `name`, if present (the first one, if it repeats).
@@ -87,6 +122,34 @@ impl<'de, 'k> de::IntoDeserializer<'de, serde_json::Error> for KeyRef<'k> {
 }
 
 struct Members<'a>(SmallVec<[(Key<'a>, &'a RawValue); 6]>);
+
+/// Reads the members other than `_meta` into `members`, and `_meta` as its fields into `meta`.
+struct MembersAndMeta<'r, 'a> {
+    members: &'r mut SmallVec<[(Key<'a>, &'a RawValue); 6]>,
+    meta: &'r mut Option<Result<MetaFields<'a>, serde_json::Error>>,
+}
+
+impl<'de> Visitor<'de> for MembersAndMeta<'_, 'de> {
+    type Value = ();
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a JSON object")
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+        while let Some(key) = map.next_key::<Key<'de>>()? {
+            if key.0 == "_meta" {
+                if self.meta.is_some() {
+                    return Err(de::Error::duplicate_field("_meta"));
+                }
+                let seed = duomcp_schema::strict::Seed::<MetaFields<'de>>::default();
+                *self.meta = Some(Ok(map.next_value_seed(seed)?));
+            } else {
+                let value: &'de RawValue = map.next_value()?;
+                self.members.push((key, value));
+            }
+        }
+        Ok(())
+    }
+}
 
 impl<'de> Deserialize<'de> for Key<'de> {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
@@ -178,6 +241,80 @@ mod tests {
         let index = ParamsIndex::read(Some(&params)).unwrap();
         let err = index.parse::<Call>().unwrap_err();
         assert!(err.to_string().contains("duplicate field `name`"), "{err}");
+    }
+
+    /// What the one-pass reading gives, as the two-pass one would read it.
+    fn both_ways(text: &str) -> (Vec<(String, String)>, Option<String>) {
+        let params = raw(text);
+        let mut meta = None;
+        let index = ParamsIndex::read_with_meta(Some(&params), &mut meta).unwrap();
+        let meta = meta.map(|m| m.unwrap());
+        let two = ParamsIndex::read(Some(&params)).unwrap();
+        let members = |i: &ParamsIndex<'_>| -> Vec<(String, String)> {
+            i.members()
+                .filter(|(k, _)| *k != "_meta")
+                .map(|(k, v)| (k.to_owned(), v.get().to_owned()))
+                .collect()
+        };
+        assert_eq!(members(&index), members(&two), "{text}");
+        assert!(index.meta().is_none(), "no raw `_meta` is kept");
+        let fields = two.meta().map(|m| MetaFields::parse(m.get()).unwrap());
+        assert_eq!(meta.is_some(), fields.is_some());
+        if let (Some(one), Some(two)) = (&meta, &fields) {
+            assert_eq!(one.protocol_version(), two.protocol_version());
+            assert_eq!(one.progress_token(), two.progress_token());
+        }
+        (
+            members(&index),
+            meta.and_then(|m| m.protocol_version().map(str::to_owned)),
+        )
+    }
+
+    #[test]
+    fn meta_read_with_the_members_reads_as_two_passes_do() {
+        let (members, version) = both_ways(
+            r#"{"name":"echo","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","progressToken":"p","x":[1]},"arguments":{"text":"hi"}}"#,
+        );
+        assert_eq!(members.len(), 2);
+        assert_eq!(version.as_deref(), Some("2026-07-28"));
+        // Escaped names, no `_meta`, a `_meta` without a version.
+        let escaped = both_ways(r#"{"na\u006de":"echo","\u005fmeta":{"progressToken":1}}"#);
+        assert_eq!(escaped.0, [("name".to_owned(), r#""echo""#.to_owned())]);
+        assert_eq!(both_ways(r#"{"name":"echo"}"#).1, None);
+        assert_eq!(both_ways(r#"{"_meta":{"progressToken":7}}"#).1, None);
+    }
+
+    #[test]
+    fn a_meta_the_one_pass_cannot_read_is_read_the_two_pass_way() {
+        // An array is not an object (serde alone would read the fields by position), a version
+        // of the wrong type, `null`, a bad log level: the one pass gives up, and the two-pass
+        // reading gives the raw `_meta` and the error its reading words.
+        for text in [
+            r#"{"_meta":["2026-07-28"]}"#,
+            r#"{"_meta":{"io.modelcontextprotocol/protocolVersion":5}}"#,
+            r#"{"_meta":null}"#,
+            r#"{"_meta":{"io.modelcontextprotocol/logLevel":"loud"}}"#,
+        ] {
+            let params = raw(text);
+            let mut meta = None;
+            let index = ParamsIndex::read_with_meta(Some(&params), &mut meta).unwrap();
+            let raw_meta = index.meta().expect("the raw `_meta` is kept for the error");
+            let want = MetaFields::parse(raw_meta.get())
+                .err()
+                .map(|e| e.to_string());
+            let got = meta.expect("a `_meta`").err().map(|e| e.to_string());
+            assert_eq!((got.is_some(), got), (true, want), "{text}");
+        }
+        // A repeated `_meta` is the members' error, as before.
+        let params = raw(r#"{"_meta":{},"_meta":{}}"#);
+        let mut meta = None;
+        let err = ParamsIndex::read_with_meta(Some(&params), &mut meta)
+            .err()
+            .unwrap();
+        assert!(err.to_string().contains("duplicate field `_meta`"), "{err}");
+        let mut meta = None;
+        assert!(ParamsIndex::read_with_meta(None, &mut meta).is_ok_and(|i| i.meta().is_none()));
+        assert!(meta.is_none());
     }
 
     #[test]

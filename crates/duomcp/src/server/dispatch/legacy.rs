@@ -48,7 +48,7 @@ impl Adapter for Legacy {
         shared: &Arc<Shared>,
         req: &IncomingRequest,
         params: &ParamsIndex<'_>,
-        _meta: ReadMeta<'_>,
+        meta: ReadMeta<'_>,
         env: RequestEnv,
     ) -> Result<(Self, Context), Reply> {
         const ERA: Era = Era::Legacy;
@@ -88,7 +88,11 @@ impl Adapter for Legacy {
             protocol_version: negotiated.protocol_version,
             client_capabilities: negotiated.client_capabilities,
             client_info: negotiated.client_info,
-            progress_token: progress_token(params.meta()),
+            // `_meta` read as its fields already (see `ParamsIndex::read_with_meta`), or raw.
+            progress_token: match &meta {
+                Some(Ok(fields)) => fields.progress_token().cloned(),
+                _ => progress_token(params.meta()),
+            },
             log_level: None,
             session: Some(session.clone()),
         };

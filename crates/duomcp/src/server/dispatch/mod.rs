@@ -105,16 +105,27 @@ pub(crate) async fn answer_request(
         }
         // The members of `params`, read once: `_meta` decides the era when the transport did
         // not, a 2026-07-28 request is validated from it, and the typed parameters are built
-        // from the others.
-        let params = match ParamsIndex::read(req.params.as_deref()) {
+        // from the others. A `_meta` the transport validated already needs no reading here.
+        let wants_fields = match (hint, &env.validated_meta) {
+            (Some(era), _) if !era.carries_meta() => false,
+            (_, Some(_)) => false,
+            _ => true,
+        };
+        // Where its fields are wanted and nothing needs its raw text (telemetry reads it),
+        // `_meta` is read in the same pass as the members.
+        let mut fields: ReadMeta<'_> = None;
+        let read = if !wants_fields {
+            ParamsIndex::read(req.params.as_deref())
+        } else if telemetry::Call::reads_meta(&shared) {
+            ParamsIndex::read(req.params.as_deref()).inspect(|params| {
+                fields = params.meta().map(|m| MetaFields::parse(m.get()));
+            })
+        } else {
+            ParamsIndex::read_with_meta(req.params.as_deref(), &mut fields)
+        };
+        let params = match read {
             Ok(params) => params,
             Err(e) => return invalid_params_reply(hint.unwrap_or(Era::UNMARKED), &req.id, &e),
-        };
-        // A `_meta` the transport validated already needs no reading here.
-        let fields: ReadMeta<'_> = match (hint, &env.validated_meta) {
-            (Some(era), _) if !era.carries_meta() => None,
-            (_, Some(_)) => None,
-            _ => params.meta().map(|m| MetaFields::parse(m.get())),
         };
         let era = hint.unwrap_or_else(|| detect_era(&req.method, params.meta(), &fields));
         // OpenTelemetry (feature `otel`): a no-op without the feature or without telemetry.
