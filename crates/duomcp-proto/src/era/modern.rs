@@ -133,18 +133,102 @@ pub struct ValidMeta {
 #[derive(Deserialize)]
 pub struct MetaFields<'a> {
     #[serde(rename = "io.modelcontextprotocol/protocolVersion", borrow, default)]
-    protocol_version: Option<Cow<'a, str>>,
+    protocol_version: Option<Text<'a>>,
     #[serde(rename = "io.modelcontextprotocol/clientCapabilities", borrow, default)]
-    client_capabilities: Option<&'a RawValue>,
+    client_capabilities: Option<RawText<'a>>,
     #[serde(rename = "io.modelcontextprotocol/clientInfo", borrow, default)]
-    client_info: Option<&'a RawValue>,
+    client_info: Option<RawText<'a>>,
     #[serde(rename = "io.modelcontextprotocol/logLevel", default)]
     log_level: Option<LoggingLevel>,
     #[serde(rename = "progressToken", default)]
     progress_token: Option<ProgressToken>,
 }
 
+/// A string, borrowed from the text unless it had escapes. (serde's own `Cow<str>` borrows
+/// only as a field of its own, not inside an `Option`.)
+struct Text<'a>(Cow<'a, str>);
+
+impl<'de: 'a, 'a> Deserialize<'de> for Text<'a> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct TextVisitor<'a>(std::marker::PhantomData<&'a ()>);
+        impl<'de: 'a, 'a> serde::de::Visitor<'de> for TextVisitor<'a> {
+            type Value = Text<'a>;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a string")
+            }
+            fn visit_borrowed_str<E: serde::de::Error>(
+                self,
+                v: &'de str,
+            ) -> Result<Self::Value, E> {
+                Ok(Text(Cow::Borrowed(v)))
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Self::Value, E> {
+                Ok(Text(Cow::Owned(v.to_owned())))
+            }
+        }
+        d.deserialize_str(TextVisitor(std::marker::PhantomData))
+    }
+}
+
+/// A member's raw JSON text (read as a [`RawValue`], kept as its text).
+#[derive(Clone, Copy)]
+struct RawText<'a>(&'a str);
+
+impl<'de: 'a, 'a> Deserialize<'de> for RawText<'a> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        <&'a RawValue>::deserialize(d).map(|raw| RawText(raw.get()))
+    }
+}
+
+/// [`MetaFields`] by the places of their text in the `params` they were read from: what the
+/// decoder keeps of a `_meta` it read in the same pass as the envelope
+/// ([`Params`](crate::jsonrpc::Params)), which owns that text.
+#[derive(Debug, Clone)]
+pub(crate) struct MetaSpans {
+    protocol_version: Option<[u32; 2]>,
+    client_capabilities: Option<[u32; 2]>,
+    client_info: Option<[u32; 2]>,
+    log_level: Option<LoggingLevel>,
+    progress_token: Option<ProgressToken>,
+}
+
+impl MetaSpans {
+    /// The fields again, borrowed from `text` (the text the spans were taken in).
+    pub(crate) fn fields<'a>(&self, text: &'a str) -> MetaFields<'a> {
+        let at = |s: Option<[u32; 2]>| {
+            s.map(|[a, b]| text.get(a as usize..b as usize).unwrap_or_default())
+        };
+        MetaFields {
+            protocol_version: at(self.protocol_version).map(|v| Text(Cow::Borrowed(v))),
+            client_capabilities: at(self.client_capabilities).map(RawText),
+            client_info: at(self.client_info).map(RawText),
+            log_level: self.log_level,
+            progress_token: self.progress_token.clone(),
+        }
+    }
+}
+
 impl<'a> MetaFields<'a> {
+    /// Where its text is in `text`, by `span` (`None` when a part is not a slice of it: a
+    /// version with escapes, read into a string of its own).
+    pub(crate) fn spans(self, span: impl Fn(&str) -> Option<[u32; 2]>) -> Option<MetaSpans> {
+        let version = match self.protocol_version {
+            None => None,
+            Some(Text(Cow::Borrowed(v))) => Some(span(v)?),
+            Some(Text(Cow::Owned(_))) => return None,
+        };
+        let raw = |r: Option<RawText<'_>>| -> Result<Option<[u32; 2]>, ()> {
+            r.map(|r| span(r.0).ok_or(())).transpose()
+        };
+        Some(MetaSpans {
+            protocol_version: version,
+            client_capabilities: raw(self.client_capabilities).ok()?,
+            client_info: raw(self.client_info).ok()?,
+            log_level: self.log_level,
+            progress_token: self.progress_token,
+        })
+    }
+
     /// Reads the fields of the raw `_meta` object.
     pub fn parse(raw: &'a str) -> Result<Self, serde_json::Error> {
         duomcp_schema::strict::from_str(raw)
@@ -152,7 +236,7 @@ impl<'a> MetaFields<'a> {
 
     /// The protocol version it names, if it names one as a string.
     pub fn protocol_version(&self) -> Option<&str> {
-        self.protocol_version.as_deref()
+        self.protocol_version.as_ref().map(|v| &*v.0)
     }
 
     /// The progress token it carries, if any.
@@ -168,8 +252,8 @@ impl<'a> MetaFields<'a> {
 }
 
 /// `null` counts as absent, as it does for an `Option` field.
-fn present(raw: Option<&RawValue>) -> Option<&str> {
-    raw.map(RawValue::get).filter(|r| *r != "null")
+fn present(raw: Option<RawText<'_>>) -> Option<&str> {
+    raw.map(|r| r.0).filter(|r| *r != "null")
 }
 
 /// Whether a raw `_meta` object has a protocol-version key, whatever its value: the mark of a
@@ -272,7 +356,7 @@ impl MetaMemo {
             )));
         };
         let m = fields.map_err(|e| ProtocolError::InvalidMeta(e.to_string()))?;
-        let Some(protocol_version) = m.protocol_version else {
+        let Some(Text(protocol_version)) = m.protocol_version else {
             return Err(ProtocolError::InvalidMeta(format!(
                 "missing `{}`",
                 meta::PROTOCOL_VERSION

@@ -4,6 +4,8 @@ use duomcp_schema::{error_code, ErrorObject, RequestId};
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
+use super::params::{Name, Params, Split};
+
 /// A decoded message. Raw fields (`params`, `result`) are still unparsed JSON text.
 #[derive(Debug)]
 pub enum Incoming {
@@ -22,8 +24,8 @@ pub struct IncomingRequest {
     pub id: RequestId,
     /// The method name.
     pub method: String,
-    /// The raw `params`, if any.
-    pub params: Option<Box<RawValue>>,
+    /// The `params` object, if any, with its members as the decoder found them.
+    pub params: Option<Params>,
 }
 
 /// A notification whose `params` are kept as raw JSON text.
@@ -31,8 +33,8 @@ pub struct IncomingRequest {
 pub struct IncomingNotification {
     /// The method name.
     pub method: String,
-    /// The raw `params`, if any.
-    pub params: Option<Box<RawValue>>,
+    /// The `params` object, if any, with its members as the decoder found them.
+    pub params: Option<Params>,
 }
 
 /// A response: either a raw `result` or an error object.
@@ -67,6 +69,7 @@ impl<'de: 'a, 'a> Deserialize<'de> for Member<'a> {
     }
 }
 
+/// The envelope, its members raw; `params` too (the fallback reading, see [`decode`]).
 #[derive(Deserialize)]
 struct Envelope<'a> {
     #[serde(borrow, default)]
@@ -81,6 +84,100 @@ struct Envelope<'a> {
     result: Option<&'a RawValue>,
     #[serde(borrow, default)]
     error: Option<&'a RawValue>,
+}
+
+/// [`Envelope`] with `params` split into its members in the same pass, and the name of the
+/// member after `params` (where `params` ends). Read as [`Envelope`] is, a repeated member an
+/// error and others ignored, but refusing what it cannot place (a member name with escapes):
+/// [`decode`] then reads the text as an [`Envelope`].
+#[derive(Default)]
+struct SplitEnvelope<'a> {
+    jsonrpc: Option<&'a RawValue>,
+    id: Member<'a>,
+    method: Option<&'a RawValue>,
+    params: Option<Split<'a>>,
+    result: Option<&'a RawValue>,
+    error: Option<&'a RawValue>,
+    after_params: Option<&'a str>,
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for SplitEnvelope<'a> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        use serde::de::{Error, IgnoredAny, MapAccess, Visitor};
+        struct EnvelopeVisitor<'a>(std::marker::PhantomData<&'a ()>);
+        impl<'de: 'a, 'a> Visitor<'de> for EnvelopeVisitor<'a> {
+            type Value = SplitEnvelope<'a>;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a JSON-RPC message object")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+                let mut env = SplitEnvelope::default();
+                // The members seen, one bit each, in the order of the match below.
+                let mut seen = 0u8;
+                let mut params_last = false;
+                while let Some(Name(name)) = map.next_key::<Name<'de>>()? {
+                    let Some(name) = name else {
+                        return Err(A::Error::custom("a member name with escapes"));
+                    };
+                    if std::mem::take(&mut params_last) {
+                        env.after_params = Some(name);
+                    }
+                    let bit = match name {
+                        "jsonrpc" => {
+                            env.jsonrpc = map.next_value()?;
+                            1
+                        }
+                        "id" => {
+                            env.id = map.next_value()?;
+                            2
+                        }
+                        "method" => {
+                            env.method = map.next_value()?;
+                            4
+                        }
+                        "params" => {
+                            env.params = map.next_value()?;
+                            params_last = true;
+                            8
+                        }
+                        "result" => {
+                            env.result = map.next_value()?;
+                            16
+                        }
+                        "error" => {
+                            env.error = map.next_value()?;
+                            32
+                        }
+                        _ => {
+                            map.next_value::<IgnoredAny>()?;
+                            0
+                        }
+                    };
+                    if seen & bit != 0 {
+                        return Err(A::Error::custom("a repeated member"));
+                    }
+                    seen |= bit;
+                }
+                Ok(env)
+            }
+        }
+        d.deserialize_map(EnvelopeVisitor(std::marker::PhantomData))
+    }
+}
+
+/// The envelope's members other than `params`.
+struct Parts<'a> {
+    jsonrpc: Option<&'a RawValue>,
+    id: Member<'a>,
+    method: Option<&'a RawValue>,
+    result: Option<&'a RawValue>,
+    error: Option<&'a RawValue>,
+}
+
+/// `params` as one of the two readings found it.
+enum ParamsIn<'a> {
+    Raw(&'a RawValue),
+    Split(Params),
 }
 
 fn invalid(id: Option<RequestId>, why: &str) -> DecodeError {
@@ -120,6 +217,34 @@ pub fn decode(bytes: &[u8]) -> Result<Incoming, DecodeError> {
             "batches (JSON arrays) are not supported; send one JSON-RPC message object",
         ));
     }
+    // One pass: the envelope, with `params` split into its members (`Params`). What that
+    // reading refuses (an escaped member name, a repeated `_meta`, anything malformed) is read
+    // again below the way every message once was, `params` as one raw value, whose reading
+    // words the error: the outcome is the same either way, only the members are not recorded.
+    if let Ok(env) = serde_json::from_str::<SplitEnvelope<'_>>(text) {
+        let params = match env.params {
+            None => Some(None),
+            Some(split) => {
+                Params::from_split(text, split, env.after_params).map(|p| Some(ParamsIn::Split(p)))
+            }
+        };
+        if let Some(params) = params {
+            let parts = Parts {
+                jsonrpc: env.jsonrpc,
+                id: env.id,
+                method: env.method,
+                result: env.result,
+                error: env.error,
+            };
+            return classify(parts, params);
+        }
+    }
+    read_whole(text)
+}
+
+/// [`decode`]'s second reading of a text that is not an array: the envelope with `params` (if
+/// any) as one raw value, not split.
+pub(super) fn read_whole(text: &str) -> Result<Incoming, DecodeError> {
     // Not an array (refused above), so the envelope is read from an object, and its members
     // are raw text: serde_json's own reading is already the strict one here.
     let env: Envelope<'_> = match serde_json::from_str(text) {
@@ -138,6 +263,18 @@ pub fn decode(bytes: &[u8]) -> Result<Incoming, DecodeError> {
             );
         }
     };
+    let parts = Parts {
+        jsonrpc: env.jsonrpc,
+        id: env.id,
+        method: env.method,
+        result: env.result,
+        error: env.error,
+    };
+    classify(parts, env.params.map(ParamsIn::Raw))
+}
+
+/// The message the envelope's members make.
+fn classify(env: Parts<'_>, params: Option<ParamsIn<'_>>) -> Result<Incoming, DecodeError> {
     let id = match env.id {
         Member::Absent => None,
         Member::Present(raw) => match serde_json::from_str::<RequestId>(raw.get()) {
@@ -157,19 +294,23 @@ pub fn decode(bytes: &[u8]) -> Result<Incoming, DecodeError> {
         if env.result.is_some() || env.error.is_some() {
             return Err(invalid(id, "a request must not carry `result` or `error`"));
         }
-        if let Some(p) = env.params {
-            let first = p.get().as_bytes().first().copied();
-            if first != Some(b'{') {
-                return Err(DecodeError {
-                    id,
-                    error: super::error(
-                        error_code::INVALID_PARAMS,
-                        "Invalid params: `params` must be a JSON object",
-                    ),
-                });
+        let params = match params {
+            None => None,
+            Some(ParamsIn::Split(p)) => Some(p),
+            Some(ParamsIn::Raw(p)) => {
+                let first = p.get().as_bytes().first().copied();
+                if first != Some(b'{') {
+                    return Err(DecodeError {
+                        id,
+                        error: super::error(
+                            error_code::INVALID_PARAMS,
+                            "Invalid params: `params` must be a JSON object",
+                        ),
+                    });
+                }
+                Some(Params::from_raw(p.to_owned()))
             }
-        }
-        let params = env.params.map(RawValue::to_owned);
+        };
         return Ok(match id {
             Some(id) => Incoming::Request(IncomingRequest { id, method, params }),
             None => Incoming::Notification(IncomingNotification { method, params }),

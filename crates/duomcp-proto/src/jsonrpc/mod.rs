@@ -11,6 +11,7 @@ mod decode;
 mod encode;
 pub mod error_path;
 mod framing;
+mod params;
 #[cfg(test)]
 mod props;
 
@@ -20,10 +21,9 @@ pub use decode::{
 pub use encode::result_head;
 pub use encode::{encode_error, encode_notification, encode_request, encode_result};
 pub use framing::{Frame, Line, LineFramer, HEAD};
+pub use params::Params;
 
 pub use duomcp_schema::{error_code, ErrorObject, RequestId};
-
-use serde_json::value::RawValue;
 
 /// Builds an [`ErrorObject`] with no `data`.
 pub fn error(code: i32, message: impl Into<String>) -> ErrorObject {
@@ -52,9 +52,9 @@ pub fn error_with_data(
 /// Absent params are treated as an empty object. Params that are not a JSON object are rejected,
 /// as MCP requires.
 pub fn parse_params<T: serde::de::DeserializeOwned>(
-    params: Option<&RawValue>,
+    params: Option<&str>,
 ) -> Result<T, ErrorObject> {
-    let text = params.map(RawValue::get).unwrap_or("{}");
+    let text = params.unwrap_or("{}");
     if !text.trim_start().starts_with('{') {
         return Err(error(
             error_code::INVALID_PARAMS,

@@ -15,7 +15,6 @@ use duomcp_schema::{
     ElicitRequestParams, ElicitResult, ElicitationCapability, InputRequest, JsonObject,
     ListRootsResult, Root, RootsCapability, SamplingCapability,
 };
-use serde_json::value::RawValue;
 use serde_json::Value;
 use std::future::Future;
 use std::sync::{Arc, RwLock};
@@ -136,11 +135,8 @@ pub(crate) enum HandlerCall {
 
 impl HandlerCall {
     /// Parses the params of `method`; `None` when no handler kind answers that method.
-    pub(crate) fn parse(
-        method: &str,
-        params: Option<&RawValue>,
-    ) -> Option<Result<Self, ErrorObject>> {
-        let text = params.map_or("{}", RawValue::get);
+    pub(crate) fn parse(method: &str, params: Option<&str>) -> Option<Result<Self, ErrorObject>> {
+        let text = params.unwrap_or("{}");
         let invalid =
             |e: serde_json::Error| jsonrpc::error(INVALID_PARAMS, format!("Invalid params: {e}"));
         Some(match method {

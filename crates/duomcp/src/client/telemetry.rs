@@ -144,7 +144,7 @@ impl Incoming {
                 t,
                 &req.method,
                 req.id.to_string(),
-                req.params.as_deref().map(|p| p.get()),
+                req.params.as_ref().map(|p| p.get()),
             )));
         }
         Incoming(

@@ -55,9 +55,9 @@ pub fn meta(data: &[u8]) {
     }
     // The same bytes as `params`: the split must find the `_meta` member the parser reads.
     if let Ok(params) = RawValue::from_string(raw.to_owned()) {
-        if let Ok(index) = ParamsIndex::read(Some(&params)) {
+        if let Ok(index) = ParamsIndex::read_text(params.get()) {
             if let Some(m) = index.meta() {
-                let _ = MetaMemo::default().validate(Some(m.get()));
+                let _ = MetaMemo::default().validate(Some(m));
             }
             let _ = index.parse::<duomcp_schema::CallToolRequestParams>();
         }

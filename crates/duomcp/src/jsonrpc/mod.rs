@@ -20,7 +20,7 @@ pub(crate) use duomcp_proto::jsonrpc::result_head;
 pub use duomcp_proto::jsonrpc::{
     decode, encode_error, encode_notification, encode_request, encode_result, error, error_code,
     error_with_data, parse_params, DecodeError, ErrorObject, Incoming, IncomingNotification,
-    IncomingRequest, IncomingResponse, Line, RequestId,
+    IncomingRequest, IncomingResponse, Line, Params, RequestId,
 };
 pub use framing::LineReader;
 #[cfg(feature = "server")]

@@ -428,26 +428,31 @@ impl RawToolResult {
         names: &[&str],
         read: Option<&str>,
     ) -> Result<(Self, Option<String>), serde_json::Error> {
-        /// The members kept, written as they came.
-        struct Kept<'m, 'a>(&'m crate::server::params::ParamsIndex<'a>, &'m [&'m str]);
-        impl Serialize for Kept<'_, '_> {
-            fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-                use serde::ser::SerializeMap;
-                let mut map = s.serialize_map(None)?;
-                for (k, v) in self.0.members().filter(|(k, _)| !self.1.contains(k)) {
-                    map.serialize_entry(k, v)?;
+        /// The members kept, written as they came (each value is JSON text already).
+        fn kept(
+            members: &crate::server::params::ParamsIndex<'_>,
+            names: &[&str],
+        ) -> Result<Box<RawValue>, serde_json::Error> {
+            let mut out = String::from("{");
+            for (k, v) in members.members().filter(|(k, _)| !names.contains(k)) {
+                if out.len() > 1 {
+                    out.push(',');
                 }
-                map.end()
+                out.push_str(&serde_json::to_string(k)?);
+                out.push(':');
+                out.push_str(v);
             }
+            out.push('}');
+            RawValue::from_string(out)
         }
         let (is_error, read, rewritten) = {
-            let members = crate::server::params::ParamsIndex::read(Some(&json))?;
-            let is_error = members.get("isError").is_some_and(|v| v.get() == "true");
+            let members = crate::server::params::ParamsIndex::read_text(json.get())?;
+            let is_error = members.get("isError") == Some("true");
             let read = read
                 .and_then(|name| members.get(name))
-                .and_then(|v| serde_json::from_str::<String>(v.get()).ok());
+                .and_then(|v| serde_json::from_str::<String>(v).ok());
             let rewritten = if members.members().any(|(k, _)| names.contains(&k)) {
-                Some(serde_json::value::to_raw_value(&Kept(&members, names))?)
+                Some(kept(&members, names)?)
             } else {
                 None
             };

@@ -204,7 +204,7 @@ pub(crate) async fn complete(
         )
         .into());
     };
-    let p: CompleteRequestParams = jsonrpc::parse_params(req.params.as_deref())
+    let p: CompleteRequestParams = jsonrpc::parse_params(req.params.as_ref().map(|p| p.get()))
         .map_err(|e| ProtocolError::InvalidParams(e.message))?;
     completion(p, ctx.clone()).await
 }

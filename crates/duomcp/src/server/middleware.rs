@@ -56,10 +56,9 @@ use super::envelope::{error_reply, Reply, RequestEnv};
 use super::Principal;
 use super::Shared;
 use crate::era::{Era, ProtocolError};
-use crate::jsonrpc::IncomingRequest;
+use crate::jsonrpc::{IncomingRequest, Params};
 use duomcp_schema::RequestId;
 use serde::Deserialize;
-use serde_json::value::RawValue;
 use std::borrow::Cow;
 use std::fmt;
 use std::future::Future;
@@ -110,7 +109,9 @@ impl McpRequest {
     /// request names one.
     pub fn target(&self) -> Option<&str> {
         self.target
-            .get_or_init(|| target_of(self.req.params.as_deref()).map(Cow::into_owned))
+            .get_or_init(|| {
+                target_of(self.req.params.as_ref().map(|p| p.get())).map(Cow::into_owned)
+            })
             .as_deref()
     }
 
@@ -124,9 +125,9 @@ impl McpRequest {
         &self.req.id
     }
 
-    /// The raw `params` object, if any.
-    pub fn params(&self) -> Option<&RawValue> {
-        self.req.params.as_deref()
+    /// The `params` object, if any (its JSON text: [`Params::get`]).
+    pub fn params(&self) -> Option<&Params> {
+        self.req.params.as_ref()
     }
 
     /// The authenticated caller (HTTP: from the auth layer; stdio: the local user).
@@ -220,8 +221,8 @@ struct Target<'a> {
 }
 
 /// The tool/prompt name or resource URI in `params`, if any.
-pub(crate) fn target_of(params: Option<&RawValue>) -> Option<Cow<'_, str>> {
-    let t: Target<'_> = duomcp_schema::strict::from_str(params?.get()).ok()?;
+pub(crate) fn target_of(params: Option<&str>) -> Option<Cow<'_, str>> {
+    let t: Target<'_> = duomcp_schema::strict::from_str(params?).ok()?;
     t.name.or(t.uri)
 }
 

@@ -8,7 +8,7 @@
 
 use crate::era::modern::MetaFields;
 use crate::era::ProtocolError;
-use crate::jsonrpc;
+use crate::jsonrpc::{self, Params};
 use serde::de::{
     self, value::MapDeserializer, Deserialize, DeserializeOwned, Deserializer, MapAccess, Visitor,
 };
@@ -20,23 +20,44 @@ use std::fmt;
 /// The top-level members of a request's `params` object, as raw JSON.
 #[derive(Default)]
 pub(crate) struct ParamsIndex<'a> {
-    raw: Option<&'a RawValue>,
-    members: SmallVec<[(Key<'a>, &'a RawValue); 6]>,
+    raw: Option<&'a str>,
+    /// Each member's name and raw JSON value.
+    members: SmallVec<[(Key<'a>, &'a str); 6]>,
+    /// `_meta` as the decoder read it, as its fields (it is then not among `members`).
+    fields: Option<MetaFields<'a>>,
+    /// `_meta` was there and read as its fields (by the decoder or `read_with_meta`).
+    meta_as_fields: bool,
 }
 
 /// A member name: borrowed from the message unless it had escapes.
 struct Key<'a>(Cow<'a, str>);
 
 impl<'a> ParamsIndex<'a> {
-    /// Splits `params` (a JSON object, as `decode` guarantees; `None`: no params).
-    pub(crate) fn read(params: Option<&'a RawValue>) -> Result<Self, serde_json::Error> {
-        let Some(raw) = params else {
+    /// The members of `params` (`None`: no params): as the decoder found them, when it split
+    /// them ([`Params::members`]), or else read from its text ([`read_text`](Self::read_text)).
+    pub(crate) fn read(params: Option<&'a Params>) -> Result<Self, serde_json::Error> {
+        let Some(params) = params else {
             return Ok(ParamsIndex::default());
         };
-        let members = serde_json::from_str::<Members<'a>>(raw.get())?.0;
+        match params.members() {
+            Some(members) => Ok(ParamsIndex {
+                raw: Some(params.get()),
+                members: members.map(|(k, v)| (Key(Cow::Borrowed(k)), v)).collect(),
+                fields: params.meta_fields(),
+                meta_as_fields: params.meta_fields().is_some(),
+            }),
+            None => Self::read_text(params.get()),
+        }
+    }
+
+    /// Splits the JSON text of `params` (an object, as `decode` guarantees) into its members.
+    pub(crate) fn read_text(text: &'a str) -> Result<Self, serde_json::Error> {
+        let members = serde_json::from_str::<Members<'a>>(text)?.0;
         Ok(ParamsIndex {
-            raw: Some(raw),
+            raw: Some(text),
             members,
+            fields: None,
+            meta_as_fields: false,
         })
     }
 
@@ -49,33 +70,49 @@ impl<'a> ParamsIndex<'a> {
     /// two-pass way, which keeps the raw `_meta` whose reading words the error: the results
     /// are those of [`read`](Self::read) and [`MetaFields::parse`] on a well-formed `params`
     /// and on a malformed one alike (`_meta` strictly: an object, never an array).
+    ///
+    /// A `params` the decoder split has its members and `_meta`'s fields already: nothing is
+    /// read then.
     pub(crate) fn read_with_meta(
-        params: Option<&'a RawValue>,
+        params: Option<&'a Params>,
         meta: &mut Option<Result<MetaFields<'a>, serde_json::Error>>,
     ) -> Result<Self, serde_json::Error> {
-        let Some(raw) = params else {
+        let Some(params) = params else {
             return Ok(ParamsIndex::default());
         };
+        if let Some(members) = params.members() {
+            *meta = params.meta_fields().map(Ok);
+            return Ok(ParamsIndex {
+                raw: Some(params.get()),
+                members: members.map(|(k, v)| (Key(Cow::Borrowed(k)), v)).collect(),
+                fields: None,
+                meta_as_fields: meta.is_some(),
+            });
+        }
+        let raw = params.get();
         // Filled in place (the index and the fields are large to move).
         let mut index = ParamsIndex {
             raw: Some(raw),
             members: SmallVec::new(),
+            fields: None,
+            meta_as_fields: false,
         };
-        let mut de = serde_json::Deserializer::from_str(raw.get());
+        let mut de = serde_json::Deserializer::from_str(raw);
         let fill = MembersAndMeta {
             members: &mut index.members,
             meta,
         };
         if de.deserialize_map(fill).and_then(|()| de.end()).is_ok() {
+            index.meta_as_fields = meta.is_some();
             return Ok(index);
         }
-        let index = Self::read(params)?;
-        *meta = index.meta().map(|m| MetaFields::parse(m.get()));
+        let index = Self::read_text(raw)?;
+        *meta = index.meta().map(MetaFields::parse);
         Ok(index)
     }
 
     /// The member `name`, if present (the first one, if it repeats).
-    pub(crate) fn get(&self, name: &str) -> Option<&'a RawValue> {
+    pub(crate) fn get(&self, name: &str) -> Option<&'a str> {
         self.members
             .iter()
             .find(|(k, _)| k.0 == name)
@@ -83,13 +120,48 @@ impl<'a> ParamsIndex<'a> {
     }
 
     /// Every member, in the order of the text (names unescaped).
-    pub(crate) fn members(&self) -> impl Iterator<Item = (&str, &'a RawValue)> + '_ {
+    pub(crate) fn members(&self) -> impl Iterator<Item = (&str, &'a str)> + '_ {
         self.members.iter().map(|(k, v)| (&*k.0, *v))
     }
 
-    /// `_meta`, if present.
-    pub(crate) fn meta(&self) -> Option<&'a RawValue> {
+    /// `_meta`'s raw text, if present and kept raw (not when the decoder or
+    /// [`read_with_meta`](Self::read_with_meta) read it as its fields: see
+    /// [`meta_text`](Self::meta_text)).
+    pub(crate) fn meta(&self) -> Option<&'a str> {
         self.get("_meta")
+    }
+
+    /// `_meta`'s raw text, if present, wherever it went: read again from the text of `params`
+    /// when it was read as its fields (for telemetry, which propagates its trace context).
+    pub(crate) fn meta_text(&self) -> Option<&'a str> {
+        match self.meta() {
+            Some(meta) => Some(meta),
+            None if self.meta_as_fields => Self::read_text(self.raw?).ok()?.meta(),
+            None => None,
+        }
+    }
+
+    /// `_meta`'s fields, taken out of the index: as the decoder read them, or read now from
+    /// the raw `_meta` (`None`: no `_meta`; `Some(Err)`: its fields do not read).
+    pub(crate) fn take_meta(&mut self) -> Option<Result<MetaFields<'a>, serde_json::Error>> {
+        match self.fields.take() {
+            Some(fields) => Some(Ok(fields)),
+            None => self.meta().map(MetaFields::parse),
+        }
+    }
+
+    /// The progress token `_meta` carries (for a 2025-11-25 request, whose `_meta` is read
+    /// for nothing else).
+    pub(crate) fn progress_token(&self) -> Option<duomcp_schema::ProgressToken> {
+        #[derive(serde::Deserialize)]
+        struct M {
+            #[serde(rename = "progressToken", default)]
+            progress_token: Option<duomcp_schema::ProgressToken>,
+        }
+        match &self.fields {
+            Some(fields) => fields.progress_token().cloned(),
+            None => serde_json::from_str::<M>(self.meta()?).ok()?.progress_token,
+        }
     }
 
     /// The typed parameters of a method, from the members other than `_meta` (which no
@@ -101,7 +173,7 @@ impl<'a> ParamsIndex<'a> {
             .iter()
             .filter(|(k, _)| k.0 != "_meta")
             // Values are read strictly: a struct member is an object, never an array.
-            .map(|(k, v)| (KeyRef(&k.0), duomcp_schema::strict::StrictStr(v.get())));
+            .map(|(k, v)| (KeyRef(&k.0), duomcp_schema::strict::StrictStr(v)));
         match T::deserialize(MapDeserializer::<_, serde_json::Error>::new(members)) {
             Ok(typed) => Ok(typed),
             Err(_) => {
@@ -121,11 +193,11 @@ impl<'de, 'k> de::IntoDeserializer<'de, serde_json::Error> for KeyRef<'k> {
     }
 }
 
-struct Members<'a>(SmallVec<[(Key<'a>, &'a RawValue); 6]>);
+struct Members<'a>(SmallVec<[(Key<'a>, &'a str); 6]>);
 
 /// Reads the members other than `_meta` into `members`, and `_meta` as its fields into `meta`.
 struct MembersAndMeta<'r, 'a> {
-    members: &'r mut SmallVec<[(Key<'a>, &'a RawValue); 6]>,
+    members: &'r mut SmallVec<[(Key<'a>, &'a str); 6]>,
     meta: &'r mut Option<Result<MetaFields<'a>, serde_json::Error>>,
 }
 
@@ -144,7 +216,7 @@ impl<'de> Visitor<'de> for MembersAndMeta<'_, 'de> {
                 *self.meta = Some(Ok(map.next_value_seed(seed)?));
             } else {
                 let value: &'de RawValue = map.next_value()?;
-                self.members.push((key, value));
+                self.members.push((key, value.get()));
             }
         }
         Ok(())
@@ -179,14 +251,14 @@ impl<'de> Deserialize<'de> for Members<'de> {
                 f.write_str("a JSON object")
             }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
-                let mut members: SmallVec<[(Key<'de>, &'de RawValue); 6]> = SmallVec::new();
+                let mut members: SmallVec<[(Key<'de>, &'de str); 6]> = SmallVec::new();
                 while let Some(key) = map.next_key::<Key<'de>>()? {
                     // As a typed `_meta` field would: a repeated one is an error.
                     if key.0 == "_meta" && members.iter().any(|(k, _)| k.0 == "_meta") {
                         return Err(de::Error::duplicate_field("_meta"));
                     }
                     let value: &'de RawValue = map.next_value()?;
-                    members.push((key, value));
+                    members.push((key, value.get()));
                 }
                 Ok(Members(members))
             }
@@ -208,8 +280,48 @@ mod tests {
         arguments: Option<Value>,
     }
 
-    fn raw(text: &str) -> Box<RawValue> {
-        RawValue::from_string(text.to_owned()).unwrap()
+    /// `params` as the decoder hands it over (split into its members where it can).
+    fn raw(text: &str) -> Params {
+        let line = format!(r#"{{"jsonrpc":"2.0","id":1,"method":"m","params":{text}}}"#);
+        match jsonrpc::decode(line.as_bytes()) {
+            Ok(jsonrpc::Incoming::Request(r)) => r.params.unwrap(),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    /// `params` not split (what a hand-built request carries).
+    fn unsplit(text: &str) -> Params {
+        Params::from_raw(RawValue::from_string(text.to_owned()).unwrap())
+    }
+
+    #[test]
+    fn split_and_unsplit_params_give_the_same_members() {
+        for text in [
+            r#"{"name":"echo","_meta":{"progressToken":1},"arguments":{"text":"hi"}}"#,
+            r#" { "name" : "echo" , "arguments" : [ 1 , 2 ] } "#,
+            "{}",
+            r#"{"na\u006de":"echo"}"#,
+        ] {
+            let (split, whole) = (raw(text), unsplit(text));
+            // The members other than `_meta`, and `_meta`'s progress token and raw text.
+            let members = |p: &Params| {
+                let mut index = ParamsIndex::read(Some(p)).unwrap();
+                let meta = index.meta_text().map(str::to_owned);
+                let token = index
+                    .take_meta()
+                    .map(|m| m.unwrap().progress_token().cloned());
+                let members: Vec<(String, String)> = index
+                    .members()
+                    .filter(|(k, _)| *k != "_meta")
+                    .map(|(k, v)| (k.to_owned(), v.to_owned()))
+                    .collect();
+                (members, meta, token)
+            };
+            assert_eq!(members(&split), members(&whole), "{text}");
+        }
+        // The decoder split the plain ones.
+        assert!(raw(r#"{"name":"echo"}"#).members().is_some());
+        assert!(unsplit(r#"{"name":"echo"}"#).members().is_none());
     }
 
     #[test]
@@ -218,8 +330,9 @@ mod tests {
             r#"{"name":"echo","_meta":{"progressToken":1},"arguments":{"text":"hi"},"extra":[1]}"#;
         let params = raw(text);
         let index = ParamsIndex::read(Some(&params)).unwrap();
-        assert_eq!(index.meta().unwrap().get(), r#"{"progressToken":1}"#);
-        assert_eq!(index.get("extra").unwrap().get(), "[1]");
+        assert_eq!(index.meta_text().unwrap(), r#"{"progressToken":1}"#);
+        assert_eq!(index.progress_token(), Some(1.into()));
+        assert_eq!(index.get("extra").unwrap(), "[1]");
         let call: Call = index.parse().unwrap();
         assert_eq!(call, serde_json::from_str::<Call>(text).unwrap());
         assert_eq!(call.arguments, Some(json!({"text": "hi"})));
@@ -245,7 +358,7 @@ mod tests {
 
     /// What the one-pass reading gives, as the two-pass one would read it.
     fn both_ways(text: &str) -> (Vec<(String, String)>, Option<String>) {
-        let params = raw(text);
+        let params = unsplit(text);
         let mut meta = None;
         let index = ParamsIndex::read_with_meta(Some(&params), &mut meta).unwrap();
         let meta = meta.map(|m| m.unwrap());
@@ -253,12 +366,22 @@ mod tests {
         let members = |i: &ParamsIndex<'_>| -> Vec<(String, String)> {
             i.members()
                 .filter(|(k, _)| *k != "_meta")
-                .map(|(k, v)| (k.to_owned(), v.get().to_owned()))
+                .map(|(k, v)| (k.to_owned(), v.to_owned()))
                 .collect()
         };
         assert_eq!(members(&index), members(&two), "{text}");
+        // Split by the decoder, the members are the same and `_meta` is read on its own.
+        let split = raw(text);
+        let mut split_meta = None;
+        let by_split = ParamsIndex::read_with_meta(Some(&split), &mut split_meta).unwrap();
+        assert_eq!(members(&by_split), members(&two), "{text}");
+        assert_eq!(
+            split_meta.map(|m| m.unwrap().protocol_version().map(str::to_owned)),
+            meta.as_ref()
+                .map(|m| m.protocol_version().map(str::to_owned))
+        );
         assert!(index.meta().is_none(), "no raw `_meta` is kept");
-        let fields = two.meta().map(|m| MetaFields::parse(m.get()).unwrap());
+        let fields = two.meta().map(|m| MetaFields::parse(m).unwrap());
         assert_eq!(meta.is_some(), fields.is_some());
         if let (Some(one), Some(two)) = (&meta, &fields) {
             assert_eq!(one.protocol_version(), two.protocol_version());
@@ -295,13 +418,11 @@ mod tests {
             r#"{"_meta":null}"#,
             r#"{"_meta":{"io.modelcontextprotocol/logLevel":"loud"}}"#,
         ] {
-            let params = raw(text);
+            let params = unsplit(text);
             let mut meta = None;
             let index = ParamsIndex::read_with_meta(Some(&params), &mut meta).unwrap();
             let raw_meta = index.meta().expect("the raw `_meta` is kept for the error");
-            let want = MetaFields::parse(raw_meta.get())
-                .err()
-                .map(|e| e.to_string());
+            let want = MetaFields::parse(raw_meta).err().map(|e| e.to_string());
             let got = meta.expect("a `_meta`").err().map(|e| e.to_string());
             assert_eq!((got.is_some(), got), (true, want), "{text}");
         }

@@ -8,7 +8,6 @@ use super::envelope::{Reply, RequestEnv};
 use super::Shared;
 use crate::era::Era;
 use crate::jsonrpc::IncomingRequest;
-use serde_json::value::RawValue;
 use std::future::Future;
 
 /// The telemetry a server was built with, if any.
@@ -33,11 +32,11 @@ impl Call {
     /// Starts the request's span when the server has telemetry.
     #[cfg_attr(not(feature = "otel"), allow(unused_variables))]
     #[inline]
-    pub(crate) fn start(
+    pub(crate) fn start<'m>(
         shared: &Shared,
         req: &IncomingRequest,
         era: Era,
-        meta: Option<&RawValue>,
+        meta: impl FnOnce() -> Option<&'m str>,
         env: &RequestEnv,
     ) -> Self {
         #[cfg(feature = "otel")]
@@ -48,7 +47,7 @@ impl Call {
                 .filter(|_| era.has_sessions())
                 .and_then(|s| s.negotiated())
                 .map(|n| n.protocol_version);
-            let target = super::middleware::target_of(req.params.as_deref());
+            let target = super::middleware::target_of(req.params.as_ref().map(|p| p.get()));
             // Only registered tools and prompts become metric label values.
             let known_target = match (req.method.as_str(), target.as_deref()) {
                 ("tools/call", Some(name)) => shared.registry().tools.contains_key(name),
@@ -60,8 +59,8 @@ impl Call {
                 method: &req.method,
                 id: req.id.to_string(),
                 target,
-                meta: meta.map(RawValue::get),
-                params: req.params.as_deref().map(RawValue::get),
+                meta: meta(),
+                params: req.params.as_ref().map(|p| p.get()),
                 era_version: era.sole_version(),
                 session_version: session_version.as_deref(),
                 http: env.trace.0.as_deref(),

@@ -179,7 +179,7 @@ proptest! {
         };
         let params: Value = n
             .params
-            .as_deref()
+            .as_ref()
             .map(|p| serde_json::from_str(p.get()))
             .transpose()
             .map_err(|e| TestCaseError::fail(e.to_string()))?

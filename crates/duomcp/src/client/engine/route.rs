@@ -18,7 +18,7 @@ impl Inner {
     }
 
     fn on_notification(&self, n: IncomingNotification) {
-        let params: Value = match n.params.as_deref().map(|p| serde_json::from_str(p.get())) {
+        let params: Value = match n.params.as_ref().map(|p| serde_json::from_str(p.get())) {
             None => json!({}),
             Some(Ok(v)) => v,
             Some(Err(e)) => {
@@ -250,7 +250,12 @@ impl Inner {
         // Tasks this client hosts (2025-11-25), and task-augmented requests that create them.
         if let Some(answer) = self
             .tasks
-            .serve(&self.handlers, method, req.params.as_deref(), own.as_ref())
+            .serve(
+                &self.handlers,
+                method,
+                req.params.as_ref().map(|p| p.get()),
+                own.as_ref(),
+            )
             .await
         {
             return answer;
@@ -258,7 +263,7 @@ impl Inner {
         if method == <methods::Ping as RequestMethod>::NAME {
             return Ok(json!({}));
         }
-        match HandlerCall::parse(method, req.params.as_deref()) {
+        match HandlerCall::parse(method, req.params.as_ref().map(|p| p.get())) {
             Some(call) => match own {
                 Some(own) => call?.run_own(own.as_ref()).await,
                 None => call?.run(&self.handlers).await,

@@ -12,7 +12,6 @@ use duomcp_schema::{
     meta, ClientTasksCapability, ClientTasksElicitationCapability, ClientTasksRequestsCapability,
     ClientTasksSamplingCapability, JsonObject, TaskStatus, TaskSupport, Tool,
 };
-use serde_json::value::RawValue;
 use serde_json::{json, Value};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -60,7 +59,7 @@ impl ClientTasks {
         &self,
         handlers: &Handlers,
         method: &str,
-        params: Option<&RawValue>,
+        params: Option<&str>,
         own: Option<&Arc<InputFn>>,
     ) -> Option<Result<Value, ErrorObject>> {
         if !handlers.host_tasks {
@@ -68,8 +67,9 @@ impl ClientTasks {
         }
         let parse = || -> Result<Value, ErrorObject> {
             match params {
-                Some(p) => serde_json::from_str(p.get())
-                    .map_err(|e| invalid(format!("Invalid params: {e}"))),
+                Some(p) => {
+                    serde_json::from_str(p).map_err(|e| invalid(format!("Invalid params: {e}")))
+                }
                 None => Ok(json!({})),
             }
         };
@@ -244,7 +244,7 @@ impl Hosted {
         own: Option<Arc<InputFn>>,
         method: &str,
         task: &Value,
-        params: &RawValue,
+        params: &str,
     ) -> Result<Value, ErrorObject> {
         let requested = match task.get("ttl") {
             None | Some(Value::Null) => None,

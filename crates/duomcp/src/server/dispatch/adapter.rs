@@ -13,7 +13,6 @@ use crate::server::params::ParamsIndex;
 use crate::server::{CachePolicy, HandlerError, Shared, ToolOutput};
 use duomcp_schema::{RequestId, Tool};
 use serde::Serialize;
-use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 use std::borrow::Cow;
 use std::future::Future;
@@ -38,7 +37,7 @@ pub(super) enum Target<'t> {
     /// sent them (both are bound: a state for one set of arguments is not one for another).
     Call {
         name: &'t str,
-        arguments: Option<&'t RawValue>,
+        arguments: Option<&'t str>,
     },
 }
 

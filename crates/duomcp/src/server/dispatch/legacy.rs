@@ -19,7 +19,6 @@ use crate::server::{invoke, subscriptions, CachePolicy, HandlerError, Shared};
 use duomcp_schema::methods::{self, RequestMethod};
 use duomcp_schema::{InitializeRequestParams, LoggingLevel, RequestId, Tool};
 use serde::{Deserialize, Serialize};
-use serde_json::value::RawValue;
 use serde_json::{json, Map, Value};
 use std::borrow::Cow;
 use std::sync::Arc;
@@ -88,10 +87,11 @@ impl Adapter for Legacy {
             protocol_version: negotiated.protocol_version,
             client_capabilities: negotiated.client_capabilities,
             client_info: negotiated.client_info,
-            // `_meta` read as its fields already (see `ParamsIndex::read_with_meta`), or raw.
+            // `_meta` read as its fields already (by the decoder, or
+            // `ParamsIndex::read_with_meta`), or raw.
             progress_token: match &meta {
                 Some(Ok(fields)) => fields.progress_token().cloned(),
-                _ => progress_token(params.meta()),
+                _ => params.progress_token(),
             },
             log_level: None,
             session: Some(session.clone()),
@@ -130,7 +130,7 @@ impl Adapter for Legacy {
                 })
             }
             other => {
-                let params = req.params.as_deref();
+                let params = req.params.as_ref().map(|p| p.get());
                 let r = Box::pin(tasks::legacy_method(ctx, other, params, &self.sink)).await?;
                 r.map(|r| result_reply(Self::ERA, id, &r))
             }
@@ -307,14 +307,4 @@ impl events::Interest for SessionInterest {
     fn task(&self, task: &TaskRecord) -> bool {
         task.era == Era::Legacy && self.scope.is_some() && task.scope == self.scope
     }
-}
-
-/// The `progressToken` of a 2025-11-25 request's `_meta` (found by [`handle_request`]).
-fn progress_token(meta: Option<&RawValue>) -> Option<duomcp_schema::ProgressToken> {
-    #[derive(Deserialize)]
-    struct M {
-        #[serde(rename = "progressToken", default)]
-        progress_token: Option<duomcp_schema::ProgressToken>,
-    }
-    serde_json::from_str::<M>(meta?.get()).ok()?.progress_token
 }

@@ -37,7 +37,6 @@ use duomcp_schema::{ClientCapabilities, Implementation, LoggingLevel, ProgressTo
 pub(crate) use legacy::follow_events;
 pub(crate) use modern::meta_server_info;
 use serde::Deserialize;
-use serde_json::value::RawValue;
 use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument as _;
@@ -47,13 +46,13 @@ pub(super) type ReadMeta<'a> = Option<Result<MetaFields<'a>, serde_json::Error>>
 
 /// The era of a request that arrived without a transport hint (stdio, in-process): what its
 /// body says, read by [`era::detect`](crate::era::detect).
-fn detect_era(method: &str, meta_raw: Option<&RawValue>, fields: &ReadMeta<'_>) -> Era {
+fn detect_era(method: &str, meta_raw: Option<&str>, fields: &ReadMeta<'_>) -> Era {
     let meta_names_version = || match fields {
         None => false,
         Some(Ok(fields)) => fields.has_version(),
         // Malformed `_meta`: a version key of any type still marks it as 2026-07-28 (whose
         // validation then says what is wrong).
-        Some(Err(_)) => meta_raw.is_some_and(|m| names_version(m.get())),
+        Some(Err(_)) => meta_raw.is_some_and(names_version),
     };
     let signals = era::Signals {
         method: Some(method),
@@ -115,13 +114,14 @@ pub(crate) async fn answer_request(
         // `_meta` is read in the same pass as the members.
         let mut fields: ReadMeta<'_> = None;
         let read = if !wants_fields {
-            ParamsIndex::read(req.params.as_deref())
+            ParamsIndex::read(req.params.as_ref())
         } else if telemetry::Call::reads_meta(&shared) {
-            ParamsIndex::read(req.params.as_deref()).inspect(|params| {
-                fields = params.meta().map(|m| MetaFields::parse(m.get()));
+            ParamsIndex::read(req.params.as_ref()).map(|mut params| {
+                fields = params.take_meta();
+                params
             })
         } else {
-            ParamsIndex::read_with_meta(req.params.as_deref(), &mut fields)
+            ParamsIndex::read_with_meta(req.params.as_ref(), &mut fields)
         };
         let params = match read {
             Ok(params) => params,
@@ -129,7 +129,7 @@ pub(crate) async fn answer_request(
         };
         let era = hint.unwrap_or_else(|| detect_era(&req.method, params.meta(), &fields));
         // OpenTelemetry (feature `otel`): a no-op without the feature or without telemetry.
-        let call = telemetry::Call::start(&shared, &req, era, params.meta(), &env);
+        let call = telemetry::Call::start(&shared, &req, era, || params.meta_text(), &env);
         let span = request_span(&req, era);
         let started = (!span.is_disabled()).then(std::time::Instant::now);
         let reply = call
@@ -164,24 +164,26 @@ async fn answer_layered(
     stack: middleware::McpService,
 ) -> Reply {
     let (era, call) = match env.era_hint {
-        Some(era) if !telemetry::Call::reads_meta(&shared) => {
-            (era, telemetry::Call::start(&shared, &req, era, None, &env))
-        }
+        Some(era) if !telemetry::Call::reads_meta(&shared) => (
+            era,
+            telemetry::Call::start(&shared, &req, era, || None, &env),
+        ),
         hint => {
-            let params = match ParamsIndex::read(req.params.as_deref()) {
+            let mut params = match ParamsIndex::read(req.params.as_ref()) {
                 Ok(params) => params,
                 Err(e) => return invalid_params_reply(hint.unwrap_or(Era::UNMARKED), &req.id, &e),
             };
+            let meta_text = params.meta_text();
             let era = hint.unwrap_or_else(|| {
                 let fields: ReadMeta<'_> = match &env.validated_meta {
                     Some(_) => None,
-                    None => params.meta().map(|m| MetaFields::parse(m.get())),
+                    None => params.take_meta(),
                 };
                 detect_era(&req.method, params.meta(), &fields)
             });
             (
                 era,
-                telemetry::Call::start(&shared, &req, era, params.meta(), &env),
+                telemetry::Call::start(&shared, &req, era, || meta_text, &env),
             )
         }
     };
@@ -234,12 +236,12 @@ async fn route_owned(
     era: Era,
 ) -> Reply {
     // The request went into middleware as an owned value, so its members are read again here.
-    let params = match ParamsIndex::read(req.params.as_deref()) {
+    let mut params = match ParamsIndex::read(req.params.as_ref()) {
         Ok(params) => params,
         Err(e) => return invalid_params_reply(era, &req.id, &e),
     };
     let fields = match (era, &env.validated_meta) {
-        (era, None) if era.carries_meta() => params.meta().map(|m| MetaFields::parse(m.get())),
+        (era, None) if era.carries_meta() => params.take_meta(),
         _ => None,
     };
     route(shared.clone(), &req, era, &params, fields, env).await
@@ -258,7 +260,7 @@ fn request_span(req: &IncomingRequest, era: Era) -> tracing::Span {
         error_code = tracing::field::Empty,
     );
     if !span.is_disabled() {
-        if let Some(target) = middleware::target_of(req.params.as_deref()) {
+        if let Some(target) = middleware::target_of(req.params.as_ref().map(|p| p.get())) {
             span.record("target", &*target);
         }
     }
@@ -315,7 +317,7 @@ pub(crate) fn handle_notification(
     if method == <methods::Cancelled as NotificationMethod>::NAME {
         if let Ok(CancelledParams {
             request_id: Some(id),
-        }) = jsonrpc::parse_params::<CancelledParams>(n.params.as_deref())
+        }) = jsonrpc::parse_params::<CancelledParams>(n.params.as_ref().map(|p| p.get()))
         {
             return NotificationAction::Cancel(id);
         }
@@ -378,7 +380,7 @@ pub(super) fn context(
 pub(super) fn parse<T: serde::de::DeserializeOwned>(
     req: &IncomingRequest,
 ) -> Result<T, ProtocolError> {
-    jsonrpc::parse_params(req.params.as_deref())
+    jsonrpc::parse_params(req.params.as_ref().map(|p| p.get()))
         .map_err(|e| ProtocolError::InvalidParams(e.message))
 }
 

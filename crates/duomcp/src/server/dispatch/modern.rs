@@ -108,7 +108,7 @@ impl Adapter for Modern {
             return Some(Box::pin(listen_request(ctx, req, &self.closing, &self.sink)).await);
         }
         let m = tasks::ModernMethod::of(method)?;
-        let params = req.params.as_deref();
+        let params = req.params.as_ref().map(|p| p.get());
         Some(match Box::pin(tasks::modern_method(ctx, m, params)).await {
             Ok(r) => self.shape(shared, id, &r, None),
             Err(e) => Err(e),
@@ -331,7 +331,7 @@ fn bound(target: Target<'_>) -> Result<Cow<'_, str>, ProtocolError> {
             // The same text the typed parameters were read from, so it parses as it did.
             let arguments: Option<Value> = match arguments {
                 None => None,
-                Some(raw) => serde_json::from_str(raw.get())
+                Some(raw) => serde_json::from_str(raw)
                     .map_err(|e| ProtocolError::InvalidParams(format!("Invalid params: {e}")))?,
             };
             Ok(Cow::Owned(request_state::bind_arguments(

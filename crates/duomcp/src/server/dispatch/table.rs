@@ -97,7 +97,7 @@ pub(super) async fn run<A: Adapter>(
                 }
                 #[cfg(feature = "skills")]
                 {
-                    let params = req.params.as_deref();
+                    let params = req.params.as_ref().map(|p| p.get());
                     let skill = skills::handle(&shared.skills, config, other, params);
                     if let Some(r) = Box::pin(skill).await {
                         let (r, cache) = r?;

@@ -6,7 +6,6 @@ use crate::jsonrpc;
 use crate::server::cursor;
 use crate::server::{CachePolicy, ServerConfig};
 use serde::Deserialize;
-use serde_json::value::RawValue;
 use serde_json::{json, Value};
 
 /// `skills/list`.
@@ -29,7 +28,7 @@ struct UriParams {
     cursor: Option<String>,
 }
 
-fn parse<T: serde::de::DeserializeOwned>(params: Option<&RawValue>) -> Result<T, ProtocolError> {
+fn parse<T: serde::de::DeserializeOwned>(params: Option<&str>) -> Result<T, ProtocolError> {
     jsonrpc::parse_params(params).map_err(|e| ProtocolError::InvalidParams(e.message))
 }
 
@@ -42,7 +41,7 @@ pub(crate) async fn handle(
     skills: &SkillRegistry,
     config: &ServerConfig,
     method: &str,
-    params: Option<&RawValue>,
+    params: Option<&str>,
 ) -> Option<Result<(Value, Option<CachePolicy>), ProtocolError>> {
     if !skills.enabled() || ![LIST, GET, DIRECTORY_READ].contains(&method) {
         return None;

@@ -14,7 +14,6 @@ use crate::server::{ExtractRejection, HandlerError};
 use crate::util::catch_unwind;
 use duomcp_schema::{error_code, CallToolResult, TaskSupport};
 use serde::Deserialize;
-use serde_json::value::RawValue;
 use serde_json::{json, Map, Value};
 use std::sync::Arc;
 
@@ -120,7 +119,7 @@ pub(super) struct TaskIdParams {
 }
 
 pub(super) fn parse<T: serde::de::DeserializeOwned>(
-    params: Option<&RawValue>,
+    params: Option<&str>,
 ) -> Result<T, ProtocolError> {
     jsonrpc::parse_params(params).map_err(|e| ProtocolError::InvalidParams(e.message))
 }

@@ -17,7 +17,6 @@ use duomcp_proto::era::tasks::TaskWire as _;
 use duomcp_schema::methods::{self, RequestMethod};
 use duomcp_schema::TaskSupport;
 use serde::Deserialize;
-use serde_json::value::RawValue;
 use serde_json::{json, Value};
 
 /// How 2025-11-25 writes tasks.
@@ -97,7 +96,7 @@ const LIST_CURSOR_PREFIX: &str = "task:";
 pub(crate) async fn legacy_method(
     ctx: &Context,
     method: &str,
-    params: Option<&RawValue>,
+    params: Option<&str>,
     sink: &Sink,
 ) -> Option<Result<Value, ProtocolError>> {
     let tasks = &ctx.shared().tasks;

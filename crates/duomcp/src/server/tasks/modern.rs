@@ -16,7 +16,6 @@ use duomcp_proto::era::tasks::TaskWire as _;
 use duomcp_schema::methods::{self, RequestMethod};
 use duomcp_schema::{CallToolResult, TaskSupport};
 use serde::Deserialize;
-use serde_json::value::RawValue;
 use serde_json::{json, Map, Value};
 use tokio::sync::oneshot;
 
@@ -154,7 +153,7 @@ impl ModernMethod {
 pub(crate) async fn modern_method(
     ctx: &Context,
     method: ModernMethod,
-    params: Option<&RawValue>,
+    params: Option<&str>,
 ) -> Result<Value, ProtocolError> {
     if !ctx.client_capabilities().has_extension(EXTENSION_ID) {
         return Err(tasks_capability());

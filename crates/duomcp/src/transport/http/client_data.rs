@@ -17,12 +17,12 @@ struct Retained<'a> {
 
 /// `Err(message)` when the `capabilities` and `clientInfo` of raw `initialize` params take
 /// more than `max` bytes of JSON text.
-pub(super) fn check(params: Option<&RawValue>, max: usize) -> Result<(), String> {
+pub(super) fn check(params: Option<&str>, max: usize) -> Result<(), String> {
     let Some(params) = params else {
         return Ok(());
     };
     // Params of the wrong shape are the dispatcher's to refuse.
-    let retained: Retained<'_> = duomcp_schema::strict::from_str(params.get()).unwrap_or_default();
+    let retained: Retained<'_> = duomcp_schema::strict::from_str(params).unwrap_or_default();
     let size = retained.capabilities.map_or(0, |r| r.get().len())
         + retained.client_info.map_or(0, |r| r.get().len());
     if size > max {
@@ -47,8 +47,8 @@ mod tests {
         let p = raw(
             r#"{"protocolVersion":"2025-11-25","capabilities":{"x":1},"clientInfo":{"name":"n","version":"1"},"other":"ignored........"}"#,
         );
-        assert!(check(Some(&p), 100).is_ok());
-        let err = check(Some(&p), 20).unwrap_err();
+        assert!(check(Some(p.get()), 100).is_ok());
+        let err = check(Some(p.get()), 20).unwrap_err();
         assert!(err.contains("more than the 20"), "{err}");
         assert!(check(None, 0).is_ok());
     }

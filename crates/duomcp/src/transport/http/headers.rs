@@ -6,7 +6,7 @@
 
 use crate::era::modern::{self, MetaFields, ValidMeta};
 use crate::era::ProtocolError;
-use crate::jsonrpc::IncomingRequest;
+use crate::jsonrpc::{self, IncomingRequest};
 use crate::server::Shared;
 use base64::engine::general_purpose::STANDARD;
 use base64::Engine as _;
@@ -47,14 +47,22 @@ struct MetaVersion<'a> {
 }
 
 /// Whether `params._meta` names a protocol version: the mark of a 2026-07-28 request.
-pub(crate) fn has_meta_version(params: Option<&RawValue>) -> bool {
+pub(crate) fn has_meta_version(params: Option<&jsonrpc::Params>) -> bool {
     #[derive(Deserialize)]
     struct Head<'a> {
         #[serde(rename = "_meta", borrow, default)]
         meta: Option<&'a RawValue>,
     }
-    params
-        .and_then(|p| duomcp_schema::strict::from_str::<Head<'_>>(p.get()).ok())
+    let Some(params) = params else {
+        return false;
+    };
+    // Split by the decoder, `_meta` was read as its fields (a version of any other type than
+    // a string leaves `params` unsplit, for the reading below).
+    if params.members().is_some() {
+        return params.meta_fields().is_some_and(|f| f.has_version());
+    }
+    duomcp_schema::strict::from_str::<Head<'_>>(params.get())
+        .ok()
         .and_then(|h| h.meta)
         .is_some_and(|m| modern::names_version(m.get()))
 }
@@ -119,9 +127,9 @@ pub(crate) fn validate(
     req: &IncomingRequest,
     shared: &Shared,
 ) -> Result<ValidMeta, ProtocolError> {
-    let params: Params<'_> = match req.params.as_deref() {
+    let params: Params<'_> = match req.params.as_ref().map(|p| p.get()) {
         // Params of the wrong shape are the dispatcher's to reject (-32602); nothing to compare.
-        Some(raw) => duomcp_schema::strict::from_str(raw.get()).unwrap_or_default(),
+        Some(raw) => duomcp_schema::strict::from_str(raw).unwrap_or_default(),
         None => Params::default(),
     };
     let meta_raw = params.meta.map(RawValue::get);

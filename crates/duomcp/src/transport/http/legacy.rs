@@ -135,7 +135,10 @@ fn store_unavailable(id: Option<&RequestId>, e: &StoreError) -> Response {
 
 /// `initialize` without a session: a new session, whose id goes back in `Mcp-Session-Id`.
 async fn initialize(t: &Arc<Inner>, req: IncomingRequest, parts: &Parts) -> Response {
-    if let Err(why) = client_data::check(req.params.as_deref(), t.config.max_client_data) {
+    if let Err(why) = client_data::check(
+        req.params.as_ref().map(|p| p.get()),
+        t.config.max_client_data,
+    ) {
         return rpc_error(
             StatusCode::BAD_REQUEST,
             Some(&req.id),

@@ -465,8 +465,8 @@ async fn post(t: &Arc<Inner>, parts: Parts, body: Body) -> Response {
 /// Decides the era of a POST (see the module docs) with [`era::detect`](crate::era::detect).
 fn route(parts: &Parts, message: &Incoming) -> Result<Era, Response> {
     let (params, request_id, method) = match message {
-        Incoming::Request(r) => (r.params.as_deref(), Some(&r.id), Some(r.method.as_str())),
-        Incoming::Notification(n) => (n.params.as_deref(), None, Some(n.method.as_str())),
+        Incoming::Request(r) => (r.params.as_ref(), Some(&r.id), Some(r.method.as_str())),
+        Incoming::Notification(n) => (n.params.as_ref(), None, Some(n.method.as_str())),
         Incoming::Response(_) => (None, None, None),
     };
     let version_header = parts
