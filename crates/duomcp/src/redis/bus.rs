@@ -1,6 +1,6 @@
 //! [`RedisBus`]: the replicas' message bus ([`Bus`]) on Redis pub/sub.
 
-use super::Redis;
+use super::{ClusterSeeds, Redis, Target};
 use crate::server::bus::{Bus, BusMessage, BusReceiver, BusSent, Delivered};
 use futures_util::StreamExt;
 use serde::{Deserialize, Serialize};
@@ -40,6 +40,13 @@ impl Default for BusBounds {
 /// Every replica publishes on one channel (`PREFIX bus`) and subscribes to it on a connection
 /// of its own (a subscribed connection can do nothing else). A message is JSON: the
 /// publisher's origin id and the [`BusMessage`]; a replica skips its own.
+///
+/// On a Redis Cluster (`redis+cluster://`) the channel is a *sharded* one (Redis 7:
+/// `SPUBLISH`/`SSUBSCRIBE`): it lives on the shard owning its slot, so a message crosses
+/// only that shard (plain `PUBLISH` on a cluster is copied to every node). The bus's own
+/// cluster connection (RESP3, pushes) subscribes; after a failover of that shard the
+/// subscription is made again on the promoted node (with the backoff below). Messages are
+/// still received by every replica (a broadcast, as on one Redis).
 ///
 /// Bounds, and what happens at each:
 /// - **Publishing** never waits: messages go into a queue of [`BusBounds::queue`] that one task
@@ -122,14 +129,29 @@ impl RedisBus {
         let stop = CancellationToken::new();
         let subscribed = Arc::new(AtomicU64::new(0));
         tokio::spawn(publisher(redis.clone(), channel.clone(), rx));
-        tokio::spawn(subscriber(
-            redis.clone(),
-            channel,
-            incoming.clone(),
-            bounds.max_message_bytes,
-            subscribed.clone(),
-            stop.clone(),
-        ));
+        match &redis.target {
+            Target::Single(_) => {
+                tokio::spawn(subscriber(
+                    redis.clone(),
+                    channel,
+                    incoming.clone(),
+                    bounds.max_message_bytes,
+                    subscribed.clone(),
+                    stop.clone(),
+                ));
+            }
+            Target::Cluster(seeds) => {
+                tokio::spawn(cluster_subscriber(
+                    redis.clone(),
+                    seeds.clone(),
+                    channel,
+                    incoming.clone(),
+                    bounds.max_message_bytes,
+                    subscribed.clone(),
+                    stop.clone(),
+                ));
+            }
+        }
         RedisBus {
             origin,
             bounds,
@@ -210,10 +232,16 @@ impl Bus for RedisBus {
     }
 }
 
-/// Publishes queued messages, one `PUBLISH` each, until the bus is dropped. A failed
+/// Publishes queued messages, one `PUBLISH` (`SPUBLISH` on a cluster) each, until the bus is
+/// dropped. A failed
 /// `PUBLISH` is tried again twice, 100 ms apart (the first command after Redis came back
 /// fails while the connection is remade); then the message is dropped.
 async fn publisher(redis: Redis, channel: String, mut rx: mpsc::Receiver<Outbound>) {
+    let publish = if redis.is_cluster() {
+        "SPUBLISH"
+    } else {
+        "PUBLISH"
+    };
     while let Some(Outbound {
         bytes,
         sent: waiter,
@@ -224,7 +252,7 @@ async fn publisher(redis: Redis, channel: String, mut rx: mpsc::Receiver<Outboun
             let (channel, payload) = (channel.as_str(), bytes.as_slice());
             let sent = redis
                 .run("bus", |mut c| async move {
-                    ::redis::cmd("PUBLISH")
+                    ::redis::cmd(publish)
                         .arg(channel)
                         .arg(payload)
                         .query_async::<i64>(&mut c)
@@ -296,8 +324,11 @@ async fn subscriber(
 }
 
 async fn subscribe(redis: &Redis, channel: &str) -> Result<::redis::aio::PubSub, String> {
+    let Target::Single(client) = &redis.target else {
+        return Err("not one Redis server".into());
+    };
     let attempt = async {
-        let mut pubsub = redis.client.get_async_pubsub().await?;
+        let mut pubsub = client.get_async_pubsub().await?;
         pubsub.subscribe(channel).await?;
         Ok::<_, ::redis::RedisError>(pubsub)
     };
@@ -305,6 +336,89 @@ async fn subscribe(redis: &Redis, channel: &str) -> Result<::redis::aio::PubSub,
         Ok(Ok(p)) => Ok(p),
         Ok(Err(e)) => Err(e.to_string()),
         Err(_) => Err("no answer in time".into()),
+    }
+}
+
+/// The cluster's subscription: `SSUBSCRIBE` on a cluster connection of the bus's own, whose
+/// pushes redis-rs hands to a callback here, on its own task: a message is decoded and put on
+/// the receivers' bounded queue there (never waiting); a lost node connection marks the
+/// subscription down (`listening` 0) and wakes this task, which subscribes again (the
+/// subscription moves to whichever node owns the channel's slot now) with a backoff doubling
+/// from 100 ms up to `max_reconnect_delay`, until `stop`.
+async fn cluster_subscriber(
+    redis: Redis,
+    seeds: Arc<ClusterSeeds>,
+    channel: String,
+    incoming: broadcast::Sender<Delivered>,
+    max_bytes: usize,
+    listening: Arc<AtomicU64>,
+    stop: CancellationToken,
+) {
+    let lost = Arc::new(tokio::sync::Notify::new());
+    let on_push = {
+        let (lost, listening) = (lost.clone(), listening.clone());
+        move |push: ::redis::PushInfo| -> Result<(), std::convert::Infallible> {
+            match push.kind {
+                ::redis::PushKind::SMessage => match push.data.as_slice() {
+                    [_, ::redis::Value::BulkString(payload)] => {
+                        deliver(payload, &incoming, max_bytes);
+                    }
+                    _ => tracing::warn!("bus message dropped on arrival: not a shard message"),
+                },
+                ::redis::PushKind::Disconnection | ::redis::PushKind::SUnsubscribe => {
+                    listening.store(0, Ordering::Release);
+                    lost.notify_one();
+                }
+                _ => {}
+            }
+            Ok(())
+        }
+    };
+    let client = match seeds
+        .builder()
+        .use_protocol(::redis::ProtocolVersion::RESP3)
+        .push_sender(on_push)
+        .build()
+    {
+        Ok(c) => c,
+        Err(e) => {
+            tracing::warn!("the bus cannot reach the Redis Cluster ({e}); it stays down");
+            return;
+        }
+    };
+    let mut conn = client.get_pending_async_connection_with_config(seeds.timeouts());
+    let mut backoff = Duration::from_millis(100);
+    let mut made = 0u64;
+    loop {
+        let subscribed = tokio::select! {
+            _ = stop.cancelled() => return,
+            s = tokio::time::timeout(
+                redis.connect_timeout + redis.timeout,
+                conn.ssubscribe(channel.as_str()),
+            ) => s,
+        };
+        match subscribed {
+            Ok(Ok(())) => {
+                backoff = Duration::from_millis(100);
+                made += 1;
+                listening.store(made, Ordering::Release);
+                tokio::select! {
+                    _ = stop.cancelled() => return,
+                    _ = lost.notified() => {}
+                }
+                listening.store(0, Ordering::Release);
+                tracing::warn!("the bus lost a Redis Cluster connection; subscribing again");
+            }
+            Ok(Err(e)) => tracing::warn!("the bus cannot subscribe ({e}); retrying in {backoff:?}"),
+            Err(_) => tracing::warn!(
+                "the bus cannot subscribe (no answer in time); retrying in {backoff:?}"
+            ),
+        }
+        tokio::select! {
+            _ = stop.cancelled() => return,
+            _ = tokio::time::sleep(backoff) => {}
+        }
+        backoff = (backoff * 2).min(redis.max_reconnect_delay);
     }
 }
 
