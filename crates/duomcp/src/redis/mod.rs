@@ -31,7 +31,21 @@
 //!   needing Redis while it is down gets an error in bounded time, never a hang.
 //!
 //! Keys are prefixed ([`RedisConfig::prefix`], default `duomcp:`) and carry the session id as a
-//! hash tag, so the keys of one session live in one slot.
+//! hash tag (`PREFIX session:{ID}`, `PREFIX ev:{ID}:…`), a task's keys its id
+//! (`PREFIX task:{ID}…`), so the keys of one session, or of one task, live in one slot.
+//!
+//! # Redis Cluster
+//!
+//! `redis+cluster://[user:password@]HOST:PORT,HOST:PORT,…` ([`RedisConfig::url`]) names a
+//! Redis Cluster by seed nodes; the handle then holds redis-rs's cluster client (feature
+//! `cluster-async` of the crate, under this crate's same `redis` feature): one multiplexed
+//! connection per node, each command sent to the master of its keys' slot, `MOVED`/`ASK`
+//! followed and the slot map refreshed after a failover, every command still within
+//! [`RedisConfig::timeout`] (retries included). Every script touches the keys of one slot:
+//! where an operation spans two slots (a session and the fleet's bound in `{sessions}`, a
+//! task and its requestor's list) it is two round trips on a cluster (see each store). The
+//! bus uses a sharded channel ([`RedisBus`]). Connecting stays lazy: the cluster's topology
+//! is read in the background, and a command before that waits for it within its deadline.
 
 mod bus;
 mod events;

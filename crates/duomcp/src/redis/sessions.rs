@@ -370,7 +370,6 @@ impl RedisSessionStore {
         json: String,
         handshake: Duration,
         max_sessions: usize,
-        all_ttl: Duration,
         evictions: u32,
     ) -> Result<Option<u64>, StoreError> {
         let mut admit = self.sets_call(&c.admit);
@@ -378,7 +377,7 @@ impl RedisSessionStore {
             .arg(max_sessions)
             .arg(id)
             .arg(millis(handshake))
-            .arg(millis(all_ttl))
+            .arg(millis(handshake))
             .arg(evictions);
         let Some(victims) = self.run::<Option<Vec<String>>>(admit).await? else {
             return Ok(None);
@@ -498,9 +497,7 @@ impl SessionStore for RedisSessionStore {
                 .map_err(|e| store_error(RedisError::new("sessions", e)))?;
             if let Some(c) = &self.cluster {
                 if create {
-                    return self
-                        .create_cluster(c, id, json, idle, usize::MAX, idle, 0)
-                        .await;
+                    return self.create_cluster(c, id, json, idle, usize::MAX, 0).await;
                 }
                 let mut call = self.record_call(&c.save, id);
                 call.arg(json).arg(millis(idle));
@@ -550,7 +547,6 @@ impl SessionStore for RedisSessionStore {
                         json,
                         bounds.handshake,
                         bounds.max_sessions,
-                        bounds.handshake,
                         MAX_EVICTIONS,
                     )
                     .await;
