@@ -351,7 +351,30 @@ async fn the_bus_crosses_replicas_on_a_cluster_in_both_revisions() {
     assert!(matches!(&*got, BusMessage::Change { name, .. } if name == "greeting"));
     assert!(on_a.try_recv().is_none(), "not looped back to its origin");
     assert!(bus_a.listening().is_some() && bus_b.listening().is_some());
-    drop((bus_a, bus_b));
+    // A message for one replica goes to its inbox (a shard channel of its own) alone.
+    let bus_c = RedisBus::new(&ra);
+    let to_a = bus_a.inbox().unwrap();
+    let inbox = format!("duomcp:bus:{to_a:016x}");
+    tokio::task::block_in_place(|| cluster.wait_shard_subscribers(&inbox, 1)).unwrap();
+    tokio::task::block_in_place(|| cluster.wait_shard_subscribers("duomcp:bus", 3)).unwrap();
+    bus_c.publish_to(to_a, BusMessage::change("for-a", serde_json::json!(1)));
+    bus_c.publish(BusMessage::change("for-all", serde_json::json!(2)));
+    for (who, rx, want) in [
+        ("A", &mut on_a, &["for-a", "for-all"][..]),
+        ("B", &mut on_b, &["for-all"][..]),
+    ] {
+        for name in want {
+            let m = tokio::time::timeout(Duration::from_secs(5), rx.recv())
+                .await
+                .unwrap()
+                .unwrap();
+            assert!(
+                matches!(&*m, BusMessage::Change { name: n, .. } if n == name),
+                "{who}: {m:?}, wanted {name}"
+            );
+        }
+    }
+    drop((bus_a, bus_b, bus_c));
 
     // Two HTTP replicas: a resources/updated on A reaches a 2026-07-28 listen stream and a
     // 2025-11-25 session (its record in the cluster) on B.

@@ -39,7 +39,11 @@ impl Default for BusBounds {
 ///
 /// Every replica publishes on one channel (`PREFIX bus`) and subscribes to it on a connection
 /// of its own (a subscribed connection can do nothing else). A message is JSON: the
-/// publisher's origin id and the [`BusMessage`]; a replica skips its own.
+/// publisher's origin id and the [`BusMessage`]; a replica skips its own. Each replica also
+/// has an inbox, `PREFIX bus:ORIGIN` (its origin id, 16 hex digits; [`Bus::inbox`]),
+/// subscribed on the same connection: a message meant for one replica
+/// ([`Bus::publish_to`]: the confirmations of an invalidation, to its publisher) goes there
+/// and costs the others nothing.
 ///
 /// On a Redis Cluster (`redis+cluster://`) the channel is a *sharded* one (Redis 7:
 /// `SPUBLISH`/`SSUBSCRIBE`): it lives on the shard owning its slot, so a message crosses
@@ -84,6 +88,8 @@ pub struct RedisBus {
     bounds: BusBounds,
     out: mpsc::Sender<Outbound>,
     incoming: broadcast::Sender<Delivered>,
+    /// The key prefix (for the inboxes' channels).
+    prefix: Arc<str>,
     /// 0 while the subscription is down; else the number of the subscription (1, 2, …).
     subscribed: Arc<AtomicU64>,
     /// How long [`Bus::publish_sent`] waits.
@@ -95,6 +101,13 @@ pub struct RedisBus {
 struct Outbound {
     bytes: Vec<u8>,
     sent: Option<oneshot::Sender<Option<usize>>>,
+    /// A replica's inbox channel; `None`: the channel of every replica.
+    to: Option<String>,
+}
+
+/// The inbox channel of the replica whose origin is `origin`.
+fn inbox_channel(prefix: &str, origin: u64) -> String {
+    format!("{prefix}bus:{origin:016x}")
 }
 
 #[derive(Serialize)]
@@ -124,6 +137,7 @@ impl RedisBus {
         };
         let origin = crate::server::bus::origin_id();
         let channel = format!("{}bus", redis.prefix());
+        let channels = [channel.clone(), inbox_channel(redis.prefix(), origin)];
         let (out, rx) = mpsc::channel(bounds.queue);
         let incoming = broadcast::channel(bounds.queue).0;
         let stop = CancellationToken::new();
@@ -133,7 +147,7 @@ impl RedisBus {
             Target::Single(_) => {
                 tokio::spawn(subscriber(
                     redis.clone(),
-                    channel,
+                    channels,
                     incoming.clone(),
                     bounds.max_message_bytes,
                     subscribed.clone(),
@@ -144,7 +158,7 @@ impl RedisBus {
                 tokio::spawn(cluster_subscriber(
                     redis.clone(),
                     seeds.clone(),
-                    channel,
+                    channels,
                     incoming.clone(),
                     bounds.max_message_bytes,
                     subscribed.clone(),
@@ -157,6 +171,7 @@ impl RedisBus {
             bounds,
             out,
             incoming,
+            prefix: redis.prefix.clone(),
             subscribed,
             deadline: redis.timeout,
             stop,
@@ -164,7 +179,12 @@ impl RedisBus {
     }
 
     /// Encodes and queues `message`; `false` (with a warning) when it is dropped.
-    fn queue(&self, message: &BusMessage, sent: Option<oneshot::Sender<Option<usize>>>) -> bool {
+    fn queue(
+        &self,
+        message: &BusMessage,
+        sent: Option<oneshot::Sender<Option<usize>>>,
+        to: Option<String>,
+    ) -> bool {
         let bytes = match serde_json::to_vec(&Outgoing {
             o: self.origin,
             m: message,
@@ -183,7 +203,7 @@ impl RedisBus {
             );
             return false;
         }
-        if self.out.try_send(Outbound { bytes, sent }).is_err() {
+        if self.out.try_send(Outbound { bytes, sent, to }).is_err() {
             tracing::warn!(
                 "bus message dropped: {} messages wait to be published already (Redis slow or away)",
                 self.bounds.queue
@@ -202,7 +222,15 @@ impl Drop for RedisBus {
 
 impl Bus for RedisBus {
     fn publish(&self, message: BusMessage) {
-        self.queue(&message, None);
+        self.queue(&message, None, None);
+    }
+
+    fn inbox(&self) -> Option<u64> {
+        Some(self.origin)
+    }
+
+    fn publish_to(&self, to: u64, message: BusMessage) {
+        self.queue(&message, None, Some(inbox_channel(&self.prefix, to)));
     }
 
     fn subscribe(&self) -> BusReceiver {
@@ -211,7 +239,7 @@ impl Bus for RedisBus {
 
     fn publish_sent(&self, message: BusMessage) -> BusSent<'_> {
         let (tx, rx) = oneshot::channel();
-        let queued = self.queue(&message, Some(tx));
+        let queued = self.queue(&message, Some(tx), None);
         Box::pin(async move {
             if !queued {
                 return None;
@@ -245,11 +273,13 @@ async fn publisher(redis: Redis, channel: String, mut rx: mpsc::Receiver<Outboun
     while let Some(Outbound {
         bytes,
         sent: waiter,
+        to,
     }) = rx.recv().await
     {
         let mut tries = 0;
         let sent = loop {
-            let (channel, payload) = (channel.as_str(), bytes.as_slice());
+            let channel = to.as_deref().unwrap_or(channel.as_str());
+            let payload = bytes.as_slice();
             let sent = redis
                 .run("bus", |mut c| async move {
                     ::redis::cmd(publish)
@@ -283,7 +313,7 @@ async fn publisher(redis: Redis, channel: String, mut rx: mpsc::Receiver<Outboun
 /// `listening` is the number of the subscription while it holds (from 1), 0 while not.
 async fn subscriber(
     redis: Redis,
-    channel: String,
+    channels: [String; 2],
     incoming: broadcast::Sender<Delivered>,
     max_bytes: usize,
     listening: Arc<AtomicU64>,
@@ -294,7 +324,7 @@ async fn subscriber(
     loop {
         let subscribed = tokio::select! {
             _ = stop.cancelled() => return,
-            s = subscribe(&redis, &channel) => s,
+            s = subscribe(&redis, &channels) => s,
         };
         match subscribed {
             Ok(pubsub) => {
@@ -323,13 +353,13 @@ async fn subscriber(
     }
 }
 
-async fn subscribe(redis: &Redis, channel: &str) -> Result<::redis::aio::PubSub, String> {
+async fn subscribe(redis: &Redis, channels: &[String]) -> Result<::redis::aio::PubSub, String> {
     let Target::Single(client) = &redis.target else {
         return Err("not one Redis server".into());
     };
     let attempt = async {
         let mut pubsub = client.get_async_pubsub().await?;
-        pubsub.subscribe(channel).await?;
+        pubsub.subscribe(channels).await?;
         Ok::<_, ::redis::RedisError>(pubsub)
     };
     match tokio::time::timeout(redis.connect_timeout + redis.timeout, attempt).await {
@@ -348,7 +378,7 @@ async fn subscribe(redis: &Redis, channel: &str) -> Result<::redis::aio::PubSub,
 async fn cluster_subscriber(
     redis: Redis,
     seeds: Arc<ClusterSeeds>,
-    channel: String,
+    channels: [String; 2],
     incoming: broadcast::Sender<Delivered>,
     max_bytes: usize,
     listening: Arc<AtomicU64>,
@@ -390,12 +420,16 @@ async fn cluster_subscriber(
     let mut backoff = Duration::from_millis(100);
     let mut made = 0u64;
     loop {
+        // The two channels may be on two shards: one `SSUBSCRIBE` each.
+        let both = async {
+            for channel in &channels {
+                conn.ssubscribe(channel.as_str()).await?;
+            }
+            Ok::<_, ::redis::RedisError>(())
+        };
         let subscribed = tokio::select! {
             _ = stop.cancelled() => return,
-            s = tokio::time::timeout(
-                redis.connect_timeout + redis.timeout,
-                conn.ssubscribe(channel.as_str()),
-            ) => s,
+            s = tokio::time::timeout(redis.connect_timeout + redis.timeout, both) => s,
         };
         match subscribed {
             Ok(Ok(())) => {

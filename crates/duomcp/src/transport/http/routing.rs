@@ -23,7 +23,8 @@
 //! recently ([`Freshness`](super::shared_session::Freshness)), then confirms it
 //! ([`BusMessage::InvalidateAck`]); the publishing router ([`Router::invalidate`]) waits for
 //! a confirmation from every other replica its message reached, or else for the freshness
-//! lease to run out. It also says when invalidations may have been missed
+//! lease to run out (the confirmations go to the publisher's inbox alone when its bus has one,
+//! [`Bus::inbox`](crate::server::bus::Bus::inbox)). It also says when invalidations may have been missed
 //! ([`Router::generation`]: the bus not listening, a new subscription, or messages lost by
 //! this receiver falling behind), so that none is trusted.
 //!
@@ -226,6 +227,7 @@ impl Router {
             .publish_sent(BusMessage::Invalidate {
                 session: scope.to_owned(),
                 ack: confirmed.is_some().then_some(ack),
+                reply_to: bus.inbox(),
             })
             .await;
         let done = match (heard, reached, confirmed) {
@@ -348,18 +350,29 @@ impl Router {
                     .is_ok(),
                 _ => false,
             },
-            BusMessage::Invalidate { session, ack } => {
+            BusMessage::Invalidate {
+                session,
+                ack,
+                reply_to,
+            } => {
                 let copy = self.session(session);
                 if let Some(s) = &copy {
                     s.fresh.forget();
                 }
                 // Confirmed whether or not this replica has a copy: the publisher counts
-                // every replica its message reached.
+                // every replica its message reached. To the publisher alone when it said
+                // where (so N replicas' confirmations cost N messages, not N per replica).
                 if let Some(ack) = *ack {
-                    self.publish(BusMessage::InvalidateAck {
+                    let confirm = BusMessage::InvalidateAck {
                         ack,
                         from: self.origin,
-                    });
+                    };
+                    match (reply_to, self.bus.get()) {
+                        (Some(to), Some(bus)) => bus.publish_to(*to, confirm),
+                        _ => {
+                            self.publish(confirm);
+                        }
+                    }
                 }
                 copy.is_some()
             }
@@ -558,6 +571,7 @@ mod tests {
             other.publish(BusMessage::Invalidate {
                 session: "elsewhere".into(),
                 ack: None,
+                reply_to: None,
             });
         }
         tokio::time::timeout(Duration::from_secs(5), async {
@@ -596,5 +610,67 @@ mod tests {
         a.close();
         assert!(lock(&ra.tables).is_empty());
         assert!(!ra.deliver(&message));
+    }
+
+    /// A member of `hub` with an inbox (its number), noting what it sends to one replica.
+    struct Addressed {
+        member: crate::server::bus::LocalBusMember,
+        inbox: u64,
+        sent_to: Arc<Mutex<Vec<(u64, String)>>>,
+    }
+
+    impl Bus for Addressed {
+        fn publish(&self, message: BusMessage) {
+            self.member.publish(message);
+        }
+        fn subscribe(&self) -> crate::server::bus::BusReceiver {
+            self.member.subscribe()
+        }
+        fn publish_sent(&self, message: BusMessage) -> crate::server::bus::BusSent<'_> {
+            self.member.publish_sent(message)
+        }
+        fn listening(&self) -> Option<u64> {
+            self.member.listening()
+        }
+        fn inbox(&self) -> Option<u64> {
+            Some(self.inbox)
+        }
+        fn publish_to(&self, to: u64, message: BusMessage) {
+            let kind = serde_json::to_value(&message).unwrap()["kind"].to_string();
+            lock(&self.sent_to).push((to, kind));
+            // The hub cannot address one member: every one hears it.
+            self.member.publish(message);
+        }
+    }
+
+    #[tokio::test]
+    async fn the_confirmations_of_an_invalidation_go_to_its_publisher_alone() {
+        let hub = LocalBus::new(16);
+        let sent_to = Arc::new(Mutex::new(Vec::new()));
+        let addressed = |inbox: u64| {
+            let slot = BusSlot::default();
+            let bus: Arc<dyn Bus> = Arc::new(Addressed {
+                member: hub.member(),
+                inbox,
+                sent_to: sent_to.clone(),
+            });
+            let _ = slot.set(bus);
+            Router::new(slot, CancellationToken::new())
+        };
+        let (ra, _rb, _rc) = (addressed(1), addressed(2), addressed(3));
+        let confirmed = tokio::time::timeout(
+            Duration::from_secs(20),
+            ra.invalidate("sc", Duration::from_secs(60)),
+        )
+        .await
+        .expect("confirmed before the lease");
+        assert!(confirmed);
+        // B and C each sent their confirmation to A's inbox, and nothing else to anyone.
+        let sent = lock(&sent_to).clone();
+        assert_eq!(
+            sent,
+            vec![(1, "\"invalidate_ack\"".to_owned()); 2],
+            "{sent:?}"
+        );
     }
 }
