@@ -16,7 +16,12 @@
 //! published too ([`BusMessage::Notify`]); a replica whose copy has one open sends them there.
 //!
 //! Server→client request ids of a shared session carry the replica's own prefix (`s-<8 hex>-`),
-//! so that the ids two replicas hand out for one session never clash.
+//! so that the ids two replicas hand out for one session never clash; when the bus has inboxes
+//! ([`Bus::inbox`](crate::server::bus::Bus::inbox): Redis), the prefix also names this
+//! replica's (`s-<8 hex>-<16 hex>-`), and an answer that lands elsewhere is sent to that inbox
+//! alone ([`Bus::publish_to`](crate::server::bus::Bus::publish_to)), not to every replica.
+//! A forged id naming another inbox reaches that replica's table only, which drops it as it
+//! drops any answer it does not wait for.
 //!
 //! The router also hears [`BusMessage::Invalidate`] (a session's record changed or it ended on
 //! another replica), makes this replica's copy forget that it found the session alive
@@ -72,7 +77,8 @@ pub(crate) struct Router {
     origin: u64,
     /// This replica's invalidations awaiting confirmation, by their `ack`.
     awaited: Mutex<HashMap<u64, Awaited>>,
-    /// This replica's prefix for server→client request ids (`s-<8 hex>-`).
+    /// This replica's prefix for server→client request ids (`s-<8 hex>-`, or
+    /// `s-<8 hex>-<16 hex>-` when the bus has inboxes: the second part is this replica's).
     prefix: Arc<str>,
     tables: Mutex<HashMap<Arc<str>, Entry>>,
     /// Set once the task receiving from the bus runs.
@@ -88,11 +94,17 @@ impl Router {
     /// A router publishing on (and, once a session needs it, listening to) the server's bus.
     pub(crate) fn new(bus: BusSlot, closing: CancellationToken) -> Arc<Self> {
         let origin = crate::server::bus::origin_id();
+        // With an inbox (the bus is attached before the transport's router is made), the ids
+        // say where their answers go.
+        let prefix = match bus.get().and_then(|b| b.inbox()) {
+            Some(inbox) => format!("s-{:08x}-{inbox:016x}-", origin as u32),
+            None => format!("s-{:08x}-", origin as u32),
+        };
         let router = Arc::new(Router {
             bus,
             origin,
             awaited: Mutex::default(),
-            prefix: Arc::from(format!("s-{:08x}-", origin as u32)),
+            prefix: Arc::from(prefix),
             tables: Mutex::default(),
             listening: OnceLock::new(),
             hearing: AtomicBool::new(false),
@@ -192,6 +204,18 @@ impl Router {
             .is_some_and(|e| std::ptr::eq(e.table.as_ptr(), Arc::as_ptr(local)))
         {
             tables.remove(scope);
+        }
+    }
+
+    /// Publishes an answer that reached this replica for a server→client request `id` it did
+    /// not make: to the inbox the id names (`s-<8 hex>-<16 hex>-…`), else to every replica.
+    fn publish_reply(&self, id: &RequestId, message: BusMessage) -> bool {
+        match (self.bus.get(), reply_inbox(id)) {
+            (Some(bus), Some(to)) => {
+                bus.publish_to(to, message);
+                true
+            }
+            _ => self.publish(message),
         }
     }
 
@@ -393,6 +417,20 @@ impl Router {
     }
 }
 
+/// The inbox a server→client request id names (`s-<8 hex>-<16 hex>-N`: made by a router whose
+/// bus has inboxes); `None` for any other id (the answer is then broadcast).
+fn reply_inbox(id: &RequestId) -> Option<u64> {
+    let RequestId::String(s) = id else {
+        return None;
+    };
+    let (_, rest) = s.strip_prefix("s-")?.split_once('-')?;
+    let (inbox, _) = rest.split_once('-')?;
+    if inbox.len() != 16 {
+        return None;
+    }
+    u64::from_str_radix(inbox, 16).ok()
+}
+
 /// A shared session copy's [`Table`]: this replica's entries, and the misses of `complete` and
 /// `cancel` passed on through the bus (see the [module documentation](self)).
 pub(crate) struct RoutedTable {
@@ -413,11 +451,14 @@ impl Table<Outcome> for RoutedTable {
     fn complete(&self, id: &RequestId, answer: Outcome) -> bool {
         match self.local.try_complete(id, answer) {
             Ok(delivered) => delivered,
-            Err(answer) => self.router.publish(BusMessage::Reply {
-                session: self.scope.to_string(),
-                id: id.clone(),
-                answer: BusAnswer::from(&answer),
-            }),
+            Err(answer) => self.router.publish_reply(
+                id,
+                BusMessage::Reply {
+                    session: self.scope.to_string(),
+                    id: id.clone(),
+                    answer: BusAnswer::from(&answer),
+                },
+            ),
         }
     }
 
@@ -640,6 +681,43 @@ mod tests {
             lock(&self.sent_to).push((to, kind));
             // The hub cannot address one member: every one hears it.
             self.member.publish(message);
+        }
+    }
+
+    #[tokio::test]
+    async fn an_answer_reaching_another_replica_goes_to_the_inbox_its_id_names() {
+        let hub = LocalBus::new(16);
+        let sent_to = Arc::new(Mutex::new(Vec::new()));
+        let addressed = |inbox: u64| {
+            let slot = BusSlot::default();
+            let bus: Arc<dyn Bus> = Arc::new(Addressed {
+                member: hub.member(),
+                inbox,
+                sent_to: sent_to.clone(),
+            });
+            let _ = slot.set(bus);
+            Router::new(slot, CancellationToken::new())
+        };
+        let (ra, rb) = (addressed(0xa1), addressed(0xb2));
+        let (a, b) = (engine(&ra, "sc"), engine(&rb, "sc"));
+        let waiter = a.request().unwrap();
+        let id = waiter.id().clone();
+        assert!(id.to_string().contains("-00000000000000a1-"), "{id}");
+        assert_eq!(reply_inbox(&id), Some(0xa1));
+        let answer = RawValue::from_string(r#"{"action":"decline"}"#.into()).unwrap();
+        assert!(b.complete(&id, Ok(answer)));
+        let never = CancellationToken::new();
+        let got = waiter.wait(Duration::from_secs(5), &never).await.unwrap();
+        assert_eq!(got.unwrap().get(), r#"{"action":"decline"}"#);
+        assert_eq!(lock(&sent_to).clone(), [(0xa1, "\"reply\"".to_owned())]);
+        // Ids of another shape (no inbox in them) are broadcast.
+        for other in [
+            RequestId::from(7),
+            RequestId::String("s-0badc0de-3".into()),
+            RequestId::String("s-0badc0de-xyz-3".into()),
+            RequestId::String("s-0badc0de-00000000000000zz-3".into()),
+        ] {
+            assert_eq!(reply_inbox(&other), None, "{other}");
         }
     }
 
