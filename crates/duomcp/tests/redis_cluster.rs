@@ -512,6 +512,11 @@ async fn a_master_killed_costs_operations_only_until_its_replica_is_promoted() {
     let bus_took = bus_started.elapsed();
     assert!(bus_b.listening().is_some());
     let total = killed.elapsed();
+    // Settled: the subscription holds (no resubscribing over and over to the dead node).
+    let settled = (bus_a.listening(), bus_b.listening());
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    assert_eq!((bus_a.listening(), bus_b.listening()), settled);
+    assert!(settled.0.is_some() && settled.1.is_some());
     println!(
         "failover: writes back after {write_took:?}, bus after {bus_took:?} more, {total:?} in all (key {key})"
     );
