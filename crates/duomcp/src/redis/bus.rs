@@ -41,16 +41,16 @@ impl Default for BusBounds {
 /// of its own (a subscribed connection can do nothing else). A message is JSON: the
 /// publisher's origin id and the [`BusMessage`]; a replica skips its own. Each replica also
 /// has an inbox, `PREFIX bus:ORIGIN` (its origin id, 16 hex digits; [`Bus::inbox`]),
-/// subscribed on the same connection: a message meant for one replica
-/// ([`Bus::publish_to`]: the confirmations of an invalidation, to its publisher) goes there
-/// and costs the others nothing.
+/// subscribed on the same connection: a message meant for one replica ([`Bus::publish_to`]:
+/// the confirmations of an invalidation, to its publisher; a client's answer, to the replica
+/// whose request it answers) goes there and costs the others nothing.
 ///
 /// On a Redis Cluster (`redis+cluster://`) the channel is a *sharded* one (Redis 7:
 /// `SPUBLISH`/`SSUBSCRIBE`): it lives on the shard owning its slot, so a message crosses
 /// only that shard (plain `PUBLISH` on a cluster is copied to every node). The bus's own
 /// cluster connection (RESP3, pushes) subscribes; after a failover of that shard the
-/// subscription is made again on the promoted node (with the backoff below). Messages are
-/// still received by every replica (a broadcast, as on one Redis).
+/// subscription is made again on the promoted node (with the backoff below). The inboxes are
+/// shard channels too, spread over the shards by their names' slots.
 ///
 /// Bounds, and what happens at each:
 /// - **Publishing** never waits: messages go into a queue of [`BusBounds::queue`] that one task
