@@ -8,8 +8,14 @@
 #   replicas-all          --suite all
 #
 #   scripts/conformance-replicas.sh       # called by scripts/conformance.sh after its own legs
+#   CONFORMANCE_REPLICAS_REDIS=cluster scripts/conformance-replicas.sh
+#                                         # the replicas on a Redis Cluster instead (issue 36):
+#                                         # three masters with a replica each, six redis-server
+#                                         # joined by redis-cli --cluster create; legs named
+#                                         # replicas-cluster-*
 #
-# Needs redis-server and haproxy (Debian packages, installed by .ci/run). Env: DUOMCP_BIN
+# Needs redis-server and haproxy (Debian packages, installed by .ci/run; redis-cli, of
+# redis-tools, for the cluster). Env: DUOMCP_BIN
 # (default: the release build, built if missing), MCP_CONFORMANCE_KIT,
 # CONFORMANCE_REPLICAS_OUT (default target/conformance-replicas), CONFORMANCE_REPLICAS_PORT
 # (the balancer's; Redis and the replicas use the next four ports; default: five free
@@ -29,6 +35,12 @@ else
 fi
 PORT=${PORTS[0]}
 REDIS_PORT=${PORTS[1]}
+MODE=${CONFORMANCE_REPLICAS_REDIS:-single}
+case $MODE in
+  single) LEG=replicas ;;
+  cluster) LEG=replicas-cluster; OUT=${CONFORMANCE_REPLICAS_OUT:-$ROOT/target/conformance-replicas-cluster} ;;
+  *) echo "conformance-replicas: CONFORMANCE_REPLICAS_REDIS is single or cluster, not $MODE" >&2; exit 2 ;;
+esac
 
 export MCP_CONFORMANCE_KIT=$KIT_DIR
 bash scripts/conformance-kit.sh install
@@ -38,7 +50,7 @@ suite() { PATH="$NODE_BIN:$PATH" "$SUITE" "$@"; }
 
 BIN=${DUOMCP_BIN:-${CARGO_TARGET_DIR:-$ROOT/target}/release/duomcp}
 if [ -z "${DUOMCP_BIN:-}" ]; then cargo build --release --locked -p duomcp-cli --bin duomcp; fi
-for tool in redis-server haproxy; do
+for tool in redis-server haproxy $([ "$MODE" = cluster ] && echo redis-cli); do
   command -v "$tool" >/dev/null || { echo "conformance-replicas: $tool is not installed (Debian: apt-get install $tool)" >&2; exit 1; }
 done
 rm -rf "$OUT"; mkdir -p "$OUT/legs"
@@ -56,14 +68,43 @@ wait_port() { # port, name, log
   exit 1
 }
 
-redis-server --port "$REDIS_PORT" --bind 127.0.0.1 --save "" --appendonly no --dir "$OUT" \
-  >"$OUT/redis.log" 2>&1 &
-PIDS+=($!)
-wait_port "$REDIS_PORT" redis-server "$OUT/redis.log"
+if [ "$MODE" = single ]; then
+  redis-server --port "$REDIS_PORT" --bind 127.0.0.1 --save "" --appendonly no --dir "$OUT" \
+    >"$OUT/redis.log" 2>&1 &
+  PIDS+=($!)
+  wait_port "$REDIS_PORT" redis-server "$OUT/redis.log"
+  REDIS_URL="redis://127.0.0.1:$REDIS_PORT/"
+else
+  # Six nodes, each with a client port and a cluster-bus port of its own.
+  mapfile -t NODE_PORTS < <(python3 scripts/free_ports.py 12)
+  SEEDS=()
+  for i in 0 1 2 3 4 5; do
+    p=${NODE_PORTS[$i]}
+    mkdir -p "$OUT/node$i"
+    redis-server --port "$p" --cluster-port "${NODE_PORTS[$((i + 6))]}" --bind 127.0.0.1 \
+      --save "" --appendonly no --dir "$OUT/node$i" --cluster-enabled yes \
+      --cluster-config-file nodes.conf --cluster-node-timeout 1000 >"$OUT/node$i.log" 2>&1 &
+    PIDS+=($!)
+    SEEDS+=("127.0.0.1:$p")
+  done
+  for i in 0 1 2 3 4 5; do wait_port "${NODE_PORTS[$i]}" "redis node $i" "$OUT/node$i.log"; done
+  redis-cli --cluster create "${SEEDS[@]}" --cluster-replicas 1 --cluster-yes >"$OUT/cluster-create.log" 2>&1 \
+    || { cat "$OUT/cluster-create.log" >&2; exit 1; }
+  for _ in $(seq 1 200); do
+    ok=0
+    for i in 0 1 2 3 4 5; do
+      redis-cli -p "${NODE_PORTS[$i]}" cluster info | grep -q '^cluster_state:ok' && ok=$((ok + 1))
+    done
+    [ "$ok" = 6 ] && break
+    sleep 0.1
+  done
+  [ "$ok" = 6 ] || { echo "conformance-replicas: the Redis Cluster did not come up" >&2; exit 1; }
+  REDIS_URL="redis+cluster://$(IFS=,; echo "${SEEDS[*]}")"
+fi
 SERVERS=""
 for i in 1 2 3; do
   p=${PORTS[$((i + 1))]}
-  "$BIN" serve --http "127.0.0.1:$p" --redis "redis://127.0.0.1:$REDIS_PORT/" 2>"$OUT/replica$i.log" &
+  "$BIN" serve --http "127.0.0.1:$p" --redis "$REDIS_URL" 2>"$OUT/replica$i.log" &
   PIDS+=($!)
   SERVERS="$SERVERS  server r$i 127.0.0.1:$p
 "
@@ -90,9 +131,9 @@ run_leg() { # name, args...
 }
 
 T0=$SECONDS
-run_leg replicas-2025-11-25 server --url "$URL" --requirements 2025-11-25
-run_leg replicas-2026-07-28 server --url "$URL" --requirements 2026-07-28
-run_leg replicas-all server --url "$URL" --suite all
+run_leg "$LEG-2025-11-25" server --url "$URL" --requirements 2025-11-25
+run_leg "$LEG-2026-07-28" server --url "$URL" --requirements 2026-07-28
+run_leg "$LEG-all" server --url "$URL" --suite all
 stop_all
 echo "conformance-replicas: legs took $((SECONDS - T0)) s"
 

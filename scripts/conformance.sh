@@ -3,6 +3,7 @@
 #
 #   scripts/conformance.sh            # server legs and client legs (both revisions + the whole suite),
 #                                     # then through the gateway and through HAProxy over 3 replicas
+#                                     # (on one Redis, then on a Redis Cluster)
 #
 # Needs npm (Node 22 and the suite are installed locally by scripts/conformance-kit.sh) and python3.
 #
@@ -68,7 +69,12 @@ DUOMCP_BIN="$BIN" bash scripts/conformance-gateway.sh || gateway_status=$?
 # replicas (issue 17), where every scenario must pass; the release build above is reused.
 replicas_status=0
 DUOMCP_BIN="$BIN" bash scripts/conformance-replicas.sh || replicas_status=$?
+# And once more with the three replicas on a Redis Cluster (three masters, one replica each;
+# issue 36): `--redis redis+cluster://…`, every scenario must pass (~40 s).
+cluster_status=0
+CONFORMANCE_REPLICAS_REDIS=cluster DUOMCP_BIN="$BIN" bash scripts/conformance-replicas.sh || cluster_status=$?
 
 python3 scripts/conformance_check.py "$OUT" conformance/expected-failures.yaml
 [ "$gateway_status" -eq 0 ] || exit "$gateway_status"
-exit $replicas_status
+[ "$replicas_status" -eq 0 ] || exit "$replicas_status"
+exit $cluster_status

@@ -54,9 +54,9 @@ enum Command {
         /// a client gets: LIMITS.md.
         #[arg(long = "limit", value_name = "KEY=VALUE")]
         limits: Vec<String>,
-        /// With --http: keep the state replicas share in Redis (`redis://HOST:PORT`): the SSE
-        /// event log and, without --state-key-file, the `requestState` key. The book: "Replicas on
-        /// Redis".
+        /// With --http: keep the state replicas share in Redis (`redis://HOST:PORT`, or a Redis
+        /// Cluster: `redis+cluster://HOST:PORT,HOST:PORT,…`, its seed nodes): the SSE event log
+        /// and, without --state-key-file, the `requestState` key. The book: "Replicas on Redis".
         #[arg(long, value_name = "URL", requires = "http")]
         redis: Option<String>,
         /// The `requestState` keyring: one base64 key of >= 32 random bytes per line, newest

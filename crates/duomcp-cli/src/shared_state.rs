@@ -4,7 +4,8 @@
 //! `--state-key-file` is the `requestState` keyring (one base64 key of at least 32 random bytes
 //! per line, newest first). Without it, `--redis` makes the replicas share one key kept in
 //! Redis. `--redis` also keeps legacy sessions, their SSE event log and tasks there, so a session
-//! minted by one replica is served by every replica. The `--limit events-*` keys size the
+//! minted by one replica is served by every replica. `--redis redis+cluster://HOST:PORT,…`
+//! names a Redis Cluster by its seed nodes (`duomcp::redis::RedisConfig::url`). The `--limit events-*` keys size the
 //! in-memory log only; the Redis log has the bounds of `RedisEventStore::new`.
 
 use duomcp::server::{Keyring, KeyringExt as _, Server};

@@ -1,5 +1,5 @@
 //! Real parts for tests across replicas: a `redis-server` on a free loopback port with no
-//! persistence ([`RedisServer`]), `duomcp serve --http 127.0.0.1:0 --redis URL` replicas
+//! persistence ([`RedisServer`]), a Redis Cluster of six of them ([`RedisCluster`]), `duomcp serve --http 127.0.0.1:0 --redis URL` replicas
 //! ([`Replica`]) and HAProxy round-robin in front of them ([`Balancer`]).
 //!
 //! Starting fails (an `Err` naming the binary, which the test turns into a failure) when a
@@ -237,6 +237,218 @@ impl RedisServer {
             }
             std::thread::sleep(Duration::from_millis(50));
         }
+    }
+}
+
+/// A Redis Cluster on loopback: three masters with one replica each (six `redis-server`
+/// processes with `--cluster-enabled yes`, no persistence, each on a free port with a free
+/// cluster-bus port), joined by `redis-cli --cluster create … --cluster-replicas 1`. A node
+/// not heard from for 1 s is taken as failed (`cluster-node-timeout`), so a killed master's
+/// replica is promoted within a few seconds. Every process is killed on drop.
+pub struct RedisCluster {
+    nodes: Vec<ClusterNode>,
+    _dir: TempDir,
+}
+
+struct ClusterNode {
+    proc: Proc,
+    port: u16,
+}
+
+impl RedisCluster {
+    /// Starts the six nodes, makes the cluster, and waits (up to 20 s) until every node says
+    /// `cluster_state:ok` and every replica is in sync with its master.
+    pub fn start() -> std::io::Result<RedisCluster> {
+        let dir = TempDir::new("redis-cluster")?;
+        let mut nodes = Vec::new();
+        for i in 0..6 {
+            let (port, bus) = (free_port()?, free_port()?);
+            let node_dir = dir.0.join(format!("node-{i}"));
+            std::fs::create_dir_all(&node_dir)?;
+            let child = spawn(
+                Command::new("redis-server")
+                    .args(["--port", &port.to_string()])
+                    .args(["--cluster-port", &bus.to_string()])
+                    .args(["--bind", "127.0.0.1", "--save", "", "--appendonly", "no"])
+                    .args(["--cluster-enabled", "yes"])
+                    .args(["--cluster-config-file", "nodes.conf"])
+                    .args(["--cluster-node-timeout", "1000"])
+                    .args(["--cluster-replica-validity-factor", "0"])
+                    .args(["--dir", &node_dir.display().to_string()])
+                    .stdin(Stdio::null())
+                    .stdout(Stdio::null())
+                    .stderr(Stdio::null()),
+                "redis-server",
+            )?;
+            nodes.push(ClusterNode {
+                proc: Proc(Some(child)),
+                port,
+            });
+            let addr = SocketAddr::from(([127, 0, 0, 1], port));
+            wait_until("redis-server (cluster node)", || {
+                redis_command(addr, &["PING"]).is_ok_and(|r| r == "PONG")
+            })?;
+        }
+        let cluster = RedisCluster { nodes, _dir: dir };
+        let mut create = Command::new("redis-cli");
+        create.args(["--cluster", "create"]);
+        for n in &cluster.nodes {
+            create.arg(format!("127.0.0.1:{}", n.port));
+        }
+        create
+            .args(["--cluster-replicas", "1", "--cluster-yes"])
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        let out =
+            spawn(&mut create, "redis-cli (Debian package redis-tools)")?.wait_with_output()?;
+        if !out.status.success() {
+            return Err(std::io::Error::other(format!(
+                "redis-cli --cluster create failed: {}{}",
+                String::from_utf8_lossy(&out.stdout),
+                String::from_utf8_lossy(&out.stderr)
+            )));
+        }
+        wait_until("the Redis Cluster", || cluster.healthy())?;
+        Ok(cluster)
+    }
+
+    /// Whether every live node says `cluster_state:ok`, three masters serve the slots and
+    /// every live replica's link to its master is up.
+    fn healthy(&self) -> bool {
+        let mut masters = 0;
+        for n in self.nodes.iter().filter(|n| n.proc.0.is_some()) {
+            let addr = n.addr();
+            let Ok(info) = redis_command(addr, &["CLUSTER", "INFO"]) else {
+                return false;
+            };
+            if !info.contains("cluster_state:ok") {
+                return false;
+            }
+            let Ok(repl) = redis_command(addr, &["INFO", "replication"]) else {
+                return false;
+            };
+            if repl.contains("role:master") {
+                masters += 1;
+            } else if !repl.contains("master_link_status:up") {
+                return false;
+            }
+        }
+        masters == 3
+    }
+
+    /// Waits (up to 20 s) until the cluster is whole again (after [`kill`](Self::kill): the
+    /// killed master's replica promoted; the killed node stays dead).
+    pub fn wait_healthy(&self) -> std::io::Result<()> {
+        wait_until("the Redis Cluster (healthy again)", || self.healthy())
+    }
+
+    /// `redis+cluster://127.0.0.1:P1,…` naming every node as a seed.
+    pub fn url(&self) -> String {
+        let seeds: Vec<String> = self
+            .nodes
+            .iter()
+            .map(|n| format!("127.0.0.1:{}", n.port))
+            .collect();
+        format!("redis+cluster://{}", seeds.join(","))
+    }
+
+    /// The ports of its nodes (index `i` is node `i`).
+    pub fn ports(&self) -> Vec<u16> {
+        self.nodes.iter().map(|n| n.port).collect()
+    }
+
+    /// One command on node `i` (see [`redis_command`]).
+    pub fn command_on(&self, i: usize, args: &[&str]) -> std::io::Result<String> {
+        let node = self
+            .nodes
+            .get(i)
+            .ok_or_else(|| std::io::Error::other(format!("no node {i}")))?;
+        redis_command(node.addr(), args)
+    }
+
+    /// One command on the master serving `key`'s slot now (a key, or a shard channel).
+    pub fn command_for(&self, key: &str, args: &[&str]) -> std::io::Result<String> {
+        self.command_on(self.master_of(key)?, args)
+    }
+
+    /// The node that is the master of `key`'s slot now, as the live nodes see it.
+    pub fn master_of(&self, key: &str) -> std::io::Result<usize> {
+        let bad = |why: String| std::io::Error::other(why);
+        let live = self
+            .nodes
+            .iter()
+            .position(|n| n.proc.0.is_some())
+            .ok_or_else(|| bad("no live node".into()))?;
+        let slot: u16 = self
+            .command_on(live, &["CLUSTER", "KEYSLOT", key])?
+            .trim()
+            .parse()
+            .map_err(|_| bad("CLUSTER KEYSLOT: not a number".into()))?;
+        let nodes = self.command_on(live, &["CLUSTER", "NODES"])?;
+        for line in nodes.lines() {
+            let fields: Vec<&str> = line.split_whitespace().collect();
+            let (Some(addr), Some(flags)) = (fields.get(1), fields.get(2)) else {
+                continue;
+            };
+            if !flags.contains("master") || flags.contains("fail") {
+                continue;
+            }
+            let serves = fields.iter().skip(8).any(|range| {
+                let (lo, hi) = range.split_once('-').unwrap_or((range, range));
+                match (lo.parse::<u16>(), hi.parse::<u16>()) {
+                    (Ok(lo), Ok(hi)) => (lo..=hi).contains(&slot),
+                    _ => false,
+                }
+            });
+            let port = addr
+                .split('@')
+                .next()
+                .and_then(|a| a.rsplit(':').next())
+                .and_then(|p| p.parse::<u16>().ok());
+            if let (true, Some(port)) = (serves, port) {
+                return self
+                    .nodes
+                    .iter()
+                    .position(|n| n.port == port)
+                    .ok_or_else(|| bad(format!("port {port} is not one of ours")));
+            }
+        }
+        Err(bad(format!("no live master serves slot {slot}")))
+    }
+
+    /// Kills node `i` with `SIGKILL` (`kill -9`); it stays dead.
+    pub fn kill(&mut self, i: usize) {
+        if let Some(n) = self.nodes.get_mut(i) {
+            n.proc.kill();
+        }
+    }
+
+    /// Waits (up to 10 s) until `n` clients are subscribed to the shard channel `channel`
+    /// (`PUBSUB SHARDNUMSUB` on its slot's master).
+    pub fn wait_shard_subscribers(&self, channel: &str, n: usize) -> std::io::Result<()> {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            let out = self.command_for(channel, &["PUBSUB", "SHARDNUMSUB", channel]);
+            if let Ok(out) = &out {
+                if out.lines().nth(1).map(str::trim) == Some(n.to_string().as_str()) {
+                    return Ok(());
+                }
+            }
+            if Instant::now() >= deadline {
+                return Err(std::io::Error::new(
+                    std::io::ErrorKind::TimedOut,
+                    format!("{n} shard subscribers of {channel} not there within 10 s: {out:?}"),
+                ));
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+}
+
+impl ClusterNode {
+    fn addr(&self) -> SocketAddr {
+        SocketAddr::from(([127, 0, 0, 1], self.port))
     }
 }
 

@@ -85,3 +85,42 @@ async fn a_resource_update_on_a_reaches_the_subscribers_on_b_in_both_revisions()
         assert_eq!(heard, updated, "{era}");
     }
 }
+
+/// A message for one replica (`Bus::publish_to` its inbox) reaches that replica only: the
+/// others' next message is the broadcast that followed it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_message_to_one_replica_reaches_it_alone() {
+    use duomcp::redis::RedisBus;
+    use duomcp::server::bus::{Bus, BusMessage};
+    let redis_server = RedisServer::start().expect("redis-server (Debian package redis-server)");
+    let redis = Redis::connect(&redis_server.url()).unwrap();
+    let (a, b, c) = (
+        RedisBus::new(&redis),
+        RedisBus::new(&redis),
+        RedisBus::new(&redis),
+    );
+    redis_server.wait_bus_subscribers(3).unwrap();
+    let (mut on_a, mut on_b) = (a.subscribe(), b.subscribe());
+    let to_a = a.inbox().expect("a Redis bus has inboxes");
+    assert_ne!(Some(to_a), b.inbox());
+    c.publish_to(to_a, BusMessage::change("for-a", serde_json::json!(1)));
+    c.publish(BusMessage::change("for-all", serde_json::json!(2)));
+    assert_eq!(next(&mut on_a).await, "for-a");
+    assert_eq!(next(&mut on_a).await, "for-all");
+    assert_eq!(next(&mut on_b).await, "for-all", "B heard A's message");
+    // One PUBLISH each, the targeted one to A's inbox alone (one subscriber).
+    let inbox = format!("duomcp:bus:{to_a:016x}");
+    let subs = redis_server.command(&["PUBSUB", "NUMSUB", &inbox]).unwrap();
+    assert_eq!(subs.lines().nth(1), Some("1"), "{subs}");
+}
+
+async fn next(rx: &mut duomcp::server::bus::BusReceiver) -> String {
+    let m = tokio::time::timeout(Duration::from_secs(5), rx.recv())
+        .await
+        .expect("a message in time")
+        .unwrap();
+    match &*m {
+        duomcp::server::bus::BusMessage::Change { name, .. } => name.clone(),
+        other => panic!("{other:?}"),
+    }
+}

@@ -1,6 +1,6 @@
 //! [`RedisBus`]: the replicas' message bus ([`Bus`]) on Redis pub/sub.
 
-use super::Redis;
+use super::{ClusterSeeds, Redis, Target};
 use crate::server::bus::{Bus, BusMessage, BusReceiver, BusSent, Delivered};
 use futures_util::StreamExt;
 use serde::{Deserialize, Serialize};
@@ -39,7 +39,18 @@ impl Default for BusBounds {
 ///
 /// Every replica publishes on one channel (`PREFIX bus`) and subscribes to it on a connection
 /// of its own (a subscribed connection can do nothing else). A message is JSON: the
-/// publisher's origin id and the [`BusMessage`]; a replica skips its own.
+/// publisher's origin id and the [`BusMessage`]; a replica skips its own. Each replica also
+/// has an inbox, `PREFIX bus:ORIGIN` (its origin id, 16 hex digits; [`Bus::inbox`]),
+/// subscribed on the same connection: a message meant for one replica ([`Bus::publish_to`]:
+/// the confirmations of an invalidation, to its publisher; a client's answer, to the replica
+/// whose request it answers) goes there and costs the others nothing.
+///
+/// On a Redis Cluster (`redis+cluster://`) the channel is a *sharded* one (Redis 7:
+/// `SPUBLISH`/`SSUBSCRIBE`): it lives on the shard owning its slot, so a message crosses
+/// only that shard (plain `PUBLISH` on a cluster is copied to every node). The bus's own
+/// cluster connection (RESP3, pushes) subscribes; after a failover of that shard the
+/// subscription is made again on the promoted node (with the backoff below). The inboxes are
+/// shard channels too, spread over the shards by their names' slots.
 ///
 /// Bounds, and what happens at each:
 /// - **Publishing** never waits: messages go into a queue of [`BusBounds::queue`] that one task
@@ -77,6 +88,8 @@ pub struct RedisBus {
     bounds: BusBounds,
     out: mpsc::Sender<Outbound>,
     incoming: broadcast::Sender<Delivered>,
+    /// The key prefix (for the inboxes' channels).
+    prefix: Arc<str>,
     /// 0 while the subscription is down; else the number of the subscription (1, 2, …).
     subscribed: Arc<AtomicU64>,
     /// How long [`Bus::publish_sent`] waits.
@@ -88,6 +101,13 @@ pub struct RedisBus {
 struct Outbound {
     bytes: Vec<u8>,
     sent: Option<oneshot::Sender<Option<usize>>>,
+    /// A replica's inbox channel; `None`: the channel of every replica.
+    to: Option<String>,
+}
+
+/// The inbox channel of the replica whose origin is `origin`.
+fn inbox_channel(prefix: &str, origin: u64) -> String {
+    format!("{prefix}bus:{origin:016x}")
 }
 
 #[derive(Serialize)]
@@ -117,24 +137,41 @@ impl RedisBus {
         };
         let origin = crate::server::bus::origin_id();
         let channel = format!("{}bus", redis.prefix());
+        let channels = [channel.clone(), inbox_channel(redis.prefix(), origin)];
         let (out, rx) = mpsc::channel(bounds.queue);
         let incoming = broadcast::channel(bounds.queue).0;
         let stop = CancellationToken::new();
         let subscribed = Arc::new(AtomicU64::new(0));
         tokio::spawn(publisher(redis.clone(), channel.clone(), rx));
-        tokio::spawn(subscriber(
-            redis.clone(),
-            channel,
-            incoming.clone(),
-            bounds.max_message_bytes,
-            subscribed.clone(),
-            stop.clone(),
-        ));
+        match &redis.target {
+            Target::Single(_) => {
+                tokio::spawn(subscriber(
+                    redis.clone(),
+                    channels,
+                    incoming.clone(),
+                    bounds.max_message_bytes,
+                    subscribed.clone(),
+                    stop.clone(),
+                ));
+            }
+            Target::Cluster(seeds) => {
+                tokio::spawn(cluster_subscriber(
+                    redis.clone(),
+                    seeds.clone(),
+                    channels,
+                    incoming.clone(),
+                    bounds.max_message_bytes,
+                    subscribed.clone(),
+                    stop.clone(),
+                ));
+            }
+        }
         RedisBus {
             origin,
             bounds,
             out,
             incoming,
+            prefix: redis.prefix.clone(),
             subscribed,
             deadline: redis.timeout,
             stop,
@@ -142,7 +179,12 @@ impl RedisBus {
     }
 
     /// Encodes and queues `message`; `false` (with a warning) when it is dropped.
-    fn queue(&self, message: &BusMessage, sent: Option<oneshot::Sender<Option<usize>>>) -> bool {
+    fn queue(
+        &self,
+        message: &BusMessage,
+        sent: Option<oneshot::Sender<Option<usize>>>,
+        to: Option<String>,
+    ) -> bool {
         let bytes = match serde_json::to_vec(&Outgoing {
             o: self.origin,
             m: message,
@@ -161,7 +203,7 @@ impl RedisBus {
             );
             return false;
         }
-        if self.out.try_send(Outbound { bytes, sent }).is_err() {
+        if self.out.try_send(Outbound { bytes, sent, to }).is_err() {
             tracing::warn!(
                 "bus message dropped: {} messages wait to be published already (Redis slow or away)",
                 self.bounds.queue
@@ -180,7 +222,15 @@ impl Drop for RedisBus {
 
 impl Bus for RedisBus {
     fn publish(&self, message: BusMessage) {
-        self.queue(&message, None);
+        self.queue(&message, None, None);
+    }
+
+    fn inbox(&self) -> Option<u64> {
+        Some(self.origin)
+    }
+
+    fn publish_to(&self, to: u64, message: BusMessage) {
+        self.queue(&message, None, Some(inbox_channel(&self.prefix, to)));
     }
 
     fn subscribe(&self) -> BusReceiver {
@@ -189,7 +239,7 @@ impl Bus for RedisBus {
 
     fn publish_sent(&self, message: BusMessage) -> BusSent<'_> {
         let (tx, rx) = oneshot::channel();
-        let queued = self.queue(&message, Some(tx));
+        let queued = self.queue(&message, Some(tx), None);
         Box::pin(async move {
             if !queued {
                 return None;
@@ -210,21 +260,29 @@ impl Bus for RedisBus {
     }
 }
 
-/// Publishes queued messages, one `PUBLISH` each, until the bus is dropped. A failed
+/// Publishes queued messages, one `PUBLISH` (`SPUBLISH` on a cluster) each, until the bus is
+/// dropped. A failed
 /// `PUBLISH` is tried again twice, 100 ms apart (the first command after Redis came back
 /// fails while the connection is remade); then the message is dropped.
 async fn publisher(redis: Redis, channel: String, mut rx: mpsc::Receiver<Outbound>) {
+    let publish = if redis.is_cluster() {
+        "SPUBLISH"
+    } else {
+        "PUBLISH"
+    };
     while let Some(Outbound {
         bytes,
         sent: waiter,
+        to,
     }) = rx.recv().await
     {
         let mut tries = 0;
         let sent = loop {
-            let (channel, payload) = (channel.as_str(), bytes.as_slice());
+            let channel = to.as_deref().unwrap_or(channel.as_str());
+            let payload = bytes.as_slice();
             let sent = redis
                 .run("bus", |mut c| async move {
-                    ::redis::cmd("PUBLISH")
+                    ::redis::cmd(publish)
                         .arg(channel)
                         .arg(payload)
                         .query_async::<i64>(&mut c)
@@ -255,7 +313,7 @@ async fn publisher(redis: Redis, channel: String, mut rx: mpsc::Receiver<Outboun
 /// `listening` is the number of the subscription while it holds (from 1), 0 while not.
 async fn subscriber(
     redis: Redis,
-    channel: String,
+    channels: [String; 2],
     incoming: broadcast::Sender<Delivered>,
     max_bytes: usize,
     listening: Arc<AtomicU64>,
@@ -266,7 +324,7 @@ async fn subscriber(
     loop {
         let subscribed = tokio::select! {
             _ = stop.cancelled() => return,
-            s = subscribe(&redis, &channel) => s,
+            s = subscribe(&redis, &channels) => s,
         };
         match subscribed {
             Ok(pubsub) => {
@@ -295,16 +353,106 @@ async fn subscriber(
     }
 }
 
-async fn subscribe(redis: &Redis, channel: &str) -> Result<::redis::aio::PubSub, String> {
+async fn subscribe(redis: &Redis, channels: &[String]) -> Result<::redis::aio::PubSub, String> {
+    let Target::Single(client) = &redis.target else {
+        return Err("not one Redis server".into());
+    };
     let attempt = async {
-        let mut pubsub = redis.client.get_async_pubsub().await?;
-        pubsub.subscribe(channel).await?;
+        let mut pubsub = client.get_async_pubsub().await?;
+        pubsub.subscribe(channels).await?;
         Ok::<_, ::redis::RedisError>(pubsub)
     };
     match tokio::time::timeout(redis.connect_timeout + redis.timeout, attempt).await {
         Ok(Ok(p)) => Ok(p),
         Ok(Err(e)) => Err(e.to_string()),
         Err(_) => Err("no answer in time".into()),
+    }
+}
+
+/// The cluster's subscription: `SSUBSCRIBE` on a cluster connection of the bus's own, whose
+/// pushes redis-rs hands to a callback here, on its own task: a message is decoded and put on
+/// the receivers' bounded queue there (never waiting); a lost node connection marks the
+/// subscription down (`listening` 0) and wakes this task, which subscribes again (the
+/// subscription moves to whichever node owns the channel's slot now) with a backoff doubling
+/// from 100 ms up to `max_reconnect_delay`, until `stop`.
+async fn cluster_subscriber(
+    redis: Redis,
+    seeds: Arc<ClusterSeeds>,
+    channels: [String; 2],
+    incoming: broadcast::Sender<Delivered>,
+    max_bytes: usize,
+    listening: Arc<AtomicU64>,
+    stop: CancellationToken,
+) {
+    let lost = Arc::new(tokio::sync::Notify::new());
+    let on_push = {
+        let (lost, listening) = (lost.clone(), listening.clone());
+        move |push: ::redis::PushInfo| -> Result<(), std::convert::Infallible> {
+            match push.kind {
+                ::redis::PushKind::SMessage => match push.data.as_slice() {
+                    [_, ::redis::Value::BulkString(payload)] => {
+                        deliver(payload, &incoming, max_bytes);
+                    }
+                    _ => tracing::warn!("bus message dropped on arrival: not a shard message"),
+                },
+                ::redis::PushKind::Disconnection | ::redis::PushKind::SUnsubscribe => {
+                    listening.store(0, Ordering::Release);
+                    lost.notify_one();
+                }
+                _ => {}
+            }
+            Ok(())
+        }
+    };
+    let client = match seeds
+        .builder()
+        .use_protocol(::redis::ProtocolVersion::RESP3)
+        .push_sender(on_push)
+        .build()
+    {
+        Ok(c) => c,
+        Err(e) => {
+            tracing::warn!("the bus cannot reach the Redis Cluster ({e}); it stays down");
+            return;
+        }
+    };
+    let mut conn = client.get_pending_async_connection_with_config(seeds.timeouts());
+    let mut backoff = Duration::from_millis(100);
+    let mut made = 0u64;
+    loop {
+        // The two channels may be on two shards: one `SSUBSCRIBE` each.
+        let both = async {
+            for channel in &channels {
+                conn.ssubscribe(channel.as_str()).await?;
+            }
+            Ok::<_, ::redis::RedisError>(())
+        };
+        let subscribed = tokio::select! {
+            _ = stop.cancelled() => return,
+            s = tokio::time::timeout(redis.connect_timeout + redis.timeout, both) => s,
+        };
+        match subscribed {
+            Ok(Ok(())) => {
+                backoff = Duration::from_millis(100);
+                made += 1;
+                listening.store(made, Ordering::Release);
+                tokio::select! {
+                    _ = stop.cancelled() => return,
+                    _ = lost.notified() => {}
+                }
+                listening.store(0, Ordering::Release);
+                tracing::warn!("the bus lost a Redis Cluster connection; subscribing again");
+            }
+            Ok(Err(e)) => tracing::warn!("the bus cannot subscribe ({e}); retrying in {backoff:?}"),
+            Err(_) => tracing::warn!(
+                "the bus cannot subscribe (no answer in time); retrying in {backoff:?}"
+            ),
+        }
+        tokio::select! {
+            _ = stop.cancelled() => return,
+            _ = tokio::time::sleep(backoff) => {}
+        }
+        backoff = (backoff * 2).min(redis.max_reconnect_delay);
     }
 }
 

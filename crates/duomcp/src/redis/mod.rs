@@ -31,7 +31,21 @@
 //!   needing Redis while it is down gets an error in bounded time, never a hang.
 //!
 //! Keys are prefixed ([`RedisConfig::prefix`], default `duomcp:`) and carry the session id as a
-//! hash tag, so the keys of one session live in one slot.
+//! hash tag (`PREFIX session:{ID}`, `PREFIX ev:{ID}:…`), a task's keys its id
+//! (`PREFIX task:{ID}…`), so the keys of one session, or of one task, live in one slot.
+//!
+//! # Redis Cluster
+//!
+//! `redis+cluster://[user:password@]HOST:PORT,HOST:PORT,…` ([`RedisConfig::url`]) names a
+//! Redis Cluster by seed nodes; the handle then holds redis-rs's cluster client (feature
+//! `cluster-async` of the crate, under this crate's same `redis` feature): one multiplexed
+//! connection per node, each command sent to the master of its keys' slot, `MOVED`/`ASK`
+//! followed and the slot map refreshed after a failover, every command still within
+//! [`RedisConfig::timeout`] (retries included). Every script touches the keys of one slot:
+//! where an operation spans two slots (a session and the fleet's bound in `{sessions}`, a
+//! task and its requestor's list) it is two round trips on a cluster (see each store). The
+//! bus uses a sharded channel ([`RedisBus`]). Connecting stays lazy: the cluster's topology
+//! is read in the background, and a command before that waits for it within its deadline.
 
 mod bus;
 mod events;
@@ -46,6 +60,8 @@ pub use sessions::RedisSessionStore;
 pub use tasks::RedisTaskStore;
 
 use ::redis::aio::{ConnectionManager, ConnectionManagerConfig};
+use ::redis::cluster::{ClusterClient, ClusterClientBuilder};
+use ::redis::cluster_async::ClusterConnection;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -79,10 +95,14 @@ impl RedisError {
 #[derive(Debug, Clone)]
 #[non_exhaustive]
 pub struct RedisConfig {
-    /// `redis://[user:password@]host:port[/db]` (`rediss://` needs TLS, not built in).
+    /// `redis://[user:password@]host:port[/db]` for one Redis server, or
+    /// `redis+cluster://[user:password@]host:port,host:port,…` for a Redis Cluster (the seed
+    /// nodes: any of its nodes, the client learns the others and the slots from them; at most
+    /// [`MAX_SEEDS`]). `rediss://` needs TLS, not built in.
     pub url: String,
     /// Prefix of every key and channel (default `duomcp:`); deployments sharing one Redis
-    /// need different prefixes.
+    /// need different prefixes. With a Redis Cluster it may not hold `{` or `}` (the keys'
+    /// hash tags are the store's own).
     pub prefix: String,
     /// Deadline of one operation, from its call to its reply (default 2 s).
     pub timeout: Duration,
@@ -114,13 +134,132 @@ impl RedisConfig {
 /// serves what needs no Redis) while Redis is down, and connects once it is up.
 #[derive(Clone)]
 pub struct Redis {
-    conn: ConnectionManager,
+    conn: Conn,
     prefix: Arc<str>,
     timeout: Duration,
     /// For the bus's own subscribed connection.
-    client: ::redis::Client,
+    target: Target,
     connect_timeout: Duration,
     max_reconnect_delay: Duration,
+}
+
+/// The most seed nodes a `redis+cluster://` URL may name.
+pub const MAX_SEEDS: usize = 64;
+
+/// Where the bus makes its own connection.
+#[derive(Clone)]
+enum Target {
+    /// One Redis server.
+    Single(::redis::Client),
+    /// A Redis Cluster: its seed nodes (`redis://…` each) and the client's bounds.
+    Cluster(Arc<ClusterSeeds>),
+}
+
+struct ClusterSeeds {
+    nodes: Vec<String>,
+    max_in_flight: usize,
+    connect_timeout: Duration,
+    timeout: Duration,
+    max_reconnect_delay: Duration,
+}
+
+/// The connection the stores use: to one Redis server (a connection manager), or to a Redis
+/// Cluster (redis-rs's cluster client: one multiplexed connection per node, commands routed
+/// by their keys' slot, `MOVED`/`ASK` followed, slots refreshed after a failover).
+#[derive(Clone)]
+pub(crate) enum Conn {
+    Single(ConnectionManager),
+    Cluster(ClusterConnection),
+}
+
+impl ::redis::aio::ConnectionLike for Conn {
+    fn req_packed_command<'a>(
+        &'a mut self,
+        cmd: &'a ::redis::Cmd,
+    ) -> ::redis::RedisFuture<'a, ::redis::Value> {
+        match self {
+            Conn::Single(c) => c.req_packed_command(cmd),
+            Conn::Cluster(c) => c.req_packed_command(cmd),
+        }
+    }
+
+    fn req_packed_commands<'a>(
+        &'a mut self,
+        pipeline: &'a ::redis::Pipeline,
+        offset: usize,
+        count: usize,
+    ) -> ::redis::RedisFuture<'a, Vec<::redis::Value>> {
+        match self {
+            Conn::Single(c) => c.req_packed_commands(pipeline, offset, count),
+            Conn::Cluster(c) => c.req_packed_commands(pipeline, offset, count),
+        }
+    }
+
+    fn get_db(&self) -> i64 {
+        match self {
+            Conn::Single(c) => c.get_db(),
+            Conn::Cluster(c) => c.get_db(),
+        }
+    }
+}
+
+/// The seed nodes of a `redis+cluster://` URL as `redis://` URLs (`None`: not a cluster URL).
+fn cluster_seeds(url: &str) -> Option<Result<Vec<String>, String>> {
+    let rest = url.strip_prefix("redis+cluster://")?;
+    Some(parse_seeds(rest))
+}
+
+fn parse_seeds(rest: &str) -> Result<Vec<String>, String> {
+    let rest = rest.strip_suffix('/').unwrap_or(rest);
+    if rest.contains(['/', '?', '#']) {
+        return Err("a redis+cluster:// URL has no database, path or query".into());
+    }
+    // `user:password@` before the first node applies to every node.
+    let (auth, hosts) = match rest.rsplit_once('@') {
+        Some((auth, hosts)) => (format!("{auth}@"), hosts),
+        None => (String::new(), rest),
+    };
+    let nodes: Vec<String> = hosts
+        .split(',')
+        .map(str::trim)
+        .filter(|h| !h.is_empty())
+        .map(|h| format!("redis://{auth}{h}/"))
+        .collect();
+    if nodes.is_empty() {
+        return Err("a redis+cluster:// URL names no node".into());
+    }
+    if nodes.len() > MAX_SEEDS {
+        return Err(format!(
+            "a redis+cluster:// URL names {} nodes, more than {MAX_SEEDS}",
+            nodes.len()
+        ));
+    }
+    Ok(nodes)
+}
+
+impl ClusterSeeds {
+    /// A cluster client on these seeds with the handle's bounds: every command within the
+    /// operation deadline (retries, redirections and slot refreshes included), at most
+    /// `max_in_flight` commands in flight per node.
+    fn builder(&self) -> ClusterClientBuilder {
+        ClusterClient::builder(self.nodes.iter().map(String::as_str))
+            .connection_timeout(self.connect_timeout)
+            .response_timeout(self.timeout)
+            .overall_response_timeout(Some(self.timeout))
+            .connection_concurrency_limit(self.max_in_flight)
+            .max_retry_wait(millis(self.max_reconnect_delay))
+            .min_retry_wait(10)
+    }
+
+    fn timeouts(&self) -> ::redis::cluster::ClusterConfig {
+        ::redis::cluster::ClusterConfig::new()
+            .set_connection_timeout(self.connect_timeout)
+            .set_response_timeout(self.timeout)
+    }
+}
+
+fn millis(d: Duration) -> u64 {
+    u64::try_from(d.as_millis()).unwrap_or(u64::MAX).max(1)
 }
 
 impl std::fmt::Debug for Redis {
@@ -140,6 +279,9 @@ impl Redis {
 
     /// A handle with `config`. Must be called within a tokio runtime.
     pub fn with_config(config: RedisConfig) -> Result<Self, RedisError> {
+        if let Some(seeds) = cluster_seeds(&config.url) {
+            return Self::cluster(&config, seeds.map_err(|e| RedisError::new("url", e))?);
+        }
         let client =
             ::redis::Client::open(config.url.as_str()).map_err(|e| RedisError::new("url", e))?;
         let manager = ConnectionManagerConfig::new()
@@ -152,13 +294,48 @@ impl Redis {
         let conn = ConnectionManager::new_lazy_with_config(client.clone(), manager)
             .map_err(|e| RedisError::new("connection", e))?;
         Ok(Redis {
-            conn,
+            conn: Conn::Single(conn),
             prefix: config.prefix.into(),
             timeout: config.timeout,
-            client,
+            target: Target::Single(client),
             connect_timeout: config.connect_timeout,
             max_reconnect_delay: config.max_reconnect_delay,
         })
+    }
+
+    /// A handle on the Redis Cluster of `nodes` (seeds); connects in the background.
+    fn cluster(config: &RedisConfig, nodes: Vec<String>) -> Result<Self, RedisError> {
+        if config.prefix.contains(['{', '}']) {
+            return Err(RedisError::new(
+                "url",
+                "with a Redis Cluster the key prefix may not hold `{` or `}`",
+            ));
+        }
+        let seeds = Arc::new(ClusterSeeds {
+            nodes,
+            max_in_flight: config.max_in_flight.max(1),
+            connect_timeout: config.connect_timeout,
+            timeout: config.timeout,
+            max_reconnect_delay: config.max_reconnect_delay,
+        });
+        let client = seeds
+            .builder()
+            .build()
+            .map_err(|e| RedisError::new("url", e))?;
+        let conn = client.get_pending_async_connection_with_config(seeds.timeouts());
+        Ok(Redis {
+            conn: Conn::Cluster(conn),
+            prefix: config.prefix.as_str().into(),
+            timeout: config.timeout,
+            target: Target::Cluster(seeds),
+            connect_timeout: config.connect_timeout,
+            max_reconnect_delay: config.max_reconnect_delay,
+        })
+    }
+
+    /// Whether this is a Redis Cluster (`redis+cluster://`).
+    pub fn is_cluster(&self) -> bool {
+        matches!(self.target, Target::Cluster(_))
     }
 
     /// The key prefix.
@@ -170,7 +347,7 @@ impl Redis {
     pub(crate) async fn run<T, F>(
         &self,
         what: &'static str,
-        f: impl FnOnce(ConnectionManager) -> F,
+        f: impl FnOnce(Conn) -> F,
     ) -> Result<T, RedisError>
     where
         F: std::future::Future<Output = ::redis::RedisResult<T>>,

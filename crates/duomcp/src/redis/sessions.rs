@@ -13,11 +13,25 @@
 //! more than the bound plus the sessions ended since the last `create` without a release;
 //! touch, save, release and remove keep a member's score with its record's expiry, and each
 //! set expires when its newest member would. Create, touch, save, release and remove are Lua
-//! scripts: one round trip each, atomic. (`create` may end another session, whose key it
-//! derives, so the store wants one Redis, not a Redis Cluster.) A replica's copy is refreshed
+//! scripts: one round trip each, atomic. A replica's copy is refreshed
 //! only when `v` moved, so a touch reads one small integer back; and with the replicas' bus a
 //! replica touches a session it serves about once per `HttpConfig::session_touch_interval`,
 //! not per request (see `transport::http`'s `SessionStore`).
+//!
+//! # On a Redis Cluster
+//!
+//! A script may touch the keys of one slot only. The record's keys carry the session id as
+//! their hash tag (`PREFIX session:{ID}`: with the event log's `PREFIX ev:{ID}:…`, one slot
+//! per session); the fleet's two sets share the tag `{sessions}` (`PREFIX {sessions}:all`,
+//! `PREFIX {sessions}:fresh`: one slot for the fleet bound). So each operation is two
+//! scripts, one per slot, in two round trips: the record's, then the sets' (touch, save,
+//! release, remove), or for `create` the sets' first (the bound: admit and pick the
+//! never-used sessions to end), then the record's, then one `DEL` per session ended, which
+//! ends it only while it is still never-used. What is not atomic any more, and what it
+//! costs: a set member whose record was never written (Redis failed between the two) stays
+//! until its score (the handshake timeout) passes, counted in the bound until then; a
+//! session touched for the first time between its eviction and its `DEL` is kept, and the
+//! fleet holds one more session than the bound until one ends.
 
 use super::{Redis, RedisError};
 use crate::transport::http::{
@@ -122,6 +136,139 @@ redis.call('ZREM', KEYS[3], ARGV[1])
 return redis.call('DEL', KEYS[1])
 "#;
 
+// Cluster: the record's scripts (KEYS: record) and the sets' (KEYS: all, fresh).
+
+// ARGV: known version, idle ms, this store. Returns false (gone), or {first touch 0/1,
+// version[, record]}.
+const R_TOUCH: &str = r#"
+if redis.call('PEXPIRE', KEYS[1], ARGV[2]) == 0 then return false end
+local now = now_ms()
+local h = redis.call('HMGET', KEYS[1], 't', 'w', 'v')
+if h[2] and h[2] ~= ARGV[3] then
+  redis.call('HSET', KEYS[1], 't', now, 'w', ARGV[3], 'o', h[1])
+else
+  redis.call('HSET', KEYS[1], 't', now, 'w', ARGV[3])
+end
+local first = 0
+if not h[2] then first = 1 end
+local v = h[3]
+if v == ARGV[1] then return {first, v} end
+return {first, v, redis.call('HGET', KEYS[1], 'r')}
+"#;
+
+// ARGV: id, idle ms, first touch 0/1, sets' ttl ms.
+const S_TOUCH: &str = r#"
+if ARGV[3] == '1' then redis.call('ZREM', KEYS[2], ARGV[1]) end
+redis.call('ZADD', KEYS[1], now_ms() + tonumber(ARGV[2]), ARGV[1])
+keep_set(KEYS[1], tonumber(ARGV[4]))
+return 1
+"#;
+
+// ARGV: record JSON, idle ms.
+const R_SAVE: &str = r#"
+if redis.call('EXISTS', KEYS[1]) == 0 then return false end
+local v = redis.call('HINCRBY', KEYS[1], 'v', 1)
+redis.call('HSET', KEYS[1], 'r', ARGV[1])
+redis.call('PEXPIRE', KEYS[1], ARGV[2])
+return v
+"#;
+
+// ARGV: id, idle ms.
+const S_SAVE: &str = r#"
+local ttl = tonumber(ARGV[2])
+redis.call('ZADD', KEYS[1], 'XX', now_ms() + ttl, ARGV[1])
+keep_set(KEYS[1], ttl)
+return 1
+"#;
+
+// ARGV: max sessions, id, handshake ms, the fleet set's ttl ms at least, evictions at most.
+// Returns false (full), or the ids of the never-used sessions to end.
+const S_ADMIT: &str = r#"
+local now = now_ms()
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
+redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now)
+local max = tonumber(ARGV[1])
+local evictions = tonumber(ARGV[5])
+local victims = {}
+while redis.call('ZCARD', KEYS[1]) >= max do
+  if evictions <= 0 then return false end
+  evictions = evictions - 1
+  local victim = redis.call('ZRANGE', KEYS[2], 0, 0)
+  if #victim == 0 then return false end
+  redis.call('ZREM', KEYS[1], victim[1])
+  redis.call('ZREM', KEYS[2], victim[1])
+  victims[#victims + 1] = victim[1]
+end
+local deadline = now + tonumber(ARGV[3])
+redis.call('ZADD', KEYS[1], deadline, ARGV[2])
+redis.call('ZADD', KEYS[2], deadline, ARGV[2])
+keep_set(KEYS[1], tonumber(ARGV[4]))
+keep_set(KEYS[2], tonumber(ARGV[3]))
+return victims
+"#;
+
+// ARGV: record JSON, handshake ms.
+const R_CREATE: &str = r#"
+local v = redis.call('HINCRBY', KEYS[1], 'v', 1)
+redis.call('HSET', KEYS[1], 'r', ARGV[1])
+redis.call('PEXPIRE', KEYS[1], ARGV[2])
+return v
+"#;
+
+// Ends a session picked for eviction only while it is still never-used.
+const R_EVICT: &str = r#"
+if redis.call('HEXISTS', KEYS[1], 'w') == 1 then return 0 end
+return redis.call('DEL', KEYS[1])
+"#;
+
+// ARGV: quiet ms, this store. As RELEASE, on the record alone.
+const R_RELEASE: &str = r#"
+local h = redis.call('HMGET', KEYS[1], 't', 'w', 'o')
+local other = h[3]
+if h[2] and h[2] ~= ARGV[2] then other = h[1] end
+if other and tonumber(other) and tonumber(other) > now_ms() - tonumber(ARGV[1]) then
+  return 0
+end
+return redis.call('DEL', KEYS[1])
+"#;
+
+// ARGV: id.
+const S_FORGET: &str = r#"
+redis.call('ZREM', KEYS[1], ARGV[1])
+redis.call('ZREM', KEYS[2], ARGV[1])
+return 1
+"#;
+
+/// The scripts of a store on a Redis Cluster (see the module's documentation).
+struct ClusterScripts {
+    touch: ::redis::Script,
+    sets_touch: ::redis::Script,
+    save: ::redis::Script,
+    sets_save: ::redis::Script,
+    admit: ::redis::Script,
+    create: ::redis::Script,
+    evict: ::redis::Script,
+    release: ::redis::Script,
+    forget: ::redis::Script,
+}
+
+impl ClusterScripts {
+    fn new() -> Self {
+        let with_common = |body: &str| ::redis::Script::new(&format!("{COMMON}{body}"));
+        ClusterScripts {
+            touch: with_common(R_TOUCH),
+            sets_touch: with_common(S_TOUCH),
+            save: ::redis::Script::new(R_SAVE),
+            sets_save: with_common(S_SAVE),
+            admit: with_common(S_ADMIT),
+            create: ::redis::Script::new(R_CREATE),
+            evict: ::redis::Script::new(R_EVICT),
+            release: with_common(R_RELEASE),
+            forget: ::redis::Script::new(S_FORGET),
+        }
+    }
+}
+
 /// Sessions a `create` may end to make room for one (the bound was lowered meanwhile, for
 /// example); more and `initialize` is refused this time.
 const MAX_EVICTIONS: u32 = 16;
@@ -145,6 +292,8 @@ pub struct RedisSessionStore {
     create: ::redis::Script,
     release: ::redis::Script,
     remove: ::redis::Script,
+    /// Set on a Redis Cluster: the scripts split by slot.
+    cluster: Option<ClusterScripts>,
     /// Names this store (this replica) in the records it touches.
     me: String,
 }
@@ -159,14 +308,91 @@ impl RedisSessionStore {
     /// Sessions in `redis`.
     pub fn new(redis: Redis) -> Self {
         RedisSessionStore {
-            redis,
             touch: ::redis::Script::new(&format!("{COMMON}{TOUCH}")),
             save: ::redis::Script::new(&format!("{COMMON}{SAVE}")),
             create: ::redis::Script::new(&format!("{COMMON}{CREATE}")),
             release: ::redis::Script::new(&format!("{COMMON}{RELEASE}")),
             remove: ::redis::Script::new(REMOVE),
+            cluster: redis.is_cluster().then(ClusterScripts::new),
+            redis,
             me: store_name(),
         }
+    }
+
+    /// The fleet's two sets: `PREFIX sessions:all` and `…:fresh` on one Redis, hash-tagged
+    /// `PREFIX {sessions}:all` and `…:fresh` on a cluster (one slot).
+    fn set_keys(&self) -> [String; 2] {
+        let prefix = self.redis.prefix();
+        if self.cluster.is_some() {
+            [
+                format!("{prefix}{{sessions}}:all"),
+                format!("{prefix}{{sessions}}:fresh"),
+            ]
+        } else {
+            [
+                format!("{prefix}sessions:all"),
+                format!("{prefix}sessions:fresh"),
+            ]
+        }
+    }
+
+    /// A script on the fleet's sets (cluster).
+    fn sets_call<'s>(&self, script: &'s ::redis::Script) -> ::redis::ScriptInvocation<'s> {
+        let mut call = script.prepare_invoke();
+        let [all, fresh] = self.set_keys();
+        call.key(all).key(fresh);
+        call
+    }
+
+    /// A script on the record of `id` alone (cluster).
+    fn record_call<'s>(
+        &self,
+        script: &'s ::redis::Script,
+        id: &str,
+    ) -> ::redis::ScriptInvocation<'s> {
+        let mut call = script.prepare_invoke();
+        call.key(self.key(id));
+        call
+    }
+
+    /// Forgets `id` in the fleet's sets (cluster).
+    async fn forget(&self, c: &ClusterScripts, id: &str) -> Result<(), StoreError> {
+        let mut call = self.sets_call(&c.forget);
+        call.arg(id);
+        self.run::<i64>(call).await.map(drop)
+    }
+
+    /// `create` on a cluster: the bound, the record, then the evictions.
+    async fn create_cluster(
+        &self,
+        c: &ClusterScripts,
+        id: &str,
+        json: String,
+        handshake: Duration,
+        max_sessions: usize,
+        evictions: u32,
+    ) -> Result<Option<u64>, StoreError> {
+        let mut admit = self.sets_call(&c.admit);
+        admit
+            .arg(max_sessions)
+            .arg(id)
+            .arg(millis(handshake))
+            .arg(millis(handshake))
+            .arg(evictions);
+        let Some(victims) = self.run::<Option<Vec<String>>>(admit).await? else {
+            return Ok(None);
+        };
+        let mut create = self.record_call(&c.create, id);
+        create.arg(json).arg(millis(handshake));
+        let version: u64 = self.run(create).await?;
+        for victim in victims.iter().take(MAX_EVICTIONS as usize) {
+            let evict = self.record_call(&c.evict, victim);
+            if let Err(e) = self.run::<i64>(evict).await {
+                // Its record expires by itself (the handshake timeout).
+                tracing::warn!("a never-used session not ended to make room: {e}");
+            }
+        }
+        Ok(Some(version))
     }
 
     fn key(&self, id: &str) -> String {
@@ -216,6 +442,44 @@ fn millis(d: Duration) -> u64 {
     u64::try_from(d.as_millis()).unwrap_or(u64::MAX).max(1)
 }
 
+/// A touch's answer (`[version]` unchanged, `[version, record]` changed, nothing: gone).
+fn touched(reply: Option<&[String]>) -> Result<Touched, StoreError> {
+    let bad = |why: &str| store_error(RedisError::new("sessions", why));
+    match reply {
+        None | Some([]) => Ok(Touched::Gone),
+        Some([_]) => Ok(Touched::Unchanged),
+        Some([v, r, ..]) => {
+            let version = v.parse().map_err(|_| bad("a version is not a number"))?;
+            let record = serde_json::from_str::<SessionRecord>(r)
+                .map_err(|_| bad("a session record is not JSON"))?;
+            Ok(Touched::Changed(version, Box::new(record)))
+        }
+    }
+}
+
+impl RedisSessionStore {
+    /// `touch` on a cluster: the record, then the fleet's sets.
+    async fn touch_cluster(
+        &self,
+        c: &ClusterScripts,
+        id: &str,
+        known: u64,
+        idle: Duration,
+    ) -> Result<Touched, StoreError> {
+        let mut call = self.record_call(&c.touch, id);
+        call.arg(known).arg(millis(idle)).arg(&self.me);
+        let reply: Option<Vec<String>> = self.run(call).await?;
+        let Some((first, rest)) = reply.as_deref().and_then(<[String]>::split_first) else {
+            self.forget(c, id).await?;
+            return Ok(Touched::Gone);
+        };
+        let mut sets = self.sets_call(&c.sets_touch);
+        sets.arg(id).arg(millis(idle)).arg(first).arg(millis(idle));
+        self.run::<i64>(sets).await?;
+        touched(Some(rest))
+    }
+}
+
 fn store_error(e: RedisError) -> StoreError {
     StoreError(Box::new(e))
 }
@@ -231,6 +495,20 @@ impl SessionStore for RedisSessionStore {
         Box::pin(async move {
             let json = serde_json::to_string(record)
                 .map_err(|e| store_error(RedisError::new("sessions", e)))?;
+            if let Some(c) = &self.cluster {
+                if create {
+                    return self.create_cluster(c, id, json, idle, usize::MAX, 0).await;
+                }
+                let mut call = self.record_call(&c.save, id);
+                call.arg(json).arg(millis(idle));
+                let saved: Option<u64> = self.run(call).await?;
+                if saved.is_some() {
+                    let mut sets = self.sets_call(&c.sets_save);
+                    sets.arg(id).arg(millis(idle));
+                    self.run::<i64>(sets).await?;
+                }
+                return Ok(saved);
+            }
             if create {
                 // A new session outside `create`'s bounds: as `create` with this expiry for
                 // both timeouts and no bound.
@@ -261,6 +539,18 @@ impl SessionStore for RedisSessionStore {
         Box::pin(async move {
             let json = serde_json::to_string(record)
                 .map_err(|e| store_error(RedisError::new("sessions", e)))?;
+            if let Some(c) = &self.cluster {
+                return self
+                    .create_cluster(
+                        c,
+                        id,
+                        json,
+                        bounds.handshake,
+                        bounds.max_sessions,
+                        MAX_EVICTIONS,
+                    )
+                    .await;
+            }
             let mut call = self.create.prepare_invoke();
             self.keys(&mut call, id);
             call.arg(json)
@@ -280,11 +570,19 @@ impl SessionStore for RedisSessionStore {
         quiet: Duration,
     ) -> StoreFuture<'a, Result<bool, StoreError>> {
         Box::pin(async move {
+            let quiet_ms = u64::try_from(quiet.as_millis()).unwrap_or(u64::MAX);
+            if let Some(c) = &self.cluster {
+                let mut call = self.record_call(&c.release, id);
+                call.arg(quiet_ms).arg(&self.me);
+                let gone = self.run::<i64>(call).await? > 0;
+                if gone {
+                    self.forget(c, id).await?;
+                }
+                return Ok(gone);
+            }
             let mut call = self.release.prepare_invoke();
             self.keys(&mut call, id);
-            call.arg(id)
-                .arg(u64::try_from(quiet.as_millis()).unwrap_or(u64::MAX))
-                .arg(&self.me);
+            call.arg(id).arg(quiet_ms).arg(&self.me);
             Ok(self.run::<i64>(call).await? > 0)
         })
     }
@@ -296,6 +594,9 @@ impl SessionStore for RedisSessionStore {
         idle: Duration,
     ) -> StoreFuture<'a, Result<Touched, StoreError>> {
         Box::pin(async move {
+            if let Some(c) = &self.cluster {
+                return self.touch_cluster(c, id, known, idle).await;
+            }
             let mut call = self.touch.prepare_invoke();
             self.keys(&mut call, id);
             call.arg(known)
@@ -304,22 +605,25 @@ impl SessionStore for RedisSessionStore {
                 .arg(millis(idle))
                 .arg(&self.me);
             let reply: Option<Vec<String>> = self.run(call).await?;
-            let bad = |why: &str| store_error(RedisError::new("sessions", why));
-            match reply.as_deref() {
-                None | Some([]) => Ok(Touched::Gone),
-                Some([_]) => Ok(Touched::Unchanged),
-                Some([v, r, ..]) => {
-                    let version = v.parse().map_err(|_| bad("a version is not a number"))?;
-                    let record = serde_json::from_str::<SessionRecord>(r)
-                        .map_err(|_| bad("a session record is not JSON"))?;
-                    Ok(Touched::Changed(version, Box::new(record)))
-                }
-            }
+            touched(reply.as_deref())
         })
     }
 
     fn remove<'a>(&'a self, id: &'a str) -> StoreFuture<'a, Result<(), StoreError>> {
         Box::pin(async move {
+            if let Some(c) = &self.cluster {
+                let key = self.key(id);
+                self.redis
+                    .run("sessions", |mut c| async move {
+                        ::redis::cmd("DEL")
+                            .arg(&key)
+                            .query_async::<i64>(&mut c)
+                            .await
+                    })
+                    .await
+                    .map_err(store_error)?;
+                return self.forget(c, id).await;
+            }
             let mut call = self.remove.prepare_invoke();
             self.keys(&mut call, id);
             call.arg(id);

@@ -14,6 +14,14 @@
 //! taken with the record and renewed by the runtime ([`TaskStore::renew`], which also reads the
 //! record, so a `tasks/cancel` served by another replica stops the handler within one renewal,
 //! and takes the `tasks/update` answers other replicas left in `PREFIX task:{ID}:answers`).
+//!
+//! On a Redis Cluster: a task's keys share its id as their hash tag (`{ID}`), so its record,
+//! lease, lock and answers live in one slot and every script touches that slot only. The
+//! requestor's list is in another slot: there `create` writes the record and lease (one
+//! script), then adds the list member (a second round trip), and `remove` deletes the
+//! record, then the member. A member whose record is gone is dropped by the next list that
+//! meets it; a record whose member was not written (Redis failed between the two) is served
+//! by `tasks/get` but not listed.
 
 use super::lease::{self, Lease};
 use super::{Redis, RedisError};
@@ -299,10 +307,12 @@ impl TaskStore for RedisTaskStore {
         Box::pin(async move {
             let json = serde_json::to_string(&record)
                 .map_err(|e| TaskStoreError::Storage(e.to_string()))?;
+            let cluster = self.redis.is_cluster();
+            let index = self.index_of(&record);
             let mut call = self.create.prepare_invoke();
             call.key(self.key(&record.id))
                 .key(self.lease_key(&record.id));
-            if let Some(index) = self.index_of(&record) {
+            if let Some(index) = index.as_ref().filter(|_| !cluster) {
                 call.key(index);
             }
             call.arg(json)
@@ -319,11 +329,32 @@ impl TaskStore for RedisTaskStore {
                 )
                 .await
                 .map_err(storage)?;
-            if created == 1 {
-                Ok(())
-            } else {
-                Err(TaskStoreError::Duplicate(record.id))
+            if created != 1 {
+                return Err(TaskStoreError::Duplicate(record.id));
             }
+            if let Some(index) = index.filter(|_| cluster) {
+                // The list is in another slot than the record: its own round trip.
+                let member = record.list_key();
+                let ttl = u64::try_from(self.max_ttl.as_millis()).unwrap_or(u64::MAX);
+                self.redis
+                    .run("tasks", |mut c| async move {
+                        ::redis::pipe()
+                            .cmd("ZADD")
+                            .arg(&index)
+                            .arg(0)
+                            .arg(&member)
+                            .ignore()
+                            .cmd("PEXPIRE")
+                            .arg(&index)
+                            .arg(ttl)
+                            .ignore()
+                            .query_async::<()>(&mut c)
+                            .await
+                    })
+                    .await
+                    .map_err(storage)?;
+            }
+            Ok(())
         })
     }
 
@@ -435,9 +466,25 @@ impl TaskStore for RedisTaskStore {
             let key = self.key(id);
             let index = self.index_of(&record);
             let member = record.list_key();
+            let cluster = self.redis.is_cluster();
             let removed = self
                 .redis
                 .run("tasks", |mut c| async move {
+                    if cluster {
+                        // Two slots: the record, then the list's member.
+                        ::redis::cmd("DEL")
+                            .arg(&key)
+                            .query_async::<()>(&mut c)
+                            .await?;
+                        if let Some(index) = &index {
+                            ::redis::cmd("ZREM")
+                                .arg(index)
+                                .arg(&member)
+                                .query_async::<()>(&mut c)
+                                .await?;
+                        }
+                        return Ok(());
+                    }
                     let mut pipe = ::redis::pipe();
                     pipe.atomic().cmd("DEL").arg(&key).ignore();
                     if let Some(index) = &index {

@@ -105,6 +105,11 @@ pub enum BusMessage {
         /// it once its copy has forgotten, and the publisher waits for every answer.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         ack: Option<u64>,
+        /// The publisher's inbox ([`Bus::inbox`]), when its bus has one: the
+        /// [`BusMessage::InvalidateAck`]s go there ([`Bus::publish_to`]) instead of to every
+        /// replica.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        reply_to: Option<u64>,
     },
     /// A replica heard [`BusMessage::Invalidate`] `ack` and acted on it.
     InvalidateAck {
@@ -231,6 +236,21 @@ pub trait Bus: Send + Sync + 'static {
     fn publish_sent(&self, message: BusMessage) -> BusSent<'_> {
         self.publish(message);
         Box::pin(std::future::ready(Some(0)))
+    }
+
+    /// This replica's address on the bus for [`publish_to`](Self::publish_to), when the bus
+    /// can send a message to one replica only; `None` (the default): every message goes to
+    /// every replica.
+    fn inbox(&self) -> Option<u64> {
+        None
+    }
+
+    /// Sends `message` to the replica whose [`inbox`](Self::inbox) is `to` only, not to the
+    /// others. The default sends it to every other replica, as [`publish`](Self::publish)
+    /// (the others must then ignore what is not for them).
+    fn publish_to(&self, to: u64, message: BusMessage) {
+        let _ = to;
+        self.publish(message);
     }
 
     /// Whether this replica hears what the others publish now: `Some(n)` while it does, where
@@ -443,20 +463,29 @@ mod tests {
         let i = BusMessage::Invalidate {
             session: "scope".into(),
             ack: None,
+            reply_to: None,
         };
         let text = serde_json::to_string(&i).unwrap();
         assert_eq!(text, r#"{"kind":"invalidate","session":"scope"}"#);
         let back: BusMessage = serde_json::from_str(&text).unwrap();
         assert!(
-            matches!(back, BusMessage::Invalidate { session, ack: None } if session == "scope")
+            matches!(back, BusMessage::Invalidate { session, ack: None, reply_to: None } if session == "scope")
         );
         let asked = BusMessage::Invalidate {
             session: "scope".into(),
             ack: Some(7),
+            reply_to: Some(11),
         };
         let back: BusMessage =
             serde_json::from_str(&serde_json::to_string(&asked).unwrap()).unwrap();
-        assert!(matches!(back, BusMessage::Invalidate { ack: Some(7), .. }));
+        assert!(matches!(
+            back,
+            BusMessage::Invalidate {
+                ack: Some(7),
+                reply_to: Some(11),
+                ..
+            }
+        ));
         let ack = BusMessage::InvalidateAck { ack: 7, from: 3 };
         let text = serde_json::to_string(&ack).unwrap();
         assert_eq!(text, r#"{"kind":"invalidate_ack","ack":7,"from":3}"#);

@@ -16,14 +16,20 @@
 //! published too ([`BusMessage::Notify`]); a replica whose copy has one open sends them there.
 //!
 //! Server→client request ids of a shared session carry the replica's own prefix (`s-<8 hex>-`),
-//! so that the ids two replicas hand out for one session never clash.
+//! so that the ids two replicas hand out for one session never clash; when the bus has inboxes
+//! ([`Bus::inbox`](crate::server::bus::Bus::inbox): Redis), the prefix also names this
+//! replica's (`s-<8 hex>-<16 hex>-`), and an answer that lands elsewhere is sent to that inbox
+//! alone ([`Bus::publish_to`](crate::server::bus::Bus::publish_to)), not to every replica.
+//! A forged id naming another inbox reaches that replica's table only, which drops it as it
+//! drops any answer it does not wait for.
 //!
 //! The router also hears [`BusMessage::Invalidate`] (a session's record changed or it ended on
 //! another replica), makes this replica's copy forget that it found the session alive
 //! recently ([`Freshness`](super::shared_session::Freshness)), then confirms it
 //! ([`BusMessage::InvalidateAck`]); the publishing router ([`Router::invalidate`]) waits for
 //! a confirmation from every other replica its message reached, or else for the freshness
-//! lease to run out. It also says when invalidations may have been missed
+//! lease to run out (the confirmations go to the publisher's inbox alone when its bus has one,
+//! [`Bus::inbox`](crate::server::bus::Bus::inbox)). It also says when invalidations may have been missed
 //! ([`Router::generation`]: the bus not listening, a new subscription, or messages lost by
 //! this receiver falling behind), so that none is trusted.
 //!
@@ -71,7 +77,8 @@ pub(crate) struct Router {
     origin: u64,
     /// This replica's invalidations awaiting confirmation, by their `ack`.
     awaited: Mutex<HashMap<u64, Awaited>>,
-    /// This replica's prefix for server→client request ids (`s-<8 hex>-`).
+    /// This replica's prefix for server→client request ids (`s-<8 hex>-`, or
+    /// `s-<8 hex>-<16 hex>-` when the bus has inboxes: the second part is this replica's).
     prefix: Arc<str>,
     tables: Mutex<HashMap<Arc<str>, Entry>>,
     /// Set once the task receiving from the bus runs.
@@ -87,11 +94,17 @@ impl Router {
     /// A router publishing on (and, once a session needs it, listening to) the server's bus.
     pub(crate) fn new(bus: BusSlot, closing: CancellationToken) -> Arc<Self> {
         let origin = crate::server::bus::origin_id();
+        // With an inbox (the bus is attached before the transport's router is made), the ids
+        // say where their answers go.
+        let prefix = match bus.get().and_then(|b| b.inbox()) {
+            Some(inbox) => format!("s-{:08x}-{inbox:016x}-", origin as u32),
+            None => format!("s-{:08x}-", origin as u32),
+        };
         let router = Arc::new(Router {
             bus,
             origin,
             awaited: Mutex::default(),
-            prefix: Arc::from(format!("s-{:08x}-", origin as u32)),
+            prefix: Arc::from(prefix),
             tables: Mutex::default(),
             listening: OnceLock::new(),
             hearing: AtomicBool::new(false),
@@ -194,6 +207,18 @@ impl Router {
         }
     }
 
+    /// Publishes an answer that reached this replica for a server→client request `id` it did
+    /// not make: to the inbox the id names (`s-<8 hex>-<16 hex>-…`), else to every replica.
+    fn publish_reply(&self, id: &RequestId, message: BusMessage) -> bool {
+        match (self.bus.get(), reply_inbox(id)) {
+            (Some(bus), Some(to)) => {
+                bus.publish_to(to, message);
+                true
+            }
+            _ => self.publish(message),
+        }
+    }
+
     fn publish(&self, message: BusMessage) -> bool {
         match self.bus.get() {
             Some(bus) => {
@@ -226,6 +251,7 @@ impl Router {
             .publish_sent(BusMessage::Invalidate {
                 session: scope.to_owned(),
                 ack: confirmed.is_some().then_some(ack),
+                reply_to: bus.inbox(),
             })
             .await;
         let done = match (heard, reached, confirmed) {
@@ -348,18 +374,29 @@ impl Router {
                     .is_ok(),
                 _ => false,
             },
-            BusMessage::Invalidate { session, ack } => {
+            BusMessage::Invalidate {
+                session,
+                ack,
+                reply_to,
+            } => {
                 let copy = self.session(session);
                 if let Some(s) = &copy {
                     s.fresh.forget();
                 }
                 // Confirmed whether or not this replica has a copy: the publisher counts
-                // every replica its message reached.
+                // every replica its message reached. To the publisher alone when it said
+                // where (so N replicas' confirmations cost N messages, not N per replica).
                 if let Some(ack) = *ack {
-                    self.publish(BusMessage::InvalidateAck {
+                    let confirm = BusMessage::InvalidateAck {
                         ack,
                         from: self.origin,
-                    });
+                    };
+                    match (reply_to, self.bus.get()) {
+                        (Some(to), Some(bus)) => bus.publish_to(*to, confirm),
+                        _ => {
+                            self.publish(confirm);
+                        }
+                    }
                 }
                 copy.is_some()
             }
@@ -378,6 +415,20 @@ impl Router {
             _ => false,
         }
     }
+}
+
+/// The inbox a server→client request id names (`s-<8 hex>-<16 hex>-N`: made by a router whose
+/// bus has inboxes); `None` for any other id (the answer is then broadcast).
+fn reply_inbox(id: &RequestId) -> Option<u64> {
+    let RequestId::String(s) = id else {
+        return None;
+    };
+    let (_, rest) = s.strip_prefix("s-")?.split_once('-')?;
+    let (inbox, _) = rest.split_once('-')?;
+    if inbox.len() != 16 {
+        return None;
+    }
+    u64::from_str_radix(inbox, 16).ok()
 }
 
 /// A shared session copy's [`Table`]: this replica's entries, and the misses of `complete` and
@@ -400,11 +451,14 @@ impl Table<Outcome> for RoutedTable {
     fn complete(&self, id: &RequestId, answer: Outcome) -> bool {
         match self.local.try_complete(id, answer) {
             Ok(delivered) => delivered,
-            Err(answer) => self.router.publish(BusMessage::Reply {
-                session: self.scope.to_string(),
-                id: id.clone(),
-                answer: BusAnswer::from(&answer),
-            }),
+            Err(answer) => self.router.publish_reply(
+                id,
+                BusMessage::Reply {
+                    session: self.scope.to_string(),
+                    id: id.clone(),
+                    answer: BusAnswer::from(&answer),
+                },
+            ),
         }
     }
 
@@ -558,6 +612,7 @@ mod tests {
             other.publish(BusMessage::Invalidate {
                 session: "elsewhere".into(),
                 ack: None,
+                reply_to: None,
             });
         }
         tokio::time::timeout(Duration::from_secs(5), async {
@@ -596,5 +651,104 @@ mod tests {
         a.close();
         assert!(lock(&ra.tables).is_empty());
         assert!(!ra.deliver(&message));
+    }
+
+    /// A member of `hub` with an inbox (its number), noting what it sends to one replica.
+    struct Addressed {
+        member: crate::server::bus::LocalBusMember,
+        inbox: u64,
+        sent_to: Arc<Mutex<Vec<(u64, String)>>>,
+    }
+
+    impl Bus for Addressed {
+        fn publish(&self, message: BusMessage) {
+            self.member.publish(message);
+        }
+        fn subscribe(&self) -> crate::server::bus::BusReceiver {
+            self.member.subscribe()
+        }
+        fn publish_sent(&self, message: BusMessage) -> crate::server::bus::BusSent<'_> {
+            self.member.publish_sent(message)
+        }
+        fn listening(&self) -> Option<u64> {
+            self.member.listening()
+        }
+        fn inbox(&self) -> Option<u64> {
+            Some(self.inbox)
+        }
+        fn publish_to(&self, to: u64, message: BusMessage) {
+            let kind = serde_json::to_value(&message).unwrap()["kind"].to_string();
+            lock(&self.sent_to).push((to, kind));
+            // The hub cannot address one member: every one hears it.
+            self.member.publish(message);
+        }
+    }
+
+    #[tokio::test]
+    async fn an_answer_reaching_another_replica_goes_to_the_inbox_its_id_names() {
+        let hub = LocalBus::new(16);
+        let sent_to = Arc::new(Mutex::new(Vec::new()));
+        let addressed = |inbox: u64| {
+            let slot = BusSlot::default();
+            let bus: Arc<dyn Bus> = Arc::new(Addressed {
+                member: hub.member(),
+                inbox,
+                sent_to: sent_to.clone(),
+            });
+            let _ = slot.set(bus);
+            Router::new(slot, CancellationToken::new())
+        };
+        let (ra, rb) = (addressed(0xa1), addressed(0xb2));
+        let (a, b) = (engine(&ra, "sc"), engine(&rb, "sc"));
+        let waiter = a.request().unwrap();
+        let id = waiter.id().clone();
+        assert!(id.to_string().contains("-00000000000000a1-"), "{id}");
+        assert_eq!(reply_inbox(&id), Some(0xa1));
+        let answer = RawValue::from_string(r#"{"action":"decline"}"#.into()).unwrap();
+        assert!(b.complete(&id, Ok(answer)));
+        let never = CancellationToken::new();
+        let got = waiter.wait(Duration::from_secs(5), &never).await.unwrap();
+        assert_eq!(got.unwrap().get(), r#"{"action":"decline"}"#);
+        assert_eq!(lock(&sent_to).clone(), [(0xa1, "\"reply\"".to_owned())]);
+        // Ids of another shape (no inbox in them) are broadcast.
+        for other in [
+            RequestId::from(7),
+            RequestId::String("s-0badc0de-3".into()),
+            RequestId::String("s-0badc0de-xyz-3".into()),
+            RequestId::String("s-0badc0de-00000000000000zz-3".into()),
+        ] {
+            assert_eq!(reply_inbox(&other), None, "{other}");
+        }
+    }
+
+    #[tokio::test]
+    async fn the_confirmations_of_an_invalidation_go_to_its_publisher_alone() {
+        let hub = LocalBus::new(16);
+        let sent_to = Arc::new(Mutex::new(Vec::new()));
+        let addressed = |inbox: u64| {
+            let slot = BusSlot::default();
+            let bus: Arc<dyn Bus> = Arc::new(Addressed {
+                member: hub.member(),
+                inbox,
+                sent_to: sent_to.clone(),
+            });
+            let _ = slot.set(bus);
+            Router::new(slot, CancellationToken::new())
+        };
+        let (ra, _rb, _rc) = (addressed(1), addressed(2), addressed(3));
+        let confirmed = tokio::time::timeout(
+            Duration::from_secs(20),
+            ra.invalidate("sc", Duration::from_secs(60)),
+        )
+        .await
+        .expect("confirmed before the lease");
+        assert!(confirmed);
+        // B and C each sent their confirmation to A's inbox, and nothing else to anyone.
+        let sent = lock(&sent_to).clone();
+        assert_eq!(
+            sent,
+            vec![(1, "\"invalidate_ack\"".to_owned()); 2],
+            "{sent:?}"
+        );
     }
 }
