@@ -40,6 +40,50 @@ struct Params<'a> {
     arguments: Option<&'a RawValue>,
 }
 
+/// [`Params`] as raw JSON text, from wherever it was found.
+#[derive(Default)]
+struct Members<'a> {
+    meta: Option<&'a str>,
+    name: Option<&'a str>,
+    uri: Option<&'a str>,
+    task_id: Option<&'a str>,
+    arguments: Option<&'a str>,
+}
+
+impl<'a> Members<'a> {
+    /// The members the decoder found (`_meta` is not among them: it read its fields);
+    /// `None` when one of them repeats, which [`read`](Self::read) would not read either.
+    fn split(members: impl Iterator<Item = (&'a str, &'a str)>) -> Option<Self> {
+        let mut found = Members::default();
+        for (name, value) in members {
+            let slot = match name {
+                "name" => &mut found.name,
+                "uri" => &mut found.uri,
+                "taskId" => &mut found.task_id,
+                "arguments" => &mut found.arguments,
+                _ => continue,
+            };
+            if slot.replace(value).is_some() {
+                return None;
+            }
+        }
+        Some(found)
+    }
+
+    /// The members read from the text of `params` (not split by the decoder).
+    fn read(text: &'a str) -> Self {
+        // Params of the wrong shape are the dispatcher's to reject (-32602); nothing to compare.
+        let p: Params<'a> = duomcp_schema::strict::from_str(text).unwrap_or_default();
+        Members {
+            meta: p.meta.map(RawValue::get),
+            name: p.name.map(RawValue::get),
+            uri: p.uri.map(RawValue::get),
+            task_id: p.task_id.map(RawValue::get),
+            arguments: p.arguments.map(RawValue::get),
+        }
+    }
+}
+
 #[derive(Deserialize)]
 struct MetaVersion<'a> {
     #[serde(rename = "io.modelcontextprotocol/protocolVersion", borrow, default)]
@@ -110,12 +154,10 @@ pub(crate) fn decode_value<'v>(name: &str, value: &'v str) -> Result<Cow<'v, str
 }
 
 /// The JSON string `raw`, borrowed when it has no escapes; `None` for any other value.
-fn string_of(raw: &RawValue) -> Option<Cow<'_, str>> {
+fn string_of(raw: &str) -> Option<Cow<'_, str>> {
     #[derive(Deserialize)]
     struct Text<'a>(#[serde(borrow)] Cow<'a, str>);
-    serde_json::from_str::<Text<'_>>(raw.get())
-        .ok()
-        .map(|t| t.0)
+    serde_json::from_str::<Text<'_>>(raw).ok().map(|t| t.0)
 }
 
 /// Checks a modern request's `_meta` and mirrored headers, in the order the error codes demand:
@@ -127,14 +169,24 @@ pub(crate) fn validate(
     req: &IncomingRequest,
     shared: &Shared,
 ) -> Result<ValidMeta, ProtocolError> {
-    let params: Params<'_> = match req.params.as_ref().map(|p| p.get()) {
-        // Params of the wrong shape are the dispatcher's to reject (-32602); nothing to compare.
-        Some(raw) => duomcp_schema::strict::from_str(raw).unwrap_or_default(),
-        None => Params::default(),
+    // Split by the decoder, with `_meta` read as its fields: nothing is read again here.
+    // Otherwise `_meta` is read once: for the version compared with the header here, then
+    // validated as a whole.
+    let (params, fields) = match &req.params {
+        Some(p) => match p.members() {
+            Some(members) => match Members::split(members) {
+                Some(found) => (found, p.meta_fields().map(Ok)),
+                None => (Members::default(), None),
+            },
+            None => {
+                let params = Members::read(p.get());
+                let fields = params.meta.map(MetaFields::parse);
+                (params, fields)
+            }
+        },
+        None => (Members::default(), None),
     };
-    let meta_raw = params.meta.map(RawValue::get);
-    // Read once: for the version compared with the header here, then validated as a whole.
-    let fields = meta_raw.map(MetaFields::parse);
+    let meta_raw = params.meta;
     let body_version = match &fields {
         Some(Ok(fields)) => fields.protocol_version().map(Cow::Borrowed),
         // Fields of the wrong type elsewhere in `_meta`: validation words that error, after
@@ -213,7 +265,7 @@ fn check_param_headers(
     headers: &HeaderMap,
     shared: &Shared,
     tool: &str,
-    arguments: Option<&RawValue>,
+    arguments: Option<&str>,
 ) -> Result<(), ProtocolError> {
     // Read at registration (`ToolEntry::param_headers`); most tools have none.
     let entry = match shared.registry().tools.get(tool) {
@@ -222,7 +274,7 @@ fn check_param_headers(
     };
     let annotated = &entry.param_headers;
     let args: Value = match arguments {
-        Some(raw) => serde_json::from_str(raw.get()).unwrap_or(Value::Null),
+        Some(raw) => serde_json::from_str(raw).unwrap_or(Value::Null),
         None => Value::Null,
     };
     for (header, path) in annotated.iter() {
@@ -295,6 +347,30 @@ mod tests {
             decode_value("h", "=?base64?SGVsbG8sIOS4lueVjA==?=").unwrap(),
             "Hello, 世界"
         );
+    }
+
+    /// The members the header checks compare, found by the decoder's split or read from the
+    /// text of `params`, are the same.
+    #[test]
+    fn split_members_are_the_members_read_from_the_text() {
+        fn see<'a>(m: &Members<'a>) -> [Option<&'a str>; 4] {
+            [m.name, m.uri, m.task_id, m.arguments]
+        }
+        for params in [
+            r#"{"name":"echo","arguments":{"a":[1]},"_meta":{"progressToken":1}}"#,
+            r#"{ "uri" : "file:///x" , "taskId" : "t" }"#,
+            r#"{"name":"a","name":"b"}"#,
+            r#"{"arguments":1,"arguments":2,"other":{}}"#,
+            "{}",
+        ] {
+            let line = format!(r#"{{"jsonrpc":"2.0","id":1,"method":"m","params":{params}}}"#);
+            let Ok(jsonrpc::Incoming::Request(r)) = jsonrpc::decode(line.as_bytes()) else {
+                panic!("{line}")
+            };
+            let p = r.params.unwrap();
+            let split = Members::split(p.members().unwrap()).unwrap_or_default();
+            assert_eq!(see(&split), see(&Members::read(p.get())), "{params}");
+        }
     }
 
     #[test]
