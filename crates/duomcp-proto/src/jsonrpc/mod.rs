@@ -51,8 +51,8 @@ pub fn error_with_data(
 ///
 /// Absent params are treated as an empty object. Params that are not a JSON object are rejected,
 /// as MCP requires.
-pub fn parse_params<T: serde::de::DeserializeOwned>(
-    params: Option<&str>,
+pub fn parse_params<'de, T: serde::Deserialize<'de>>(
+    params: Option<&'de str>,
 ) -> Result<T, ErrorObject> {
     let text = params.unwrap_or("{}");
     if !text.trim_start().starts_with('{') {

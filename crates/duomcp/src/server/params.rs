@@ -9,9 +9,7 @@
 use crate::era::modern::MetaFields;
 use crate::era::ProtocolError;
 use crate::jsonrpc::{self, Params};
-use serde::de::{
-    self, value::MapDeserializer, Deserialize, DeserializeOwned, Deserializer, MapAccess, Visitor,
-};
+use serde::de::{self, value::MapDeserializer, Deserialize, Deserializer, MapAccess, Visitor};
 use serde_json::value::RawValue;
 use smallvec::SmallVec;
 use std::borrow::Cow;
@@ -167,7 +165,8 @@ impl<'a> ParamsIndex<'a> {
     /// The typed parameters of a method, from the members other than `_meta` (which no
     /// parameter type reads). On a failure the raw text is parsed again by
     /// [`jsonrpc::parse_params`], which words the error with the path of the member at fault.
-    pub(crate) fn parse<T: DeserializeOwned>(&self) -> Result<T, ProtocolError> {
+    /// The parameters may borrow from the text (a `Cow<str>` field marked `borrow`).
+    pub(crate) fn parse<T: Deserialize<'a>>(&self) -> Result<T, ProtocolError> {
         let members = self
             .members
             .iter()

@@ -18,6 +18,7 @@ use crate::server::Shared;
 use duomcp_schema::methods::{self, RequestMethod};
 use serde::Deserialize;
 use serde_json::{Map, Value};
+use std::borrow::Cow;
 use std::sync::Arc;
 
 /// Runs one request of era `A` through the table.
@@ -117,8 +118,10 @@ pub(super) async fn run<A: Adapter>(
 // once.
 
 #[derive(Deserialize)]
-struct CallParams {
-    name: String,
+struct CallParams<'a> {
+    /// Borrowed from the request unless it has escapes.
+    #[serde(borrow)]
+    name: Cow<'a, str>,
     #[serde(default)]
     arguments: Option<Value>,
     /// 2025-11-25 task augmentation; ignored in 2026-07-28.
@@ -131,8 +134,9 @@ struct CallParams {
 }
 
 #[derive(Deserialize)]
-struct GetPromptParams {
-    name: String,
+struct GetPromptParams<'a> {
+    #[serde(borrow)]
+    name: Cow<'a, str>,
     #[serde(default)]
     arguments: Option<Map<String, Value>>,
     #[serde(rename = "inputResponses", default)]
@@ -142,8 +146,9 @@ struct GetPromptParams {
 }
 
 #[derive(Deserialize)]
-struct ReadParams {
-    uri: String,
+struct ReadParams<'a> {
+    #[serde(borrow)]
+    uri: Cow<'a, str>,
     #[serde(rename = "inputResponses", default)]
     input_responses: Option<Map<String, Value>>,
     #[serde(rename = "requestState", default)]
