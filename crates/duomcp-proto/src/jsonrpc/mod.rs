@@ -3,9 +3,10 @@
 //! This layer is sans-IO: it turns bytes into [`Incoming`] messages and messages back into bytes,
 //! and knows nothing about tokio, sockets or MCP methods.
 //!
-//! Decoding is done once per message: the envelope is read with borrowed [`RawValue`] fields, so
-//! `params` (or `result`) is copied as raw text and parsed exactly once, by the code that knows its
-//! type.
+//! Decoding is done once per message, in one pass over its bytes: the envelope's members are
+//! read as borrowed raw JSON, and a request's `params` is split into its members (with
+//! `_meta` read as its fields) in the same pass ([`Params`]); `result` is copied as raw text
+//! and parsed once, by the code that knows its type.
 
 mod decode;
 mod encode;
