@@ -67,6 +67,11 @@ enum Command {
         /// of that revision alone would; default both.
         #[arg(long, value_enum, default_value = "both")]
         era: duomcp_cli::reference::era::ServeEra,
+        /// Also declare the extension ID in the server's capabilities (repeatable), with its
+        /// settings as a JSON object: `--extension 'com.example/feature={"level":2}'`, or
+        /// `--extension com.example/feature` for `{}`. ID is `vendor.prefix/name` (SEP-2133).
+        #[arg(long = "extension", value_name = "ID[=JSON]")]
+        extensions: Vec<String>,
         #[command(flatten)]
         telemetry: duomcp_cli::telemetry::ServeArgs,
     },
@@ -201,18 +206,24 @@ fn main() -> std::process::ExitCode {
                 redis,
                 state_key_file,
                 era,
+                extensions,
                 telemetry,
             } => {
-                let builder = match duomcp_cli::reference::builder_for_era(&skills, era) {
+                let mut builder = match duomcp_cli::reference::builder_for_era(&skills, era) {
                     Ok(builder) => builder,
                     Err(e) => {
                         eprintln!("duomcp: cannot serve the skills: {e}");
                         return Err(None);
                     }
                 };
+                for arg in &extensions {
+                    let (id, settings) = duomcp_cli::reference::parse_extension(arg)
+                        .map_err(|e| Some(format!("--extension {arg}: {e}")))?;
+                    builder = builder.extension(id, settings);
+                }
                 // Exports what is pending when it is dropped, at the end of this block.
                 let (builder, _telemetry) = telemetry.apply(builder).await.map_err(Some)?;
-                let server = builder.build();
+                let server = builder.try_build().map_err(|e| Some(e.to_string()))?;
                 match http {
                     // Ctrl-C / SIGTERM: stop reading, let requests in flight finish within
                     // the grace period, cancel the rest, exit 0.

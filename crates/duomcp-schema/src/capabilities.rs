@@ -94,6 +94,54 @@ macro_rules! extension_helpers {
 extension_helpers!(ClientCapabilities);
 extension_helpers!(ServerCapabilities);
 
+/// Why `id` is not an extension identifier (SEP-2133: a vendor prefix in reverse domain
+/// notation, a slash, then the extension's name, as in `io.modelcontextprotocol/ui` or
+/// `com.example/my-feature`), or `None` when it is one.
+///
+/// The prefix is two or more dot-separated labels of ASCII letters, digits and `-`, none
+/// empty or starting or ending with `-`; the name is non-empty ASCII letters, digits, `-`,
+/// `_` and `.`. At most 255 bytes in all.
+///
+/// ```
+/// use duomcp_schema::extension_id_problem;
+/// assert_eq!(extension_id_problem("io.modelcontextprotocol/ui"), None);
+/// assert_eq!(extension_id_problem("com.example/empty"), None);
+/// assert!(extension_id_problem("ui").is_some());
+/// assert!(extension_id_problem("example/x").is_some());
+/// assert!(extension_id_problem("com.example/").is_some());
+/// ```
+pub fn extension_id_problem(id: &str) -> Option<&'static str> {
+    if id.len() > 255 {
+        return Some("longer than 255 bytes");
+    }
+    let Some((prefix, name)) = id.split_once('/') else {
+        return Some("no `/` between the vendor prefix and the name");
+    };
+    let labels: Vec<&str> = prefix.split('.').collect();
+    if labels.len() < 2 {
+        return Some("the vendor prefix is not a reverse domain name (e.g. `com.example`)");
+    }
+    let label_ok = |l: &str| {
+        !l.is_empty()
+            && !l.starts_with('-')
+            && !l.ends_with('-')
+            && l.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-')
+    };
+    if !labels.into_iter().all(label_ok) {
+        return Some("a label of the vendor prefix is empty or has characters other than letters, digits and `-`");
+    }
+    if name.is_empty()
+        || !name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.'))
+    {
+        return Some(
+            "the name is empty or has characters other than letters, digits, `-`, `_` and `.`",
+        );
+    }
+    None
+}
+
 /// Roots support of a client.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]

@@ -88,6 +88,37 @@ pub fn builder_for_era(
     })
 }
 
+/// Reads `duomcp serve --extension`'s value: `ID` (settings `{}`) or `ID=JSON`, the JSON an
+/// object, the id an extension identifier (SEP-2133).
+///
+/// ```
+/// use duomcp_cli::reference::parse_extension;
+/// let (id, settings) = parse_extension(r#"com.example/feature={"level":2}"#).unwrap();
+/// assert_eq!((id.as_str(), settings["level"].as_i64()), ("com.example/feature", Some(2)));
+/// assert!(parse_extension("com.example/empty").unwrap().1.is_empty());
+/// assert!(parse_extension("feature={}").is_err());
+/// assert!(parse_extension("com.example/x=[1]").is_err());
+/// ```
+pub fn parse_extension(arg: &str) -> Result<(String, duomcp::schema::JsonObject), String> {
+    let (id, settings) = match arg.split_once('=') {
+        Some((id, json)) => {
+            let value: serde_json::Value = serde_json::from_str(json)
+                .map_err(|e| format!("the settings are not JSON: {e}"))?;
+            match value {
+                serde_json::Value::Object(settings) => (id, settings),
+                _ => return Err("the settings are not a JSON object".to_owned()),
+            }
+        }
+        None => (arg, duomcp::schema::JsonObject::new()),
+    };
+    if let Some(problem) = duomcp::schema::extension_id_problem(id) {
+        return Err(format!(
+            "`{id}` is not an extension identifier (like `com.example/name`): {problem}"
+        ));
+    }
+    Ok((id.to_owned(), settings))
+}
+
 fn builder() -> ServerBuilder {
     let cache = CachePolicy {
         ttl_ms: 30_000,

@@ -164,6 +164,15 @@ pub(super) fn register(b: ServerBuilder) -> ServerBuilder {
         let r = ctx.sample("hi", params).await?;
         Ok::<_, HandlerError>(CallToolResult::new(vec![ContentBlock::text(format!("model said: {:?}", r.model))]))
     })
+    // The extensions fixture (`server-legacy-extensions`): what the client declared, as this
+    // server read it, so that a capability lost in either direction shows.
+    .tool(
+        no_args("test_legacy_extension_capabilities", "Returns the extensions the client declared, as JSON text"),
+        |ctx: Context| async move {
+            let extensions = ctx.client_capabilities().extensions.clone().unwrap_or_default();
+            json!({ "extensions": extensions }).to_string()
+        },
+    )
     .tool(
         ToolSpec::new("test_custom_header").description("Echoes a region that travels in the Mcp-Param-Region header").input_schema(json!({
             "type": "object",

@@ -28,6 +28,34 @@ impl ServerBuilder {
         self
     }
 
+    /// Declares the extension `id` (SEP-2133: `com.example/name`) with its settings object, in
+    /// the server's `capabilities.extensions`: in `initialize`'s result for 2025-11-25 clients,
+    /// in `server/discover`'s for 2026-07-28 ones. Use it for an extension the application
+    /// implements itself; the ones duomcp implements (tasks, skills, MCP Apps' `ui`) are declared
+    /// when what they need is registered. Settings given here replace those duomcp would
+    /// declare for the same `id`. A handler sees what the client declared in
+    /// [`Context::client_capabilities`](crate::server::Context::client_capabilities)`().extensions`.
+    ///
+    /// An `id` that is not an extension identifier is refused by
+    /// [`try_build`](Self::try_build) ([`BuildError::InvalidExtension`]).
+    ///
+    /// ```
+    /// use duomcp::server::Server;
+    /// use serde_json::json;
+    /// let settings = json!({ "maxItems": 3 }).as_object().cloned().unwrap_or_default();
+    /// let server = Server::builder()
+    ///     .extension("com.example/inventory", settings)
+    ///     .extension("com.example/empty", Default::default())
+    ///     .build();
+    /// # let _ = server;
+    /// assert!(Server::builder().extension("inventory", Default::default()).try_build().is_err());
+    /// ```
+    pub fn extension(mut self, id: impl Into<String>, settings: JsonObject) -> Self {
+        self.extensions
+            .insert(id.into(), serde_json::Value::Object(settings));
+        self
+    }
+
     /// Limits, timeouts and cache policies.
     pub fn config(mut self, config: ServerConfig) -> Self {
         self.config = config;
@@ -368,6 +396,14 @@ impl ServerBuilder {
         if !missing.is_empty() {
             return Err(BuildError::MissingState { missing });
         }
+        for id in self.extensions.keys() {
+            if let Some(problem) = duomcp_schema::extension_id_problem(id) {
+                return Err(BuildError::InvalidExtension {
+                    id: id.clone(),
+                    problem,
+                });
+            }
+        }
         Ok(self.finish())
     }
 
@@ -407,6 +443,7 @@ impl ServerBuilder {
                 info_json,
                 info: self.info,
                 instructions: self.instructions,
+                extensions: self.extensions,
                 config: self.config,
                 registry: RwLock::new(self.registry),
                 state: self.state,

@@ -66,7 +66,9 @@ pub(crate) use dispatch::{
 pub(crate) use envelope::Reply;
 pub(crate) use envelope::RequestEnv;
 
-use duomcp_schema::{CacheScope, CompleteRequestParams, CompleteResult, Implementation};
+use duomcp_schema::{
+    CacheScope, CompleteRequestParams, CompleteResult, Implementation, JsonObject,
+};
 use registry::Registry;
 use std::any::{Any, TypeId};
 use std::collections::HashMap;
@@ -188,6 +190,8 @@ pub(crate) struct Shared {
     /// `_meta` spliced into every complete 2026-07-28 result.
     pub meta_server_info: Box<[u8]>,
     pub instructions: Option<String>,
+    /// The extensions the application declared ([`ServerBuilder::extension`]).
+    pub extensions: JsonObject,
     pub config: ServerConfig,
     pub registry: RwLock<Registry>,
     pub state: StateMap,
@@ -690,6 +694,7 @@ impl Server {
 pub struct ServerBuilder {
     info: Implementation,
     instructions: Option<String>,
+    extensions: JsonObject,
     config: ServerConfig,
     registry: Registry,
     state: StateMap,
@@ -720,6 +725,14 @@ pub enum BuildError {
         /// `(handler, type)` pairs: `("tool `visits`", "my_app::Counter")`.
         missing: Vec<(String, String)>,
     },
+    /// An id given to [`ServerBuilder::extension`] is not an extension identifier (SEP-2133:
+    /// a reverse-domain vendor prefix, `/`, a name).
+    InvalidExtension {
+        /// The id as given.
+        id: String,
+        /// What is wrong with it.
+        problem: &'static str,
+    },
 }
 
 impl std::fmt::Display for BuildError {
@@ -735,6 +748,11 @@ impl std::fmt::Display for BuildError {
                 }
                 f.write_str(" (register it with `Server::builder().state(value)`)")
             }
+            BuildError::InvalidExtension { id, problem } => write!(
+                f,
+                "`{}` is not an extension identifier (like `com.example/name`): {problem}",
+                crate::util::excerpt(id, crate::util::EXCERPT_CHARS)
+            ),
         }
     }
 }
@@ -746,6 +764,7 @@ impl Default for ServerBuilder {
         ServerBuilder {
             info: Implementation::new("duomcp-server", env!("CARGO_PKG_VERSION")),
             instructions: None,
+            extensions: JsonObject::new(),
             config: ServerConfig::default(),
             registry: Registry::default(),
             state: StateMap::default(),

@@ -71,6 +71,15 @@ impl Run {
         builder
     }
 
+    /// A client builder for a scenario of 2025-11-25 alone, whatever version the run names.
+    fn legacy_builder(&self) -> ClientBuilder {
+        Client::builder()
+            .name("duomcp-conformance-client")
+            .version(env!("CARGO_PKG_VERSION"))
+            .era(EraChoice::Legacy)
+            .on_elicit(|request| async move { Ok(accept(&request)) })
+    }
+
     async fn connect(&self) -> Result<Client, Error> {
         Ok(self.builder().connect_http(&self.url).await?)
     }
@@ -165,6 +174,8 @@ pub(crate) async fn run(run: &Run) -> Result<(), Error> {
         "sep-2640-client-verify-digest"
         | "sep-2640-client-verify-size"
         | "sep-2640-client-verify-frontmatter" => skills_verify(run).await,
+        "session-renegotiation-404" => session_renegotiation(run).await,
+        "legacy-extensions" => legacy_extensions(run).await,
         s if s.starts_with("auth/") => crate::auth::run(run).await,
         other => Err(format!("unknown scenario `{other}`").into()),
     }
@@ -174,6 +185,53 @@ pub(crate) async fn run(run: &Run) -> Result<(), Error> {
 async fn initialize(run: &Run) -> Result<(), Error> {
     let client = run.connect().await?;
     client.list_all_tools().await?;
+    client.close().await?;
+    Ok(())
+}
+
+/// `session-renegotiation-404`: the server forgets the session after `initialize` (HTTP 404 to
+/// the next request); the client starts a new session and goes on: a listing, then a ping, each
+/// of which must succeed.
+async fn session_renegotiation(run: &Run) -> Result<(), Error> {
+    let client = run.legacy_builder().connect_http(&run.url).await?;
+    client.list_all_tools().await?;
+    client.ping().await?;
+    client.close().await?;
+    Ok(())
+}
+
+/// The extensions this client declares in `legacy-extensions` (the scenario's fixture).
+fn fixture_client_extensions() -> Map<String, Value> {
+    let fixture = json!({
+        "io.modelcontextprotocol/ui": { "mimeTypes": ["text/html;profile=mcp-app"] },
+        "com.example/conformance": { "nested": { "enabled": false, "limit": 0 }, "values": ["a", 2, null] },
+        "com.example/empty": {}
+    });
+    fixture.as_object().cloned().unwrap_or_default()
+}
+
+/// `legacy-extensions`: a 2025-11-25 handshake declaring the fixture's extensions, then a report
+/// of the extensions the server declared, as the client read them
+/// (`test_legacy_extension_capabilities` with `{ "extensions": … }`).
+async fn legacy_extensions(run: &Run) -> Result<(), Error> {
+    let mut builder = run.legacy_builder();
+    for (id, settings) in fixture_client_extensions() {
+        let Value::Object(settings) = settings else {
+            return Err(format!("the fixture's settings of {id} are not an object").into());
+        };
+        builder = builder.extension(id, settings);
+    }
+    let client = builder.connect_http(&run.url).await?;
+    let declared = client.server_capabilities().extensions.unwrap_or_default();
+    let result = client
+        .call_tool(
+            "test_legacy_extension_capabilities",
+            json!({ "extensions": declared }),
+        )
+        .await?;
+    if result.is_error() {
+        return Err(format!("the report failed: {:?}", result.content).into());
+    }
     client.close().await?;
     Ok(())
 }

@@ -58,6 +58,10 @@ pub(super) fn capabilities(shared: &Shared, tasks_declared: TasksDeclared) -> Se
         );
     }
     apps::declare(&reg, &mut extensions);
+    // The application's own declarations last: its settings win.
+    for (id, settings) in &shared.extensions {
+        extensions.insert(id.clone(), settings.clone());
+    }
     if !extensions.is_empty() {
         caps["extensions"] = Value::Object(extensions);
     }
