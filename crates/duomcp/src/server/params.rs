@@ -38,12 +38,15 @@ impl<'a> ParamsIndex<'a> {
             return Ok(ParamsIndex::default());
         };
         match params.members() {
-            Some(members) => Ok(ParamsIndex {
-                raw: Some(params.get()),
-                members: members.map(|(k, v)| (Key(Cow::Borrowed(k)), v)).collect(),
-                fields: params.meta_fields(),
-                meta_as_fields: params.meta_fields().is_some(),
-            }),
+            Some(members) => {
+                let fields = params.meta_fields();
+                Ok(ParamsIndex {
+                    raw: Some(params.get()),
+                    members: members.map(|(k, v)| (Key(Cow::Borrowed(k)), v)).collect(),
+                    meta_as_fields: fields.is_some(),
+                    fields,
+                })
+            }
             None => Self::read_text(params.get()),
         }
     }
