@@ -88,6 +88,18 @@ impl Principal {
         self
     }
 
+    /// Grants every scope (as [`Principal::local`] has): a check of scopes never refuses it.
+    ///
+    /// ```
+    /// use duomcp_proto::principal::Principal;
+    /// let p = Principal::new("anonymous").with_all_scopes();
+    /// assert!(p.missing_scopes(&["anything".to_owned()]).is_empty());
+    /// ```
+    pub fn with_all_scopes(mut self) -> Self {
+        self.scopes = Grant::All;
+        self
+    }
+
     /// The principal with its granted scopes replaced by what `f` makes of them (a server
     /// expands them through its scope hierarchy this way); [`Principal::local`], which holds
     /// every scope, is returned unchanged.

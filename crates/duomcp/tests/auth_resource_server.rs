@@ -657,3 +657,58 @@ async fn expiry_and_not_before_follow_the_validators_clock() {
         Ok("alice".to_owned())
     );
 }
+
+#[tokio::test]
+async fn anonymous_callers_run_as_the_given_principal_and_are_challenged_for_more() {
+    let env =
+        setup_with(|b| b.anonymous(Principal::new("guest").with_scopes(["files:read"]))).await;
+    // No header: in, as the anonymous principal, with what it holds.
+    let res = env.call(None, "whoami").await;
+    assert_eq!(res.status(), 200);
+    assert_eq!(text_of(res).await, "guest|files:read");
+    assert_eq!(text_of(env.call(None, "read").await).await, "contents");
+    // It lacks files:write: 401 (it has no token to step up), with the scopes this call needs
+    // and the metadata, and no `error` (a token is asked for, none was refused).
+    let res = env.call(None, "write").await;
+    assert_eq!(res.status(), 401);
+    let c = challenge(&res);
+    assert_eq!(c.param("scope"), Some("files:write"));
+    assert_eq!(c.param("error"), None);
+    assert!(c
+        .param("resource_metadata")
+        .unwrap()
+        .ends_with("/.well-known/oauth-protected-resource/mcp"));
+    // A second tenant with a token holds its own scopes at the same time, not the guest's.
+    let t = env.token("alice", "files:write");
+    let (a, b) = tokio::join!(env.call(Some(&t), "write"), env.call(None, "whoami"));
+    assert_eq!(text_of(a).await, "written");
+    assert_eq!(text_of(b).await, "guest|files:read");
+    // A token holder lacking a scope is 403 insufficient_scope, as without anonymous access.
+    let res = env
+        .call(Some(&env.token("bob", "files:read")), "both")
+        .await;
+    assert_eq!(res.status(), 403);
+    assert_eq!(challenge(&res).param("error"), Some("insufficient_scope"));
+    // A bad token is refused, never downgraded to anonymous.
+    let res = env.call(Some("not-a-jwt"), "public").await;
+    assert_eq!(res.status(), 401);
+    assert_eq!(challenge(&res).param("error"), Some("invalid_token"));
+}
+
+#[tokio::test]
+async fn anonymous_access_still_needs_the_layers_required_scopes() {
+    let env = setup_with(|b| {
+        b.required_scopes(["mcp"])
+            .anonymous(Principal::new("guest").with_scopes(["files:read"]))
+    })
+    .await;
+    let res = env.call(None, "public").await;
+    assert_eq!(res.status(), 401);
+    assert_eq!(challenge(&res).param("scope"), Some("mcp"));
+    let env = setup_with(|b| {
+        b.required_scopes(["mcp"])
+            .anonymous(Principal::new("guest").with_all_scopes())
+    })
+    .await;
+    assert_eq!(text_of(env.call(None, "write").await).await, "written");
+}

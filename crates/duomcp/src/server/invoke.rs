@@ -183,6 +183,7 @@ pub(crate) async fn read_resource(
             }
         }
     };
+    let scopes = crate::server::principal::expand_template_scopes(scopes, &vars);
     crate::server::principal::require_scopes(ctx.principal(), &scopes)?;
     read(CallParts {
         ctx: ctx.clone(),

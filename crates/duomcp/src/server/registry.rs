@@ -512,7 +512,18 @@ impl<T> Scoped<T> {
         }
     }
 
-    /// OAuth scopes a caller must hold to read it (see [`ToolSpec::scopes`]).
+    /// OAuth scopes a caller must hold to read it (see [`ToolSpec::scopes`]). For a template,
+    /// `{name}` in a scope is the value the URI gave the variable `name`
+    /// (`"notes:read:{owner}"` on `notes://{owner}/today`, read at `notes://alice/today`,
+    /// needs `notes:read:alice`; a character a scope cannot hold is percent-encoded).
+    ///
+    /// ```
+    /// use duomcp::schema::ResourceTemplate;
+    /// use duomcp::server::TemplateSpec;
+    /// let spec = TemplateSpec::new(ResourceTemplate::new("notes://{owner}/today", "today"))
+    ///     .scopes(["notes:read", "notes:read:{owner}"]);
+    /// # let _ = spec;
+    /// ```
     pub fn scopes<I, S>(mut self, scopes: I) -> Self
     where
         I: IntoIterator<Item = S>,

@@ -81,8 +81,15 @@ where
             {
                 return inner.call(req).await;
             }
-            let principal = match authenticate(&rs, req.headers(), req.uri()).await {
-                Ok(p) => p,
+            let no_header = !req.headers().contains_key(http::header::AUTHORIZATION);
+            let (principal, anonymous) = match authenticate(&rs, req.headers(), req.uri()).await {
+                Ok(p) => (p, false),
+                Err(AuthRejection::Missing) if no_header && rs.anonymous.is_some() => {
+                    match rs.anonymous.clone() {
+                        Some(p) if p.missing_scopes(&rs.required).is_empty() => (p, true),
+                        _ => return Ok(AuthRejection::Missing.into_response_for(&rs)),
+                    }
+                }
                 Err(refusal) => return Ok(refusal.into_response_for(&rs)),
             };
             // The token stops here: nothing behind the layer can pass it on upstream.
@@ -90,8 +97,16 @@ where
             req.extensions_mut().insert(Arc::new(principal));
             let mut res = inner.call(req).await?;
             if let Some(ScopeChallenge(scopes)) = res.extensions_mut().remove::<ScopeChallenge>() {
-                let refusal = AuthRejection::InsufficientScope(scopes);
-                let (status, challenge) = refusal.challenge(&rs);
+                // An anonymous caller has no token to step up: it is asked for one, with the
+                // scopes this operation needs.
+                let (status, challenge) = if anonymous {
+                    let c = WwwAuthenticate::bearer()
+                        .with("resource_metadata", &rs.metadata_url)
+                        .with("scope", join_scopes(&scopes));
+                    (StatusCode::UNAUTHORIZED, c.to_header_value())
+                } else {
+                    AuthRejection::InsufficientScope(scopes).challenge(&rs)
+                };
                 *res.status_mut() = status;
                 if let Ok(v) = HeaderValue::from_str(&challenge) {
                     res.headers_mut().insert(http::header::WWW_AUTHENTICATE, v);

@@ -70,6 +70,8 @@ pub(crate) struct Inner {
     pub challenge_scopes: Vec<String>,
     pub hierarchy: ScopeHierarchy,
     pub validator: Arc<dyn TokenValidator>,
+    /// Who a request without an `Authorization` header is, when such requests are let in.
+    pub anonymous: Option<Principal>,
 }
 
 impl std::fmt::Debug for ResourceServer {
@@ -88,6 +90,7 @@ pub struct ResourceServerBuilder {
     hierarchy: ScopeHierarchy,
     validator: Option<Arc<dyn TokenValidator>>,
     metadata_url: Option<String>,
+    anonymous: Option<Principal>,
 }
 
 impl ResourceServer {
@@ -101,6 +104,7 @@ impl ResourceServer {
             hierarchy: ScopeHierarchy::new(),
             validator: None,
             metadata_url: None,
+            anonymous: None,
         }
     }
 
@@ -230,6 +234,31 @@ impl ResourceServerBuilder {
         self
     }
 
+    /// Lets requests without an `Authorization` header in, as `principal` (default: refused
+    /// with `401`). A request with a token is checked as always (a bad token is still `401`),
+    /// so a client can hold more than the anonymous caller by presenting one. When an
+    /// anonymous request needs a scope `principal` lacks (a tool's
+    /// [`ToolSpec::scopes`](crate::server::ToolSpec::scopes), say), the answer is `401` with
+    /// the scopes in the challenge: a client then gets a token with them. Give the anonymous
+    /// caller only what the public may do; [`Principal::with_all_scopes`] makes a server whose
+    /// scopes bind only token holders (the conformance suite's SEP-2350 fixture runs so).
+    ///
+    /// ```
+    /// use duomcp::auth::{ResourceServer, StaticTokens};
+    /// use duomcp::server::Principal;
+    /// let rs = ResourceServer::builder("https://mcp.example.com/mcp")
+    ///     .authorization_server("https://auth.example.com")
+    ///     .validator(StaticTokens::new().with("t0ken", Principal::new("alice").with_scopes(["files:write"])))
+    ///     .anonymous(Principal::new("anonymous").with_scopes(["files:read"]))
+    ///     .build()
+    ///     .unwrap();
+    /// # let _ = rs;
+    /// ```
+    pub fn anonymous(mut self, principal: Principal) -> Self {
+        self.anonymous = Some(principal);
+        self
+    }
+
     /// How tokens are checked.
     pub fn validator(mut self, validator: impl TokenValidator) -> Self {
         self.validator = Some(Arc::new(validator));
@@ -294,6 +323,7 @@ impl ResourceServerBuilder {
                 challenge_scopes,
                 hierarchy: self.hierarchy,
                 validator,
+                anonymous: self.anonymous,
             }),
         })
     }
