@@ -78,6 +78,7 @@ where
             let path = req.uri().path();
             if req.method() == http::Method::OPTIONS
                 || path.starts_with("/.well-known/oauth-protected-resource")
+                || public_card_path(&rs.metadata.resource, path)
             {
                 return inner.call(req).await;
             }
@@ -115,6 +116,20 @@ where
             Ok(res)
         })
     }
+}
+
+/// Whether `path` is one of the public documents of the Server Card (experimental, SEP-2127):
+/// the card of the protected endpoint (`<its path>/server-card`) or the AI Catalog. They are
+/// public by design and never carry more than the operator chose to publish.
+fn public_card_path(resource: &str, path: &str) -> bool {
+    if path == crate::transport::http::card::CATALOG_PATH {
+        return true;
+    }
+    let after_scheme = resource.split_once("://").map_or(resource, |(_, r)| r);
+    let endpoint = after_scheme.find('/').map_or("", |i| &after_scheme[i..]);
+    let endpoint = endpoint.split(['?', '#']).next().unwrap_or("");
+    path.strip_suffix("/server-card")
+        .is_some_and(|p| p == endpoint.trim_end_matches('/'))
 }
 
 /// Why the authorization layer did not let a request through; it becomes the HTTP answer its

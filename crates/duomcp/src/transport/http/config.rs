@@ -139,6 +139,11 @@ pub struct HttpConfig {
     /// full, idle callers whose bucket has refilled are forgotten first, then the idle one
     /// seen longest ago; a new caller gets `503` only when every one has requests in flight.
     pub max_principals: usize,
+    /// The Server Card (experimental, SEP-2127) served at `<path>/server-card`, and its AI
+    /// Catalog entry at `/.well-known/ai-catalog.json`; `None` (the default): neither. Off by
+    /// default because the card is public (no authentication) and names the server; see
+    /// [`ServerCardConfig`](super::ServerCardConfig) for what it says.
+    pub server_card: Option<super::ServerCardConfig>,
 }
 
 impl Default for HttpConfig {
@@ -175,6 +180,7 @@ impl Default for HttpConfig {
             peer_rate: Some(super::Rate::new(1000, 2000)),
             limit_loopback_peers: false,
             max_principals: 10_000,
+            server_card: None,
         }
     }
 }
@@ -213,6 +219,7 @@ impl fmt::Debug for HttpConfig {
             .field("peer_rate", &self.peer_rate)
             .field("limit_loopback_peers", &self.limit_loopback_peers)
             .field("max_principals", &self.max_principals)
+            .field("server_card", &self.server_card)
             .finish_non_exhaustive()
     }
 }

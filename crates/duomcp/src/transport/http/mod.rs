@@ -49,6 +49,7 @@
 //! client gets are listed in LIMITS.md at the repository root.
 
 mod body;
+pub mod card;
 mod client_data;
 mod config;
 mod conn;
@@ -68,6 +69,7 @@ mod store;
 pub mod tls;
 mod workers;
 
+pub use card::{ai_catalog_router, CardError, ServerCardConfig};
 pub use config::{HttpConfig, ResponseMode};
 #[cfg(feature = "http2")]
 pub use conn::MAX_CONCURRENT_STREAMS;
@@ -138,6 +140,8 @@ pub(crate) struct Inner {
     body_budget: Arc<Semaphore>,
     /// Per-caller rate and in-flight caps (see `fair`).
     fair: Arc<fair::Fairness>,
+    /// Set when served over TLS by duomcp (the server card's default URL says `https`).
+    tls: std::sync::atomic::AtomicBool,
 }
 
 impl std::fmt::Debug for StreamableHttp {
@@ -211,6 +215,7 @@ impl StreamableHttp {
                 listen_streams: Arc::new(Semaphore::new(config.max_listen_streams.max(1))),
                 body_budget: body::budget(config.max_body_bytes_in_flight),
                 fair: fair::Fairness::new(&config),
+                tls: std::sync::atomic::AtomicBool::new(false),
                 config,
             }),
         }
@@ -245,9 +250,18 @@ impl StreamableHttp {
     /// let router: axum::Router = StreamableHttp::new(Server::builder().build()).router();
     /// ```
     pub fn router(&self) -> Router {
-        Router::new()
-            .route(&self.inner.config.path, axum::routing::any(endpoint))
-            .with_state(self.inner.clone())
+        let mut router = Router::new().route(&self.inner.config.path, axum::routing::any(endpoint));
+        // The server card (experimental, opt-in): see the `card` module.
+        if let Some(card) = &self.inner.config.server_card {
+            router = router.route(
+                &card::card_path(&self.inner.config.path),
+                axum::routing::any(card::card),
+            );
+            if card.catalog_enabled() {
+                router = router.route(card::CATALOG_PATH, axum::routing::any(card::catalog));
+            }
+        }
+        router.with_state(self.inner.clone())
     }
 
     /// Starts a graceful shutdown of this endpoint: `subscriptions/listen` streams end with their
@@ -315,6 +329,12 @@ impl StreamableHttp {
     {
         if let Ok(addr) = listener.local_addr() {
             self.inner.guard.add_bound(addr);
+        }
+        #[cfg(feature = "tls")]
+        if matches!(transport, conn::Transport::Tls(_)) {
+            self.inner
+                .tls
+                .store(true, std::sync::atomic::Ordering::Relaxed);
         }
         let service = conn::Service::new(self.router());
         let closing = self.inner.closing.clone();
