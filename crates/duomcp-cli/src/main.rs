@@ -74,6 +74,8 @@ enum Command {
         extensions: Vec<String>,
         #[command(flatten)]
         telemetry: duomcp_cli::telemetry::ServeArgs,
+        #[command(flatten)]
+        card: duomcp_cli::commands::card::ServeCardArgs,
     },
     /// Serve other MCP servers (stdio commands, URLs) as one, to clients of both revisions,
     /// bridging between them: `duomcp gateway -- CMD ARGS`, `--upstream URL`, `--config FILE`.
@@ -87,6 +89,10 @@ enum Command {
     /// `duomcp inspect URL`, or `duomcp inspect` for a connect form. Serves a page on
     /// 127.0.0.1 only, behind a token in the URL it prints.
     Inspect(duomcp_cli::inspect::InspectArgs),
+    /// Fetch a Server Card (experimental, SEP-2127) and check it: `duomcp card URL`, URL the
+    /// MCP endpoint (its card is `URL/server-card`), a card, or an AI Catalog
+    /// (`https://host/.well-known/ai-catalog.json`). Exit 3 when it is not valid.
+    Card(duomcp_cli::commands::card::CardArgs),
     /// Print a shell completion script: `duomcp completions bash > ~/.local/share/bash-completion/completions/duomcp`
     /// (zsh: into a directory of `$fpath` as `_duomcp`; fish: `~/.config/fish/completions/duomcp.fish`).
     Completions {
@@ -187,6 +193,7 @@ fn main() -> std::process::ExitCode {
         Command::Client(command) => return runtime.block_on(duomcp_cli::commands::run(command)),
         Command::Login(args) => return runtime.block_on(duomcp_cli::commands::login::run(args)),
         Command::Inspect(args) => return runtime.block_on(duomcp_cli::inspect::run(args)),
+        Command::Card(args) => return runtime.block_on(duomcp_cli::commands::card::run(args)),
         Command::Bench(args) => return runtime.block_on(duomcp_cli::bench::run(args)),
         Command::Gateway(args) => {
             return runtime.block_on(duomcp_cli::commands::gateway::run(args))
@@ -208,6 +215,7 @@ fn main() -> std::process::ExitCode {
                 era,
                 extensions,
                 telemetry,
+                card,
             } => {
                 let mut builder = match duomcp_cli::reference::builder_for_era(&skills, era) {
                     Ok(builder) => builder,
@@ -254,6 +262,7 @@ fn main() -> std::process::ExitCode {
                         }
                         // After the limits: `--redis` replaces the in-memory event log they size.
                         duomcp_cli::limits::apply(&mut config, &limits).map_err(Some)?;
+                        card.apply(&mut config, &era.versions()).map_err(Some)?;
                         duomcp_cli::shared_state::apply(
                             &server,
                             &mut config,
@@ -271,6 +280,7 @@ fn main() -> std::process::ExitCode {
             | Command::Gateway(_)
             | Command::Login(_)
             | Command::Inspect(_)
+            | Command::Card(_)
             | Command::Completions { .. }
             | Command::Servers { .. } => Ok(()),
         }

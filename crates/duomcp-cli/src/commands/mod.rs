@@ -21,6 +21,7 @@
 //! result with `isError: true`), 2 on a usage error.
 
 mod apps;
+pub mod card;
 mod complete;
 pub mod config;
 mod discover;

@@ -23,6 +23,14 @@ pub enum ServeEra {
 }
 
 impl ServeEra {
+    /// The protocol versions served (what a Server Card names).
+    pub fn versions(self) -> Vec<&'static str> {
+        use duomcp_schema::version::{LEGACY_VERSIONS, MODERN_VERSIONS};
+        let modern = MODERN_VERSIONS.iter().filter(|_| self != ServeEra::Legacy);
+        let legacy = LEGACY_VERSIONS.iter().filter(|_| self != ServeEra::Modern);
+        modern.chain(legacy).copied().collect()
+    }
+
     /// Whether a request of `era` is served.
     pub fn admits(self, era: Era) -> bool {
         match self {
