@@ -359,7 +359,8 @@ async fn two_tenants_two_cards() {
     // Two tenants in one application: one catalog lists both cards.
     use duomcp::server::Server;
     use duomcp::transport::http::{
-        ai_catalog_router, HttpConfig, ServerCardConfig, StreamableHttp,
+        card::{ai_catalog_router, ServerCardConfig},
+        HttpConfig, StreamableHttp,
     };
     let tenant = |path: &str, name: &str, version: &str| {
         let mut config = HttpConfig::default();

@@ -9,9 +9,10 @@
 use super::{output, Failure};
 use clap::Args;
 use duomcp::transport::http::card::{
-    check_card, check_catalog, CARD_MEDIA_TYPE, CATALOG_MEDIA_TYPE, CATALOG_PATH, TOOLS_META_KEY,
+    check_card, check_catalog, ServerCardConfig, CARD_MEDIA_TYPE, CATALOG_MEDIA_TYPE, CATALOG_PATH,
+    TOOLS_META_KEY,
 };
-use duomcp::transport::http::{HttpConfig, ServerCardConfig};
+use duomcp::transport::http::HttpConfig;
 use serde_json::{json, Value};
 use std::process::ExitCode;
 use std::time::Duration;

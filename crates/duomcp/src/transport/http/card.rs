@@ -46,7 +46,8 @@
 //!
 //! ```
 //! use duomcp::server::Server;
-//! use duomcp::transport::http::{HttpConfig, ServerCardConfig, StreamableHttp};
+//! use duomcp::transport::http::card::ServerCardConfig;
+//! use duomcp::transport::http::{HttpConfig, StreamableHttp};
 //!
 //! let server = Server::builder().name("weather").version("1.2.0").build();
 //! let mut config = HttpConfig::default();
@@ -57,7 +58,7 @@
 //! );
 //! let app: axum::Router = StreamableHttp::with_config(server, config).router();
 //! // GET /mcp/server-card and GET /.well-known/ai-catalog.json are served.
-//! # Ok::<(), duomcp::transport::http::CardError>(())
+//! # Ok::<(), duomcp::transport::http::card::CardError>(())
 //! ```
 
 use super::Inner;
@@ -104,11 +105,11 @@ pub struct CardError(String);
 /// [module](self)). Set [`HttpConfig::server_card`](super::HttpConfig::server_card) to serve it.
 ///
 /// ```
-/// use duomcp::transport::http::ServerCardConfig;
+/// use duomcp::transport::http::card::ServerCardConfig;
 /// let card = ServerCardConfig::new("com.example/weather")?.list_tools(true);
 /// assert_eq!(card.name(), "com.example/weather");
 /// assert!(ServerCardConfig::new("weather").is_err()); // no namespace
-/// # Ok::<(), duomcp::transport::http::CardError>(())
+/// # Ok::<(), duomcp::transport::http::card::CardError>(())
 /// ```
 #[derive(Debug, Clone)]
 pub struct ServerCardConfig {
@@ -638,9 +639,10 @@ pub(super) async fn catalog(State(t): State<Arc<Inner>>, req: Request) -> Respon
 ///
 /// ```
 /// use duomcp::server::Server;
-/// use duomcp::transport::http::{ai_catalog_router, HttpConfig, ServerCardConfig, StreamableHttp};
+/// use duomcp::transport::http::card::{ai_catalog_router, ServerCardConfig};
+/// use duomcp::transport::http::{HttpConfig, StreamableHttp};
 ///
-/// let tenant = |path: &str, name: &str| -> Result<StreamableHttp, duomcp::transport::http::CardError> {
+/// let tenant = |path: &str, name: &str| -> Result<StreamableHttp, duomcp::transport::http::card::CardError> {
 ///     let mut config = HttpConfig::default();
 ///     config.path = path.into();
 ///     config.server_card = Some(ServerCardConfig::new(name)?.catalog(false));
@@ -648,7 +650,7 @@ pub(super) async fn catalog(State(t): State<Arc<Inner>>, req: Request) -> Respon
 /// };
 /// let (a, b) = (tenant("/a/mcp", "com.example/a")?, tenant("/b/mcp", "com.example/b")?);
 /// let app: axum::Router = a.router().merge(b.router()).merge(ai_catalog_router(&[a, b]));
-/// # Ok::<(), duomcp::transport::http::CardError>(())
+/// # Ok::<(), duomcp::transport::http::card::CardError>(())
 /// ```
 pub fn ai_catalog_router(endpoints: &[super::StreamableHttp]) -> axum::Router {
     let endpoints: Arc<[Arc<Inner>]> = endpoints.iter().map(|e| e.inner.clone()).collect();

@@ -142,8 +142,8 @@ pub struct HttpConfig {
     /// The Server Card (experimental, SEP-2127) served at `<path>/server-card`, and its AI
     /// Catalog entry at `/.well-known/ai-catalog.json`; `None` (the default): neither. Off by
     /// default because the card is public (no authentication) and names the server; see
-    /// [`ServerCardConfig`](super::ServerCardConfig) for what it says.
-    pub server_card: Option<super::ServerCardConfig>,
+    /// [`ServerCardConfig`](super::card::ServerCardConfig) for what it says.
+    pub server_card: Option<super::card::ServerCardConfig>,
 }
 
 impl Default for HttpConfig {

@@ -69,7 +69,6 @@ mod store;
 pub mod tls;
 mod workers;
 
-pub use card::{ai_catalog_router, CardError, ServerCardConfig};
 pub use config::{HttpConfig, ResponseMode};
 #[cfg(feature = "http2")]
 pub use conn::MAX_CONCURRENT_STREAMS;
