@@ -11,5 +11,6 @@ pub mod inspect;
 pub mod limits;
 pub mod reference;
 pub mod serve_addr;
+pub mod serve_auth;
 pub mod shared_state;
 pub mod telemetry;

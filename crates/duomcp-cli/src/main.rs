@@ -76,6 +76,8 @@ enum Command {
         telemetry: duomcp_cli::telemetry::ServeArgs,
         #[command(flatten)]
         card: duomcp_cli::commands::card::ServeCardArgs,
+        #[command(flatten)]
+        auth: duomcp_cli::serve_auth::ServeAuthArgs,
     },
     /// Serve other MCP servers (stdio commands, URLs) as one, to clients of both revisions,
     /// bridging between them: `duomcp gateway -- CMD ARGS`, `--upstream URL`, `--config FILE`.
@@ -216,8 +218,12 @@ fn main() -> std::process::ExitCode {
                 extensions,
                 telemetry,
                 card,
+                auth,
             } => {
-                let mut builder = match duomcp_cli::reference::builder_for_era(&skills, era) {
+                auth.check().map_err(Some)?;
+                let scoped = auth.enabled();
+                let mut builder = match duomcp_cli::reference::builder_for_era(&skills, era, scoped)
+                {
                     Ok(builder) => builder,
                     Err(e) => {
                         eprintln!("duomcp: cannot serve the skills: {e}");
@@ -271,7 +277,7 @@ fn main() -> std::process::ExitCode {
                         )
                         .await
                         .map_err(Some)?;
-                        serve_http(&addr, tls_cert.zip(tls_key), server, config).await
+                        serve_http(&addr, tls_cert.zip(tls_key), server, config, &auth).await
                     }
                 }
             }
@@ -319,6 +325,7 @@ async fn serve_http(
     tls: Option<(std::path::PathBuf, std::path::PathBuf)>,
     server: duomcp::server::Server,
     config: duomcp::transport::http::HttpConfig,
+    auth: &duomcp_cli::serve_auth::ServeAuthArgs,
 ) -> Result<(), Option<String>> {
     use duomcp::transport::http::{tls as http_tls, StreamableHttp};
     // Read the certificate before binding: a bad file is reported before anything listens.
@@ -336,9 +343,29 @@ async fn serve_http(
     let stop = duomcp::server::shutdown_signal();
     eprintln!("duomcp: serving the reference server at {scheme}://{local}/mcp (2025-11-25 and 2026-07-28, HTTP/1.1 and HTTP/2; Ctrl-C stops)");
     let http = StreamableHttp::with_config(server, config);
-    match tls {
-        Some(tls) => http.serve_tls_with_shutdown(listener, tls, stop).await,
-        None => http.serve_with_shutdown(listener, stop).await,
-    }
-    .map_err(|e| Some(e.to_string()))
+    let Some(rs) = auth.resource_server(local, tls.is_some()).map_err(Some)? else {
+        return match tls {
+            Some(tls) => http.serve_tls_with_shutdown(listener, tls, stop).await,
+            None => http.serve_with_shutdown(listener, stop).await,
+        }
+        .map_err(|e| Some(e.to_string()));
+    };
+    eprintln!(
+        "duomcp: OAuth: bearer tokens for {} from {} (metadata at {})",
+        rs.metadata().resource,
+        rs.metadata().authorization_servers.join(", "),
+        rs.metadata_url()
+    );
+    // The endpoint behind the auth layer, served as an app: on the signal, listen streams get
+    // their final response (the endpoint's own shutdown), then the connections close.
+    let app = rs.protect(http.router());
+    let stop = async move {
+        stop.await;
+        http.shutdown();
+    };
+    let mut options = duomcp::transport::http::ServeOptions::default();
+    options.tls = tls;
+    duomcp::transport::http::serve_with(listener, app, options, stop)
+        .await
+        .map_err(|e| Some(e.to_string()))
 }

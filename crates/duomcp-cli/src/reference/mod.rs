@@ -59,11 +59,19 @@ pub fn server_with_skill_dirs(dirs: &[impl AsRef<Path>]) -> Result<Server, Skill
 
 /// [`server_with_skill_dirs`], not yet built (to add telemetry, say).
 pub fn builder_with_skill_dirs(dirs: &[impl AsRef<Path>]) -> Result<ServerBuilder, SkillRejection> {
+    with_skill_dirs(builder(), dirs)
+}
+
+/// `builder` serving the demo skills and those under `dirs`.
+fn with_skill_dirs(
+    builder: ServerBuilder,
+    dirs: &[impl AsRef<Path>],
+) -> Result<ServerBuilder, SkillRejection> {
     let mut set = skills::demo()?;
     for dir in dirs {
         set = set.dir(dir)?;
     }
-    Ok(builder().skills(set))
+    Ok(builder.skills(set))
 }
 
 /// [`server_with_skill_dirs`], speaking only the revisions `era` names (`duomcp serve --era`).
@@ -71,15 +79,24 @@ pub fn server_for_era(
     dirs: &[impl AsRef<Path>],
     era: era::ServeEra,
 ) -> Result<Server, SkillRejection> {
-    Ok(builder_for_era(dirs, era)?.build())
+    Ok(builder_for_era(dirs, era, false)?.build())
 }
 
-/// [`server_for_era`], not yet built (to add telemetry, say).
+/// [`server_for_era`], not yet built (to add telemetry, say). With `scoped`, the fixtures of
+/// the conformance suite's SEP-2350 scenario need their OAuth scopes (what `duomcp serve
+/// --auth-*` serves; see [`FIXTURE_SCOPES`]); without, nothing needs a scope.
+///
+/// ```
+/// use duomcp_cli::reference::{builder_for_era, era::ServeEra};
+/// let server = builder_for_era(&[] as &[&str], ServeEra::Both, true).unwrap().build();
+/// assert_eq!(server.info().name, "duomcp-reference");
+/// ```
 pub fn builder_for_era(
     dirs: &[impl AsRef<Path>],
     era: era::ServeEra,
+    scoped: bool,
 ) -> Result<ServerBuilder, SkillRejection> {
-    let builder = builder_with_skill_dirs(dirs)?;
+    let builder = with_skill_dirs(builder_scoped(scoped), dirs)?;
     Ok(match era {
         era::ServeEra::Both => builder,
         only => builder.layer(duomcp::server::middleware::layer_fn(move |inner| {
@@ -119,7 +136,58 @@ pub fn parse_extension(arg: &str) -> Result<(String, duomcp::schema::JsonObject)
     Ok((id.to_owned(), settings))
 }
 
+/// The scopes the conformance suite's SEP-2350 scenario (`sep-2350-server-scope-challenge`)
+/// expects of each fixture, as `(method, name or URI, scopes)`; the template's `{id}` is the
+/// id read. `duomcp serve --auth-*` requires them; a token lacking one is challenged for both.
+pub const FIXTURE_SCOPES: [(&str, &str, [&str; 2]); 4] = [
+    (
+        "tools/call",
+        "test_simple_text",
+        [
+            "mcp:conformance:tools:call",
+            "mcp:conformance:tools:test_simple_text",
+        ],
+    ),
+    (
+        "resources/read",
+        "test://static-text",
+        [
+            "mcp:conformance:resources:read",
+            "mcp:conformance:resources:static",
+        ],
+    ),
+    (
+        "resources/read",
+        "test://template/{id}/data",
+        [
+            "mcp:conformance:resources:read",
+            "mcp:conformance:resources:template:{id}",
+        ],
+    ),
+    (
+        "prompts/get",
+        "test_simple_prompt",
+        [
+            "mcp:conformance:prompts:get",
+            "mcp:conformance:prompts:test_simple_prompt",
+        ],
+    ),
+];
+
+/// The scopes of fixture `name` (see [`FIXTURE_SCOPES`]) when `scoped`, else none.
+fn fixture_scopes(scoped: bool, name: &str) -> Vec<&'static str> {
+    FIXTURE_SCOPES
+        .iter()
+        .find(|(_, n, _)| *n == name)
+        .filter(|_| scoped)
+        .map_or_else(Vec::new, |(_, _, scopes)| scopes.to_vec())
+}
+
 fn builder() -> ServerBuilder {
+    builder_scoped(false)
+}
+
+fn builder_scoped(scoped: bool) -> ServerBuilder {
     let cache = CachePolicy {
         ttl_ms: 30_000,
         scope: duomcp::schema::CacheScope::Public,
@@ -138,10 +206,10 @@ fn builder() -> ServerBuilder {
         .instructions("The duomcp reference server: every conformance fixture, both MCP revisions.")
         .config(config)
         .tasks(TaskConfig::default().poll_interval(Duration::from_millis(500)));
-    let builder = tools::register(builder);
+    let builder = tools::register(builder, scoped);
     let builder = input_required::register(builder);
-    let builder = prompts::register(builder);
+    let builder = prompts::register(builder, scoped);
     let builder = tasks::register(builder);
     let builder = skills::register(builder);
-    resources::register(builder)
+    resources::register(builder, scoped)
 }

@@ -28,8 +28,11 @@ fn message(content: ContentBlock) -> PromptMessage {
     PromptMessage::new(Role::User, content)
 }
 
-pub(super) fn register(b: ServerBuilder) -> ServerBuilder {
-    b.prompt(PromptSpec::new("test_simple_prompt").description("A simple prompt without arguments"), || async {
+pub(super) fn register(b: ServerBuilder, scoped: bool) -> ServerBuilder {
+    let simple = PromptSpec::new("test_simple_prompt")
+        .description("A simple prompt without arguments")
+        .scopes(super::fixture_scopes(scoped, "test_simple_prompt"));
+    b.prompt(simple, || async {
         "This is a simple prompt for testing.".to_owned()
     })
     .prompt(

@@ -5,7 +5,7 @@ use duomcp::schema::{
     BlobResourceContents, CompleteResult, Resource, ResourceContents, ResourceTemplate,
     TextResourceContents,
 };
-use duomcp::server::{Args, ServerBuilder, Uri};
+use duomcp::server::{Args, ResourceSpec, ServerBuilder, TemplateSpec, Uri};
 use serde::Deserialize;
 use serde_json::json;
 
@@ -21,19 +21,22 @@ fn resource(uri: &str, name: &str, description: &str, mime: &str) -> Resource {
     r
 }
 
-pub(super) fn register(b: ServerBuilder) -> ServerBuilder {
+pub(super) fn register(b: ServerBuilder, scoped: bool) -> ServerBuilder {
     let mut template = ResourceTemplate::new("test://template/{id}/data", "template");
     template.description = Some("Data for any id".into());
     template.mime_type = Some("application/json".into());
-    b.resource(
-        resource(
-            "test://static-text",
-            "static-text",
-            "A static text resource",
-            "text/plain",
-        ),
-        || async { "This is the content of the static text resource.".to_owned() },
-    )
+    let template = TemplateSpec::from(template)
+        .scopes(super::fixture_scopes(scoped, "test://template/{id}/data"));
+    let static_text = ResourceSpec::from(resource(
+        "test://static-text",
+        "static-text",
+        "A static text resource",
+        "text/plain",
+    ))
+    .scopes(super::fixture_scopes(scoped, "test://static-text"));
+    b.resource(static_text, || async {
+        "This is the content of the static text resource.".to_owned()
+    })
     .resource(
         resource(
             "test://static-binary",

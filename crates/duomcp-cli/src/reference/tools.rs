@@ -40,8 +40,10 @@ struct MessageArg {
     message: String,
 }
 
-pub(super) fn register(b: ServerBuilder) -> ServerBuilder {
-    b.tool(no_args("test_simple_text", "Returns a simple text response"), || async {
+pub(super) fn register(b: ServerBuilder, scoped: bool) -> ServerBuilder {
+    let simple_text = no_args("test_simple_text", "Returns a simple text response")
+        .scopes(super::fixture_scopes(scoped, "test_simple_text"));
+    b.tool(simple_text, || async {
         "This is a simple text response for testing."
     })
     .tool(no_args("test_image_content", "Returns an image"), || async { ContentBlock::image(PNG_BASE64, "image/png") })

@@ -55,6 +55,11 @@ pub struct ServeOptions {
     /// (thread-per-core), instead of on the runtime that runs `serve_with` (default: `None`).
     /// See [`Workers`] for when it pays.
     pub workers: Option<Workers>,
+    /// Serve HTTPS with this certificate configuration (see
+    /// [`tls::server_config_from_pem_files`](super::tls::server_config_from_pem_files)), ALPN
+    /// choosing HTTP/2 or HTTP/1.1; default `None`: plain HTTP.
+    #[cfg(feature = "tls")]
+    pub tls: Option<std::sync::Arc<super::tls::RustlsServerConfig>>,
 }
 
 impl Default for ServeOptions {
@@ -63,6 +68,8 @@ impl Default for ServeOptions {
             header_read_timeout: Duration::from_secs(30),
             shutdown_grace: Duration::from_secs(5),
             workers: None,
+            #[cfg(feature = "tls")]
+            tls: None,
         }
     }
 }
@@ -105,13 +112,20 @@ where
 {
     let service = TowerToHyperService::new(app);
     let closing = CancellationToken::new();
+    #[cfg(feature = "tls")]
+    let transport = match &options.tls {
+        Some(config) => Transport::Tls(tokio_rustls::TlsAcceptor::from(config.clone())),
+        None => Transport::Plain,
+    };
+    #[cfg(not(feature = "tls"))]
+    let transport = Transport::Plain;
     let mut connections = accept(
         &listener,
         &service,
         &closing,
         options.header_read_timeout,
         signal,
-        &Transport::Plain,
+        &transport,
         options.workers.as_ref(),
     )
     .await;
