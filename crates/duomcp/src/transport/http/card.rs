@@ -375,7 +375,7 @@ fn build(t: &Inner, card: &ServerCardConfig, url: &str) -> Value {
 }
 
 /// The strong entity tag of `bytes`: a SHA-256 digest, base64url.
-fn etag(bytes: &[u8]) -> String {
+pub(super) fn etag(bytes: &[u8]) -> String {
     let digest = sha2::Sha256::digest(bytes);
     format!(
         "\"{}\"",
@@ -385,7 +385,7 @@ fn etag(bytes: &[u8]) -> String {
 
 /// Whether `If-None-Match` (every line of it) names `tag` or is `*` (weak comparison, RFC
 /// 9110 §13.1.2); `Err` when it is too long or not visible ASCII.
-fn none_match(headers: &HeaderMap, tag: &str) -> Result<bool, &'static str> {
+pub(super) fn none_match(headers: &HeaderMap, tag: &str) -> Result<bool, &'static str> {
     let mut total = 0usize;
     let mut hit = false;
     for value in headers.get_all(IF_NONE_MATCH) {

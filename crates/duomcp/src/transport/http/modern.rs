@@ -32,15 +32,93 @@ fn status_of(reply: &Reply) -> StatusCode {
         .unwrap_or(StatusCode::OK)
 }
 
-fn json_reply(reply: Option<Reply>) -> Response {
+fn json_reply(reply: Option<Reply>, conditional: Option<&Conditional>) -> Response {
     match reply {
-        Some(reply) => reply_json(status_of(&reply), reply),
+        Some(reply) => match conditional.and_then(|c| c.answer(&reply)) {
+            Some(res) => res,
+            None => reply_json(status_of(&reply), reply),
+        },
         None => sse::empty_response(),
     }
 }
 
+/// The methods whose complete results carry the revision's caching hints (`ttlMs`,
+/// `cacheScope`): their JSON answers carry an `ETag`, and a matching `If-None-Match` is
+/// answered `304` without a body (an experimental duomcp extension; no MCP revision defines
+/// revalidation).
+const CACHEABLE: &[&str] = &[
+    "server/discover",
+    "tools/list",
+    "prompts/list",
+    "resources/list",
+    "resources/templates/list",
+    "resources/read",
+];
+
+/// A cacheable request's `If-None-Match` (the lines of it, kept to compare once the result is
+/// known).
+pub(super) struct Conditional {
+    headers: http::HeaderMap,
+}
+
+impl Conditional {
+    /// For a request of `method` with `headers`; `None` for a method that is not cacheable.
+    fn of(method: &str, headers: &http::HeaderMap) -> Option<Conditional> {
+        if !CACHEABLE.contains(&method) {
+            return None;
+        }
+        let mut kept = http::HeaderMap::new();
+        for v in headers.get_all(http::header::IF_NONE_MATCH) {
+            kept.append(http::header::IF_NONE_MATCH, v.clone());
+        }
+        Some(Conditional { headers: kept })
+    }
+
+    /// The answer for `reply`, when it is a complete result: `304` when `If-None-Match` names
+    /// its tag, else the JSON with an `ETag`. `None`: answer as usual (an error, a result
+    /// that is not complete, an `If-None-Match` that does not read).
+    fn answer(&self, reply: &Reply) -> Option<Response> {
+        if reply.error.is_some() {
+            return None;
+        }
+        let result = result_bytes(&reply.frame)?;
+        #[derive(serde::Deserialize)]
+        struct Kind<'a> {
+            #[serde(rename = "resultType", borrow, default)]
+            result_type: Option<std::borrow::Cow<'a, str>>,
+        }
+        let kind: Kind<'_> = serde_json::from_slice(result).ok()?;
+        if kind.result_type.as_deref().is_some_and(|k| k != "complete") {
+            return None;
+        }
+        let tag = super::card::etag(result);
+        let value = http::HeaderValue::from_str(&tag).ok()?;
+        let matched = super::card::none_match(&self.headers, &tag).unwrap_or(false);
+        let mut res = if matched {
+            let mut res = Response::new(axum::body::Body::empty());
+            *res.status_mut() = StatusCode::NOT_MODIFIED;
+            res
+        } else {
+            sse::json(StatusCode::OK, reply.frame.clone())
+        };
+        res.headers_mut().insert(http::header::ETAG, value);
+        Some(res)
+    }
+}
+
+/// The `result` member's bytes of an encoded success response (`{"jsonrpc":"2.0","id":…,
+/// "result":…}`, as the envelope writes it: the tag covers the result, not the id).
+fn result_bytes(frame: &[u8]) -> Option<&[u8]> {
+    const KEY: &[u8] = b",\"result\":";
+    // The id is written before the result; a string id cannot hold this unescaped.
+    let at = frame.windows(KEY.len()).position(|w| w == KEY)?;
+    let rest = &frame[at + KEY.len()..];
+    rest.strip_suffix(b"}")
+}
+
 /// The answer to a request whose handler has finished: its reply as JSON when it sent nothing
 /// on the sink (and the mode allows JSON), else an SSE stream of what it sent, then the reply.
+#[allow(clippy::too_many_arguments)]
 fn finished(
     reply: Option<Reply>,
     mut sink: mpsc::Receiver<Frame>,
@@ -48,11 +126,12 @@ fn finished(
     permit: OwnedSemaphorePermit,
     mode: ResponseMode,
     keep_alive: Option<Duration>,
+    conditional: Option<&Conditional>,
 ) -> Response {
     match (mode, sink.try_recv()) {
         (ResponseMode::JsonWhenPossible, Err(_)) => {
             on_drop.disarm();
-            json_reply(reply)
+            json_reply(reply, conditional)
         }
         (_, first) => sse::response(sse::modern_body(ModernConn {
             handler: None,
@@ -88,6 +167,7 @@ pub(super) async fn post(t: &Arc<Inner>, parts: &Parts, message: Incoming) -> Re
         }
     };
     let listen = req.method == <methods::SubscriptionsListen as RequestMethod>::NAME;
+    let conditional = Conditional::of(&req.method, &parts.headers);
     // Long-lived listen streams have their own cap: they never take a request permit.
     let (permits, what) = if listen {
         (
@@ -130,6 +210,7 @@ pub(super) async fn post(t: &Arc<Inner>, parts: &Parts, message: Incoming) -> Re
                 permit,
                 mode,
                 t.config.keep_alive,
+                conditional.as_ref(),
             )
         }
         Started::Waiting(handler) => handler,
@@ -144,11 +225,19 @@ pub(super) async fn post(t: &Arc<Inner>, parts: &Parts, message: Incoming) -> Re
                 None => {
                     let reply = (&mut handler).await;
                     on_drop.disarm();
-                    return json_reply(reply);
+                    return json_reply(reply, conditional.as_ref());
                 }
             },
             reply = &mut handler => {
-                return finished(reply, sink_rx, on_drop, permit, mode, t.config.keep_alive);
+                return finished(
+                    reply,
+                    sink_rx,
+                    on_drop,
+                    permit,
+                    mode,
+                    t.config.keep_alive,
+                    conditional.as_ref(),
+                );
             }
         },
     };

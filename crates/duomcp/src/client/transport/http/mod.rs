@@ -44,6 +44,7 @@
 //! Connections share one connection pool unless given their own client
 //! ([`HttpOptions::client`]); [`default_client`] is that shared pool.
 
+mod etag;
 mod legacy_sse;
 mod send;
 pub(crate) mod sse;
@@ -257,6 +258,8 @@ pub(crate) struct Shared {
     /// Set once the server turned out to speak the 2024-11-05 transport.
     old: Mutex<Option<Arc<OldSse>>>,
     switching: tokio::sync::Mutex<()>,
+    /// Cacheable answers kept with their `ETag`, to revalidate (see `etag`).
+    etags: Mutex<etag::Etags>,
 }
 
 /// A Streamable HTTP connection to one MCP endpoint, for [`Client`](crate::client::Client).
@@ -323,6 +326,7 @@ impl HttpTransport {
             closed: Mutex::new(None),
             old: Mutex::new(None),
             switching: tokio::sync::Mutex::new(()),
+            etags: Mutex::default(),
         });
         Ok(HttpTransport {
             shared,
@@ -507,12 +511,29 @@ impl Shared {
     ) -> Result<(), TransportError> {
         let initialize =
             msg.method.as_deref() == Some(<methods::Initialize as RequestMethod>::NAME);
+        let revalidate = etag::key(msg);
         let mut resent = false;
         loop {
             let session = if initialize { None } else { self.session_id() };
             let seen = *self.handshakes.borrow();
-            let mut response = self.post(msg, session.as_deref()).await?;
+            let tag = revalidate.as_deref().and_then(|k| lock(&self.etags).tag(k));
+            let mut response = self
+                .post_conditional(msg, session.as_deref(), tag.as_ref())
+                .await?;
             let status = response.status();
+            if let (StatusCode::NOT_MODIFIED, Some(k), Some(tag)) = (status, &revalidate, &tag) {
+                // Unchanged: the result kept under the tag sent, for this request's id.
+                let kept = lock(&self.etags).result(k, tag);
+                if let Some(result) = kept {
+                    *lock(&self.evidence) = None;
+                    self.deliver(IncomingResponse {
+                        id: id.clone(),
+                        outcome: Ok(result),
+                    })
+                    .await;
+                    return Ok(());
+                }
+            }
             if status.is_success() {
                 if initialize {
                     let sid = response
@@ -526,7 +547,9 @@ impl Shared {
                     s.streams = self.closing.child_token();
                 }
                 *lock(&self.evidence) = None;
-                return self.read_answer(response, msg, id, tx).await;
+                return self
+                    .read_answer(response, msg, id, tx, revalidate.as_deref())
+                    .await;
             }
             let body = self
                 .read_body(&mut response, MAX_ERROR_BODY)
@@ -578,6 +601,7 @@ impl Shared {
         msg: &Outgoing,
         id: &RequestId,
         tx: &mpsc::Sender<Result<Incoming, TransportError>>,
+        revalidate: Option<&str>,
     ) -> Result<(), TransportError> {
         let modern = msg
             .protocol_version
@@ -587,6 +611,7 @@ impl Shared {
             return self.read_request_stream(response, modern, id, tx).await;
         }
         let status = response.status();
+        let tag = response.headers().get(http::header::ETAG).cloned();
         let body = self
             .read_body(&mut response, self.options.max_message_size)
             .await?;
@@ -602,6 +627,9 @@ impl Shared {
         }
         match decode(&body) {
             Ok(Incoming::Response(r)) if &r.id == id => {
+                if let (Some(key), Some(tag), Ok(result)) = (revalidate, tag, &r.outcome) {
+                    lock(&self.etags).put(key.to_owned(), tag, result);
+                }
                 self.deliver(r).await;
                 Ok(())
             }

@@ -151,7 +151,20 @@ impl Shared {
         msg: &Outgoing,
         session: Option<&str>,
     ) -> Result<reqwest::Response, TransportError> {
-        let headers = self.post_headers(msg, session);
+        self.post_conditional(msg, session, None).await
+    }
+
+    /// [`post`](Self::post), with `If-None-Match: if_none_match` when given.
+    pub(super) async fn post_conditional(
+        &self,
+        msg: &Outgoing,
+        session: Option<&str>,
+        if_none_match: Option<&HeaderValue>,
+    ) -> Result<reqwest::Response, TransportError> {
+        let mut headers = self.post_headers(msg, session);
+        if let Some(tag) = if_none_match {
+            headers.insert(http::header::IF_NONE_MATCH, tag.clone());
+        }
         let body = Bytes::from(msg.body.clone());
         self.send_http(|| {
             self.client
