@@ -11,6 +11,7 @@
 //! | skills | `skill://release-notes/SKILL.md`, `skill://duomcp/protocol-eras/SKILL.md` (and their files) |
 
 pub mod era;
+pub mod events;
 mod input_required;
 mod prompts;
 mod resources;
@@ -211,5 +212,6 @@ fn builder_scoped(scoped: bool) -> ServerBuilder {
     let builder = prompts::register(builder, scoped);
     let builder = tasks::register(builder);
     let builder = skills::register(builder);
+    let builder = events::register(builder);
     resources::register(builder, scoped)
 }

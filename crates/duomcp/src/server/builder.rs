@@ -294,6 +294,40 @@ impl ServerBuilder {
         self
     }
 
+    /// Declares an event type of the events extension (experimental, feature `events`; see
+    /// [`events`](super::events)): the server then declares the `events` capability and
+    /// answers `events/list`, `events/poll` and `events/stream`. Occurrences are emitted with
+    /// [`Server::events`]. A type declared again replaces the earlier one.
+    ///
+    /// ```
+    /// use duomcp::server::{events::{Delivery, EventType}, Server};
+    /// let server = Server::builder()
+    ///     .event(EventType::new("demo.tick").description("Every tick").delivery([Delivery::Poll]))
+    ///     .build();
+    /// assert!(server.events().is_enabled());
+    /// ```
+    #[cfg(feature = "events")]
+    pub fn event(mut self, kind: super::events::EventType) -> Self {
+        self.event_types.push(kind);
+        self
+    }
+
+    /// The bounds and timings of the events extension (feature `events`): ring sizes, the
+    /// heartbeat, the stream caps.
+    ///
+    /// ```
+    /// use duomcp::server::{events::{EventType, EventsConfig}, Server};
+    /// let mut config = EventsConfig::default();
+    /// config.max_streams_per_caller = 4;
+    /// let server = Server::builder().event(EventType::new("x")).events_config(config).build();
+    /// # let _ = server;
+    /// ```
+    #[cfg(feature = "events")]
+    pub fn events_config(mut self, config: super::events::EventsConfig) -> Self {
+        self.events_config = config;
+        self
+    }
+
     /// Wraps every request in a [tower] layer (see [`middleware`]): authorization checks, rate
     /// limits, timeouts, metrics. It applies in both eras and on every transport. A layer
     /// added later wraps the ones added before it, so it sees the request first and the
@@ -458,6 +492,11 @@ impl ServerBuilder {
                 bus,
                 changes: RwLock::new(self.changes),
                 batch: Default::default(),
+                #[cfg(feature = "events")]
+                event_hub: Arc::new(super::events::Hub::new(
+                    self.event_types,
+                    self.events_config,
+                )),
             }),
         }
     }

@@ -139,6 +139,12 @@ impl Context {
         &self.inner.cancel
     }
 
+    /// Where this request's related messages go.
+    #[cfg(feature = "events")]
+    pub(crate) fn sink(&self) -> &Sink {
+        &self.inner.sink
+    }
+
     pub(crate) fn session(&self) -> Option<&Arc<Session>> {
         self.inner.session.as_ref()
     }

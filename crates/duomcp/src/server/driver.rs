@@ -29,6 +29,20 @@ use tokio_util::sync::CancellationToken;
 /// then).
 pub(crate) type ReplyFuture = Pin<Box<dyn Future<Output = Option<Reply>> + Send>>;
 
+/// Whether `method` is a long-lived stream of the events extension (`events/stream`): HTTP
+/// admits it under the listen streams' bound instead of the requests', without a time limit.
+#[cfg(feature = "http-server")]
+pub(crate) fn is_event_stream(method: &str) -> bool {
+    // `server::events::STREAM`, spelled here: the transports reach it through this module.
+    #[cfg(feature = "events")]
+    return method == "events/stream";
+    #[cfg(not(feature = "events"))]
+    {
+        let _ = method;
+        false
+    }
+}
+
 /// Why a request was not admitted.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Admission {

@@ -23,6 +23,8 @@ use duomcp_proto::cursor;
 mod dispatch;
 pub(crate) mod driver;
 pub(crate) mod envelope;
+#[cfg(feature = "events")]
+pub mod events;
 pub use duomcp_proto::error::{HandlerError, InputRequired};
 mod handler;
 mod invoke;
@@ -214,6 +216,9 @@ pub(crate) struct Shared {
     pub changes: RwLock<HashMap<String, ChangeFn>>,
     /// List changes held while a [`ListChangeBatch`] is alive.
     pub batch: std::sync::Mutex<HeldChanges>,
+    /// The event types of the events extension and their rings (feature `events`).
+    #[cfg(feature = "events")]
+    pub event_hub: Arc<events::Hub>,
 }
 
 /// Where a server's bus goes once attached (shared with the task runtime).
@@ -348,6 +353,21 @@ impl Server {
     /// The server's name and version.
     pub fn info(&self) -> &Implementation {
         &self.shared.info
+    }
+
+    /// The handle application code emits occurrences of its event types with (the events
+    /// extension, experimental, feature `events`; see [`events`]).
+    ///
+    /// ```
+    /// use duomcp::server::{events::EventType, Server};
+    /// let server = Server::builder().event(EventType::new("build.finished")).build();
+    /// server.events().emit("build.finished", serde_json::json!({"ok": true})).expect("declared");
+    /// ```
+    #[cfg(feature = "events")]
+    pub fn events(&self) -> events::Events {
+        events::Events {
+            hub: self.shared.event_hub.clone(),
+        }
     }
 
     /// The keys sealing `requestState` (see [`ServerBuilder::keyring`]);
@@ -707,6 +727,10 @@ pub struct ServerBuilder {
     /// The state each registered handler takes (`State<T>`), checked by `build()`.
     needs: Vec<StateNeed>,
     changes: HashMap<String, ChangeFn>,
+    #[cfg(feature = "events")]
+    event_types: Vec<events::EventType>,
+    #[cfg(feature = "events")]
+    events_config: events::EventsConfig,
 }
 
 /// A handler's `State<T>` argument: what it is, and who takes it.
@@ -776,6 +800,10 @@ impl Default for ServerBuilder {
             telemetry: telemetry::Slot::default(),
             needs: Vec::new(),
             changes: HashMap::new(),
+            #[cfg(feature = "events")]
+            event_types: Vec::new(),
+            #[cfg(feature = "events")]
+            events_config: events::EventsConfig::default(),
         }
     }
 }

@@ -34,6 +34,10 @@ pub(super) fn capabilities(shared: &Shared, tasks_declared: TasksDeclared) -> Se
         caps["completions"] = json!({});
     }
     caps["logging"] = json!({});
+    #[cfg(feature = "events")]
+    if let Some(events) = crate::server::events::capability(&shared.event_hub) {
+        caps["events"] = events;
+    }
     let task_tools = tasks::any_task_tool(
         reg.tools
             .values()

@@ -96,6 +96,15 @@ pub(super) async fn run<A: Adapter>(
                 if let Some(r) = a.own_method(&ctx, req, params).await {
                     return r;
                 }
+                #[cfg(feature = "events")]
+                {
+                    let params = req.params.as_ref().map(|p| p.get());
+                    let hub = &shared.event_hub;
+                    let r = crate::server::events::handle(hub, &ctx, other, params);
+                    if let Some(r) = Box::pin(r).await {
+                        return a.shape(shared, id, &r?, None);
+                    }
+                }
                 #[cfg(feature = "skills")]
                 {
                     let params = req.params.as_ref().map(|p| p.get());

@@ -229,7 +229,13 @@ async fn request(
     parts: &Parts,
 ) -> Response {
     let token = CancellationToken::new();
-    let admitted = driver::admit(&t.requests, Some(session.correlation()), &req.id, &token);
+    // An `events/stream` is long-lived: admitted under the listen streams' bound, no time limit.
+    let event_stream = driver::is_event_stream(&req.method);
+    let (permits, limit) = match event_stream {
+        true => (&t.listen_streams, None),
+        false => (&t.requests, t.config.request_timeout),
+    };
+    let admitted = driver::admit(permits, Some(session.correlation()), &req.id, &token);
     let Admitted { permit, running } = match admitted {
         Ok(admitted) => admitted,
         Err(refused @ Admission::Busy) => return busy(Some(&req.id), refused.says()),
@@ -256,7 +262,7 @@ async fn request(
         trace: TransportTrace::from_headers(&t.shared, &parts.headers),
     };
     // Most handlers finish at once: answered here, with no task and no channel.
-    let work = match driver::start(t.shared.clone(), req, env, t.config.request_timeout) {
+    let work = match driver::start(t.shared.clone(), req, env, limit) {
         Started::Ready(reply) => {
             drop((running, permit, activity));
             return ready_response(t, session, Some(reply), sink_rx).await;

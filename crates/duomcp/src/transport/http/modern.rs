@@ -167,12 +167,18 @@ pub(super) async fn post(t: &Arc<Inner>, parts: &Parts, message: Incoming) -> Re
         }
     };
     let listen = req.method == <methods::SubscriptionsListen as RequestMethod>::NAME;
+    let event_stream = driver::is_event_stream(&req.method);
     let conditional = Conditional::of(&req.method, &parts.headers);
     // Long-lived listen streams have their own cap: they never take a request permit.
     let (permits, what) = if listen {
         (
             &t.listen_streams,
             "too many subscriptions/listen streams open",
+        )
+    } else if event_stream {
+        (
+            &t.listen_streams,
+            "too many subscriptions/listen and events/stream streams open",
         )
     } else {
         (&t.requests, "too many requests in flight")
@@ -182,7 +188,7 @@ pub(super) async fn post(t: &Arc<Inner>, parts: &Parts, message: Incoming) -> Re
         return busy(Some(&req.id), what);
     };
     let (sink, sink_rx) = mpsc::channel::<Frame>(SINK_CAPACITY);
-    let limit = if listen {
+    let limit = if listen || event_stream {
         None
     } else {
         t.config.request_timeout

@@ -1,0 +1,907 @@
+//! The MCP Events extension, phase 1 (experimental, feature `events`): the server side of
+//! poll and push delivery, after the working group's design sketch
+//! (`modelcontextprotocol/experimental-ext-triggers-events`).
+//!
+//! The application declares event types on the builder ([`ServerBuilder::event`]) and emits
+//! occurrences through [`Server::events`]. Each type keeps its recent occurrences in a bounded
+//! ring (count, bytes and age, [`EventsConfig`]), so that a client's cursor can replay what it
+//! missed; a cursor older than the ring is answered with `truncated: true`. The methods:
+//!
+//! - `events/list`: the declared types, paginated like `tools/list`.
+//! - `events/poll`: `{name, arguments, cursor, maxAgeMs?, maxEvents?}` →
+//!   `{events, cursor, truncated, hasMore, nextPollMs}`; `cursor: null` starts from now.
+//! - `events/stream`: a long-lived request; `notifications/events/active` first, then
+//!   `notifications/events/event` per matching occurrence and `notifications/events/heartbeat`
+//!   (carrying the cursor) in quiet periods, each with the request's id as
+//!   `_meta["io.modelcontextprotocol/subscriptionId"]`. It ends when the client cancels it or
+//!   closes its stream (or the server shuts down).
+//!
+//! Cursors are opaque: `E<epoch>.<type>.<position>`, where the epoch is random per server
+//! instance. They are positions, not capabilities: whatever a client sends, it reads only the
+//! ring of the type it names (a cursor of another type or of another server instance is
+//! `-32602`, or `truncated` when it is this type's but from an earlier instance).
+//!
+//! Not in this phase: webhooks (`events/subscribe`), event types changed at run time
+//! (`listChanged` is `false`), the client side, replication between replicas.
+//!
+//! [`ServerBuilder::event`]: crate::server::ServerBuilder::event
+//! [`Server::events`]: crate::server::Server::events
+
+use crate::era::ProtocolError;
+use crate::server::context::Context;
+use crate::util::lock;
+use duomcp_proto::schema_check::{SchemaCheck, SchemaViolation};
+use duomcp_schema::meta;
+use serde::Deserialize;
+use serde_json::{json, Value};
+use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use tokio::sync::watch;
+use tokio::time::Instant;
+
+/// `-32011`: an unknown event name.
+pub const NOT_FOUND: i32 = -32011;
+/// `-32013`: a server limit was reached (`data.limit` names it, `data.max` gives it).
+pub const RESOURCE_EXHAUSTED: i32 = -32013;
+/// `-32014`: the event type does not offer the delivery mode asked for.
+pub const UNSUPPORTED: i32 = -32014;
+
+/// `events/list`.
+pub const LIST: &str = "events/list";
+/// `events/poll`.
+pub const POLL: &str = "events/poll";
+/// `events/stream`.
+pub const STREAM: &str = "events/stream";
+/// The first notification of a stream (and again after a gap, with `truncated: true`).
+pub const ACTIVE: &str = "notifications/events/active";
+/// One occurrence on a stream.
+pub const EVENT: &str = "notifications/events/event";
+/// A stream's keep-alive, with the cursor checked up to.
+pub const HEARTBEAT: &str = "notifications/events/heartbeat";
+
+/// The prefix of `events/list` page cursors.
+const LIST_CURSOR: &str = "ev:";
+
+/// A delivery mode an event type offers. Webhooks are a later phase.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Delivery {
+    /// `events/poll`.
+    Poll,
+    /// `events/stream`.
+    Push,
+}
+
+impl Delivery {
+    fn as_str(self) -> &'static str {
+        match self {
+            Delivery::Poll => "poll",
+            Delivery::Push => "push",
+        }
+    }
+}
+
+/// Whether an occurrence's `data` matches a subscription's `arguments`:
+/// `filter(arguments, data)`.
+pub type Filter = Arc<dyn Fn(&Value, &Value) -> bool + Send + Sync>;
+
+/// An event type the server declares ([`ServerBuilder::event`]).
+///
+/// ```
+/// use duomcp::server::events::{Delivery, EventType};
+/// use serde_json::json;
+///
+/// let kind = EventType::new("order.created")
+///     .description("A new order was placed")
+///     .input_schema(json!({"type": "object", "properties": {"shop": {"type": "string"}}}))
+///     .payload_schema(json!({"type": "object", "properties": {"shop": {"type": "string"}}}))
+///     .delivery([Delivery::Poll, Delivery::Push])
+///     // A subscription with `{"shop": "x"}` hears only of shop x's orders.
+///     .filter(|args, data| match args.get("shop") {
+///         Some(shop) => data.get("shop") == Some(shop),
+///         None => true,
+///     });
+/// # let _ = kind;
+/// ```
+///
+/// [`ServerBuilder::event`]: crate::server::ServerBuilder::event
+#[derive(Clone)]
+pub struct EventType {
+    name: String,
+    description: Option<String>,
+    input_schema: Value,
+    payload_schema: Option<Value>,
+    delivery: Vec<Delivery>,
+    filter: Option<Filter>,
+}
+
+impl std::fmt::Debug for EventType {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("EventType")
+            .field("name", &self.name)
+            .field("delivery", &self.delivery)
+            .field("filter", &self.filter.is_some())
+            .finish_non_exhaustive()
+    }
+}
+
+impl EventType {
+    /// A type named `name`, delivered by poll and push, any arguments object accepted, every
+    /// occurrence matching every subscription.
+    pub fn new(name: impl Into<String>) -> Self {
+        EventType {
+            name: name.into(),
+            description: None,
+            input_schema: json!({ "type": "object" }),
+            payload_schema: None,
+            delivery: vec![Delivery::Poll, Delivery::Push],
+            filter: None,
+        }
+    }
+
+    /// What the event means, for the client (and its model).
+    pub fn description(mut self, text: impl Into<String>) -> Self {
+        self.description = Some(text.into());
+        self
+    }
+
+    /// The JSON Schema of a subscription's `arguments`; they are checked against it as a
+    /// tool's arguments are (`-32602` when they do not match).
+    pub fn input_schema(mut self, schema: Value) -> Self {
+        self.input_schema = schema;
+        self
+    }
+
+    /// The JSON Schema of an occurrence's `data` (listed, not checked).
+    pub fn payload_schema(mut self, schema: Value) -> Self {
+        self.payload_schema = Some(schema);
+        self
+    }
+
+    /// The delivery modes offered (a mode not listed is `-32014`). An empty list keeps the
+    /// default, both.
+    pub fn delivery(mut self, modes: impl IntoIterator<Item = Delivery>) -> Self {
+        let modes: Vec<Delivery> = modes.into_iter().collect();
+        if !modes.is_empty() {
+            self.delivery = modes;
+            self.delivery.dedup();
+        }
+        self
+    }
+
+    /// Which occurrences a subscription hears of: `filter(arguments, data)`, called for every
+    /// occurrence a poll or a stream reads. Without one, every occurrence matches.
+    pub fn filter(
+        mut self,
+        filter: impl Fn(&Value, &Value) -> bool + Send + Sync + 'static,
+    ) -> Self {
+        self.filter = Some(Arc::new(filter));
+        self
+    }
+
+    /// The type's name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn listed(&self) -> Value {
+        let mut v = json!({
+            "name": self.name,
+            "delivery": self.delivery.iter().map(|d| d.as_str()).collect::<Vec<_>>(),
+            "inputSchema": self.input_schema,
+        });
+        if let Some(d) = &self.description {
+            v["description"] = json!(d);
+        }
+        if let Some(p) = &self.payload_schema {
+            v["payloadSchema"] = p.clone();
+        }
+        v
+    }
+}
+
+/// The bounds and timings of the events extension ([`ServerBuilder::events_config`]).
+///
+/// ```
+/// use duomcp::server::events::EventsConfig;
+/// use std::time::Duration;
+/// let mut config = EventsConfig::default();
+/// config.heartbeat = Duration::from_secs(10);
+/// config.ring = 4096;
+/// # let _ = config;
+/// ```
+///
+/// [`ServerBuilder::events_config`]: crate::server::ServerBuilder::events_config
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct EventsConfig {
+    /// Occurrences kept per event type for replay (default 1,024; at least 1).
+    pub ring: usize,
+    /// Bytes of occurrence data (as JSON) kept per event type (default 16 MiB).
+    pub ring_bytes: usize,
+    /// How long an occurrence is kept for replay (default 1 h).
+    pub max_age: Duration,
+    /// Occurrences one `events/poll` returns at most, whatever its `maxEvents` (default 100).
+    pub max_events_per_poll: usize,
+    /// The `nextPollMs` answered to polls (default 5 s).
+    pub next_poll: Duration,
+    /// The quiet time after which a stream gets a heartbeat (default 30 s).
+    pub heartbeat: Duration,
+    /// `events/stream` streams open at once, over all clients (default 256).
+    pub max_streams: usize,
+    /// `events/stream` streams open at once for one caller: the authenticated principal, else
+    /// the 2025-11-25 session, else all anonymous callers of the server together (default 16).
+    pub max_streams_per_caller: usize,
+}
+
+impl Default for EventsConfig {
+    fn default() -> Self {
+        EventsConfig {
+            ring: 1024,
+            ring_bytes: 16 * 1024 * 1024,
+            max_age: Duration::from_secs(3600),
+            max_events_per_poll: 100,
+            next_poll: Duration::from_secs(5),
+            heartbeat: Duration::from_secs(30),
+            max_streams: 256,
+            max_streams_per_caller: 16,
+        }
+    }
+}
+
+/// Why [`Events::emit`] refused an occurrence.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum EmitError {
+    /// No event type of this name is declared.
+    UnknownEvent(String),
+    /// `data` is not a JSON object.
+    NotAnObject,
+}
+
+impl std::fmt::Display for EmitError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            EmitError::UnknownEvent(name) => write!(f, "no event type `{name}` is declared"),
+            EmitError::NotAnObject => f.write_str("event data must be a JSON object"),
+        }
+    }
+}
+
+impl std::error::Error for EmitError {}
+
+/// The handle application code emits occurrences with ([`Server::events`]).
+///
+/// ```
+/// use duomcp::server::events::EventType;
+/// use duomcp::server::Server;
+/// use serde_json::json;
+///
+/// let server = Server::builder().event(EventType::new("demo.tick")).build();
+/// let id = server.events().emit("demo.tick", json!({"n": 1})).expect("declared");
+/// assert!(!id.is_empty());
+/// assert!(server.events().emit("nope", json!({})).is_err());
+/// ```
+///
+/// [`Server::events`]: crate::server::Server::events
+#[derive(Clone)]
+pub struct Events {
+    pub(crate) hub: Arc<Hub>,
+}
+
+impl Events {
+    /// Records an occurrence of `name` with `data` (a JSON object), delivers it to the streams
+    /// it matches, and returns its generated `eventId`.
+    pub fn emit(&self, name: &str, data: Value) -> Result<String, EmitError> {
+        self.hub.emit(name, None, data)
+    }
+
+    /// As [`emit`](Self::emit), with the upstream's own stable id as `eventId` (so that a
+    /// client can deduplicate what reaches it by two paths).
+    pub fn emit_with_id(
+        &self,
+        name: &str,
+        event_id: impl Into<String>,
+        data: Value,
+    ) -> Result<String, EmitError> {
+        self.hub.emit(name, Some(event_id.into()), data)
+    }
+
+    /// Whether any event type is declared.
+    pub fn is_enabled(&self) -> bool {
+        !self.hub.types.is_empty()
+    }
+}
+
+/// One occurrence in a ring.
+struct Occurrence {
+    seq: u64,
+    at_ms: u64,
+    event_id: String,
+    data: Value,
+    bytes: usize,
+}
+
+/// A type's recent occurrences.
+#[derive(Default)]
+struct Ring {
+    items: VecDeque<Arc<Occurrence>>,
+    bytes: usize,
+    /// The position of the newest occurrence (0: none yet).
+    last: u64,
+    /// Every occurrence at or before this position is gone.
+    dropped_through: u64,
+}
+
+/// One declared type with its ring.
+struct Slot {
+    index: usize,
+    spec: EventType,
+    check: SchemaCheck,
+    listed: Value,
+    ring: Mutex<Ring>,
+    /// The newest position, for streams to wait on.
+    head: watch::Sender<u64>,
+}
+
+/// What the server keeps for the extension.
+pub(crate) struct Hub {
+    config: EventsConfig,
+    epoch: String,
+    types: BTreeMap<String, Arc<Slot>>,
+    /// Open streams per caller (an entry exists only while its count is not 0).
+    streams: Mutex<HashMap<String, usize>>,
+}
+
+fn now_ms() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
+        .unwrap_or(0)
+}
+
+fn ms(d: Duration) -> u64 {
+    u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
+}
+
+impl Hub {
+    pub(crate) fn new(types: Vec<EventType>, mut config: EventsConfig) -> Self {
+        config.ring = config.ring.max(1);
+        config.max_events_per_poll = config.max_events_per_poll.max(1);
+        let mut map = BTreeMap::new();
+        for spec in types {
+            let (head, _) = watch::channel(0);
+            let slot = Slot {
+                index: 0,
+                check: SchemaCheck::new(spec.input_schema.clone()),
+                listed: spec.listed(),
+                spec,
+                ring: Mutex::default(),
+                head,
+            };
+            // A type declared again replaces the earlier one.
+            map.insert(slot.spec.name.clone(), slot);
+        }
+        let types = map
+            .into_iter()
+            .enumerate()
+            .map(|(i, (k, mut slot))| {
+                slot.index = i;
+                (k, Arc::new(slot))
+            })
+            .collect();
+        let mut epoch = [0u8; 4];
+        let _ = getrandom::fill(&mut epoch);
+        Hub {
+            config,
+            epoch: epoch.iter().map(|b| format!("{b:02x}")).collect(),
+            types,
+            streams: Mutex::default(),
+        }
+    }
+
+    pub(crate) fn is_enabled(&self) -> bool {
+        !self.types.is_empty()
+    }
+
+    fn emit(&self, name: &str, event_id: Option<String>, data: Value) -> Result<String, EmitError> {
+        let slot = self
+            .types
+            .get(name)
+            .ok_or_else(|| EmitError::UnknownEvent(name.to_owned()))?;
+        if !data.is_object() {
+            return Err(EmitError::NotAnObject);
+        }
+        let bytes = serde_json::to_vec(&data).map(|v| v.len()).unwrap_or(0);
+        let at_ms = now_ms();
+        let mut ring = lock(&slot.ring);
+        ring.last += 1;
+        let seq = ring.last;
+        let event_id =
+            event_id.unwrap_or_else(|| format!("evt_{}_{}_{seq}", self.epoch, slot.index));
+        ring.items.push_back(Arc::new(Occurrence {
+            seq,
+            at_ms,
+            event_id: event_id.clone(),
+            data,
+            bytes,
+        }));
+        ring.bytes += bytes;
+        self.prune(&mut ring, at_ms);
+        drop(ring);
+        slot.head.send_replace(seq);
+        Ok(event_id)
+    }
+
+    /// Drops what the bounds do not allow: the oldest beyond the count or the bytes, and
+    /// anything older than the age bound.
+    fn prune(&self, ring: &mut Ring, now: u64) {
+        let oldest_allowed = now.saturating_sub(ms(self.config.max_age));
+        while let Some(front) = ring.items.front() {
+            // The newest occurrence stays within the count and bytes bounds, so that one
+            // larger than the byte bound is still delivered to the streams waiting for it.
+            let over = ring.items.len() > self.config.ring
+                || (ring.bytes > self.config.ring_bytes && ring.items.len() > 1)
+                || front.at_ms < oldest_allowed;
+            if !over {
+                break;
+            }
+            ring.dropped_through = front.seq;
+            ring.bytes = ring.bytes.saturating_sub(front.bytes);
+            ring.items.pop_front();
+        }
+    }
+
+    fn cursor(&self, slot: &Slot, position: u64) -> String {
+        format!("E{}.{}.{position}", self.epoch, slot.index)
+    }
+
+    /// The position a client's cursor names in `slot`: `Ok(None)` for one from an earlier
+    /// instance of the server (a gap: replay what is left), `-32602` for anything else that is
+    /// not a position of this type.
+    fn position(&self, slot: &Slot, cursor: &str, last: u64) -> Result<Option<u64>, ProtocolError> {
+        let bad = || {
+            ProtocolError::InvalidParams(format!(
+                "Invalid params: `{}` is not a cursor of event `{}`",
+                crate::util::excerpt(cursor, 64),
+                crate::util::excerpt(&slot.spec.name, 64)
+            ))
+        };
+        let rest = cursor.strip_prefix('E').ok_or_else(bad)?;
+        let mut parts = rest.splitn(3, '.');
+        let (Some(epoch), Some(index), Some(pos)) = (parts.next(), parts.next(), parts.next())
+        else {
+            return Err(bad());
+        };
+        let index: usize = index.parse().map_err(|_| bad())?;
+        let pos: u64 = pos.parse().map_err(|_| bad())?;
+        if epoch.len() != self.epoch.len() || !epoch.bytes().all(|b| b.is_ascii_hexdigit()) {
+            return Err(bad());
+        }
+        if epoch != self.epoch {
+            return Ok(None);
+        }
+        if index != slot.index || pos > last {
+            return Err(bad());
+        }
+        Ok(Some(pos))
+    }
+
+    /// What a subscription with `args` reads after `after` (at most `max`, none older than
+    /// `max_age_ms`).
+    fn read(&self, slot: &Slot, read: Read<'_>) -> Batch {
+        let now = now_ms();
+        let mut ring = lock(&slot.ring);
+        self.prune(&mut ring, now);
+        let (after, mut truncated) = match read.after {
+            Some(a) => (a, a < ring.dropped_through),
+            None => (ring.dropped_through, false),
+        };
+        let floor = read.max_age_ms.map(|age| now.saturating_sub(age));
+        let mut events = Vec::new();
+        let mut cursor = after.max(ring.dropped_through);
+        let mut has_more = false;
+        for occ in ring.items.iter().filter(|o| o.seq > after) {
+            if floor.is_some_and(|f| occ.at_ms < f) {
+                truncated = true;
+                cursor = occ.seq;
+                continue;
+            }
+            let matches = slot
+                .spec
+                .filter
+                .as_ref()
+                .is_none_or(|f| f(read.args, &occ.data));
+            if !matches {
+                cursor = occ.seq;
+                continue;
+            }
+            if events.len() == read.max {
+                has_more = true;
+                break;
+            }
+            events.push(occ.clone());
+            cursor = occ.seq;
+        }
+        if !has_more {
+            cursor = cursor.max(ring.last);
+        }
+        Batch {
+            events,
+            cursor,
+            truncated,
+            has_more,
+        }
+    }
+
+    fn occurrence_json(&self, slot: &Slot, occ: &Occurrence, cursor: Option<u64>) -> Value {
+        let mut v = json!({
+            "eventId": occ.event_id,
+            "name": slot.spec.name,
+            "timestamp": duomcp_proto::time::iso8601(occ.at_ms),
+            "data": occ.data,
+        });
+        if let Some(c) = cursor {
+            v["cursor"] = json!(self.cursor(slot, c));
+        }
+        v
+    }
+
+    /// Takes a stream slot for `caller`, or says which bound refused it.
+    fn open_stream(self: &Arc<Self>, caller: String) -> Result<StreamGuard, ProtocolError> {
+        let mut streams = lock(&self.streams);
+        let total: usize = streams.values().sum();
+        let exhausted = |limit: &str, max: usize| {
+            ProtocolError::Custom(duomcp_schema::ErrorObject {
+                code: RESOURCE_EXHAUSTED,
+                message: format!("ResourceExhausted: too many events/stream streams open ({limit}, at most {max})"),
+                data: Some(json!({ "limit": limit, "max": max })),
+            })
+        };
+        if total >= self.config.max_streams {
+            return Err(exhausted("streams", self.config.max_streams));
+        }
+        let mine = streams.get(&caller).copied().unwrap_or(0);
+        if mine >= self.config.max_streams_per_caller {
+            return Err(exhausted(
+                "streamsPerCaller",
+                self.config.max_streams_per_caller,
+            ));
+        }
+        streams.insert(caller.clone(), mine + 1);
+        Ok(StreamGuard {
+            hub: self.clone(),
+            caller,
+        })
+    }
+}
+
+/// What one read asks for.
+struct Read<'a> {
+    args: &'a Value,
+    /// `None`: from the oldest occurrence kept (a gap).
+    after: Option<u64>,
+    max_age_ms: Option<u64>,
+    max: usize,
+}
+
+/// What one read found.
+struct Batch {
+    events: Vec<Arc<Occurrence>>,
+    cursor: u64,
+    truncated: bool,
+    has_more: bool,
+}
+
+/// An open stream's slot; dropping it frees it.
+struct StreamGuard {
+    hub: Arc<Hub>,
+    caller: String,
+}
+
+impl Drop for StreamGuard {
+    fn drop(&mut self) {
+        let mut streams = lock(&self.hub.streams);
+        if let Some(n) = streams.get_mut(&self.caller) {
+            *n = n.saturating_sub(1);
+            if *n == 0 {
+                streams.remove(&self.caller);
+            }
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The methods.
+
+#[derive(Deserialize)]
+struct SubscribeParams {
+    name: String,
+    #[serde(default)]
+    arguments: Option<Value>,
+    #[serde(default)]
+    cursor: Option<String>,
+    #[serde(rename = "maxAgeMs", default)]
+    max_age_ms: Option<u64>,
+    #[serde(rename = "maxEvents", default)]
+    max_events: Option<u64>,
+}
+
+#[derive(Deserialize, Default)]
+struct ListParams {
+    #[serde(default)]
+    cursor: Option<String>,
+}
+
+fn parse<T: serde::de::DeserializeOwned>(params: Option<&str>) -> Result<T, ProtocolError> {
+    crate::jsonrpc::parse_params(params).map_err(|e| ProtocolError::InvalidParams(e.message))
+}
+
+fn custom(code: i32, message: String, data: Value) -> ProtocolError {
+    ProtocolError::Custom(duomcp_schema::ErrorObject {
+        code,
+        message,
+        data: Some(data),
+    })
+}
+
+/// The capability the server declares, when any type is declared.
+pub(crate) fn capability(hub: &Hub) -> Option<Value> {
+    hub.is_enabled().then(|| json!({ "listChanged": false }))
+}
+
+/// The result of an events method, `None` for another method (or when no type is declared:
+/// then the methods do not exist).
+pub(crate) async fn handle(
+    hub: &Arc<Hub>,
+    ctx: &Context,
+    method: &str,
+    params: Option<&str>,
+) -> Option<Result<Value, ProtocolError>> {
+    if !hub.is_enabled() {
+        return None;
+    }
+    Some(match method {
+        LIST => list(hub, params, ctx.shared().config.page_size),
+        POLL => poll(hub, params),
+        STREAM => Box::pin(stream(hub, ctx, params)).await,
+        _ => return None,
+    })
+}
+
+fn list(hub: &Hub, params: Option<&str>, page_size: usize) -> Result<Value, ProtocolError> {
+    let p: ListParams = parse(params)?;
+    let after = crate::server::cursor::decode(LIST_CURSOR, p.cursor.as_deref())?;
+    let mut events = Vec::new();
+    let mut next = None;
+    let mut last: Option<&String> = None;
+    for (name, slot) in hub
+        .types
+        .iter()
+        .filter(|(k, _)| after.as_deref().is_none_or(|a| k.as_str() > a))
+    {
+        if events.len() == page_size.max(1) {
+            next = last.map(|k| crate::server::cursor::encode(LIST_CURSOR, k));
+            break;
+        }
+        last = Some(name);
+        events.push(slot.listed.clone());
+    }
+    let mut r = json!({ "events": events });
+    if let Some(next) = next {
+        r["nextCursor"] = json!(next);
+    }
+    Ok(r)
+}
+
+/// The declared type `p` names, offering `mode`, with `p`'s arguments checked.
+fn subscription<'h>(
+    hub: &'h Hub,
+    p: &SubscribeParams,
+    mode: Delivery,
+) -> Result<(&'h Arc<Slot>, Value), ProtocolError> {
+    let slot = hub.types.get(&p.name).ok_or_else(|| {
+        custom(
+            NOT_FOUND,
+            format!(
+                "NotFound: no event `{}`",
+                crate::util::excerpt(&p.name, crate::util::EXCERPT_CHARS)
+            ),
+            json!({ "kind": "event" }),
+        )
+    })?;
+    if !slot.spec.delivery.contains(&mode) {
+        return Err(custom(
+            UNSUPPORTED,
+            format!(
+                "Unsupported: event `{}` is not delivered by {}",
+                slot.spec.name,
+                mode.as_str()
+            ),
+            json!({ "feature": "deliveryMode", "value": mode.as_str() }),
+        ));
+    }
+    let args = p.arguments.clone().unwrap_or_else(|| json!({}));
+    if !args.is_object() {
+        return Err(ProtocolError::InvalidParams(
+            "Invalid params: `arguments` must be an object".into(),
+        ));
+    }
+    match slot.check.check(&args) {
+        Ok(()) => {}
+        Err(SchemaViolation::Mismatch(why)) => {
+            return Err(ProtocolError::InvalidParams(format!(
+                "Invalid params: arguments do not match the inputSchema of `{}`: {why}",
+                slot.spec.name
+            )))
+        }
+        Err(SchemaViolation::BadSchema(why)) => {
+            return Err(ProtocolError::Internal(format!(
+                "the inputSchema of event `{}` cannot be checked: {why}",
+                slot.spec.name
+            )))
+        }
+    }
+    Ok((slot, args))
+}
+
+/// Where a subscription starts: `(after, truncated-by-the-cursor)`. `None` after: a gap,
+/// from the oldest kept.
+fn start(
+    hub: &Hub,
+    slot: &Slot,
+    cursor: Option<&str>,
+) -> Result<(Option<u64>, bool), ProtocolError> {
+    let last = lock(&slot.ring).last;
+    match cursor {
+        None => Ok((Some(last), false)),
+        Some(c) => match hub.position(slot, c, last)? {
+            Some(pos) => Ok((Some(pos), false)),
+            None => Ok((None, true)),
+        },
+    }
+}
+
+fn poll(hub: &Hub, params: Option<&str>) -> Result<Value, ProtocolError> {
+    let p: SubscribeParams = parse(params)?;
+    let (slot, args) = subscription(hub, &p, Delivery::Poll)?;
+    let next_poll_ms = ms(hub.config.next_poll);
+    if p.cursor.is_none() {
+        let last = lock(&slot.ring).last;
+        return Ok(json!({
+            "events": [],
+            "cursor": hub.cursor(slot, last),
+            "truncated": false,
+            "hasMore": false,
+            "nextPollMs": next_poll_ms,
+        }));
+    }
+    let (after, gap) = start(hub, slot, p.cursor.as_deref())?;
+    let max = p.max_events.map_or(hub.config.max_events_per_poll, |m| {
+        usize::try_from(m)
+            .unwrap_or(usize::MAX)
+            .min(hub.config.max_events_per_poll)
+    });
+    if max == 0 {
+        return Err(ProtocolError::InvalidParams(
+            "Invalid params: `maxEvents` must be at least 1".into(),
+        ));
+    }
+    let batch = hub.read(
+        slot,
+        Read {
+            args: &args,
+            after,
+            max_age_ms: p.max_age_ms,
+            max,
+        },
+    );
+    let events: Vec<Value> = batch
+        .events
+        .iter()
+        .map(|o| hub.occurrence_json(slot, o, None))
+        .collect();
+    Ok(json!({
+        "events": events,
+        "cursor": hub.cursor(slot, batch.cursor),
+        "truncated": gap || batch.truncated,
+        "hasMore": batch.has_more,
+        "nextPollMs": if batch.has_more { 0 } else { next_poll_ms },
+    }))
+}
+
+/// Who a stream counts against: the principal, else the 2025-11-25 session, else every
+/// anonymous caller together.
+fn caller(ctx: &Context) -> String {
+    if let Some(p) = ctx.principal() {
+        return format!("p:{}", p.key());
+    }
+    if let Some(s) = ctx.client_session() {
+        return format!("s:{}", s.key());
+    }
+    "anonymous".into()
+}
+
+/// How many occurrences a stream sends before it looks at its cancellation again.
+const STREAM_BATCH: usize = 64;
+
+async fn stream(
+    hub: &Arc<Hub>,
+    ctx: &Context,
+    params: Option<&str>,
+) -> Result<Value, ProtocolError> {
+    let p: SubscribeParams = parse(params)?;
+    let (slot, args) = subscription(hub, &p, Delivery::Push)?;
+    let (mut after, gap) = start(hub, slot, p.cursor.as_deref())?;
+    let _guard = hub.open_stream(caller(ctx))?;
+    let tag = json!({ meta::SUBSCRIPTION_ID: ctx.request_id() });
+    let sink = ctx.sink().clone();
+    let mut head = slot.head.subscribe();
+    let send = |method: &str, mut params: Value| {
+        params["_meta"] = tag.clone();
+        let frame = crate::jsonrpc::encode_notification(method, &params).unwrap_or_default();
+        let sink = sink.clone();
+        async move { sink.send(frame).await.is_ok() }
+    };
+    let shutdown = ctx.shared().shutdown.clone();
+    // The first read: replay from the cursor (bounded by maxAgeMs).
+    let mut max_age = p.max_age_ms;
+    let mut first = true;
+    let mut gap = gap;
+    let mut next_beat = Instant::now() + hub.config.heartbeat;
+    'stream: loop {
+        loop {
+            head.borrow_and_update();
+            let batch = hub.read(
+                slot,
+                Read {
+                    args: &args,
+                    after,
+                    max_age_ms: max_age.take(),
+                    max: STREAM_BATCH,
+                },
+            );
+            if first || batch.truncated {
+                // The position just before what follows.
+                let before = batch.events.first().map_or(batch.cursor, |o| o.seq - 1);
+                let active = json!({
+                    "cursor": hub.cursor(slot, before),
+                    "truncated": gap || batch.truncated,
+                });
+                first = false;
+                gap = false;
+                if !send(ACTIVE, active).await {
+                    break 'stream;
+                }
+                next_beat = Instant::now() + hub.config.heartbeat;
+            }
+            for occ in &batch.events {
+                let v = hub.occurrence_json(slot, occ, Some(occ.seq));
+                if !send(EVENT, v).await {
+                    break 'stream;
+                }
+                next_beat = Instant::now() + hub.config.heartbeat;
+            }
+            after = Some(batch.cursor);
+            if !batch.has_more || ctx.is_cancelled() {
+                break;
+            }
+        }
+        let heartbeat = tokio::time::sleep_until(next_beat);
+        tokio::select! {
+            () = ctx.cancelled() => break 'stream,
+            () = shutdown.cancelled() => break 'stream,
+            () = sink.closed() => break 'stream,
+            changed = head.changed() => if changed.is_err() { break 'stream },
+            () = heartbeat => {
+                let cursor = hub.cursor(slot, after.unwrap_or(0));
+                if !send(HEARTBEAT, json!({ "cursor": cursor })).await {
+                    break 'stream;
+                }
+                next_beat = Instant::now() + hub.config.heartbeat;
+            }
+        }
+    }
+    Ok(json!({ "_meta": {} }))
+}
