@@ -42,6 +42,7 @@ fn config() -> EventsConfig {
 }
 
 /// Two event types: orders (filtered by shop, poll and push) and a poll-only audit log.
+// ANCHOR: declare
 fn server() -> Server {
     Server::builder()
         .name("events-test")
@@ -63,6 +64,7 @@ fn server() -> Server {
         .events_config(config())
         .build()
 }
+// ANCHOR_END: declare
 
 // ---------------------------------------------------------------------------------------------
 // A raw HTTP/1.1 client.
@@ -379,6 +381,7 @@ async fn poll_from_now_then_exactly_the_new_matching_events_with_growing_cursors
         assert!(first["nextPollMs"].as_u64().unwrap() > 0);
         let c0 = first["cursor"].clone();
 
+        // ANCHOR: emit
         let events = s.server.events();
         events
             .emit("order.created", json!({ "shop": "a", "n": 1 }))
@@ -393,6 +396,7 @@ async fn poll_from_now_then_exactly_the_new_matching_events_with_growing_cursors
                 json!({ "shop": "a", "n": 3 }),
             )
             .unwrap();
+        // ANCHOR_END: emit
         assert_eq!(id3, format!("upstream-{era}"));
 
         let p = json!({ "name": "order.created", "arguments": shop_a, "cursor": c0 });

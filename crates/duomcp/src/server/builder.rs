@@ -295,7 +295,7 @@ impl ServerBuilder {
     }
 
     /// Declares an event type of the events extension (experimental, feature `events`; see
-    /// [`events`](super::events)): the server then declares the `events` capability and
+    /// [`events`]): the server then declares the `events` capability and
     /// answers `events/list`, `events/poll` and `events/stream`. Occurrences are emitted with
     /// [`Server::events`]. A type declared again replaces the earlier one.
     ///

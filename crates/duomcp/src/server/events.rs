@@ -162,10 +162,14 @@ impl EventType {
     /// The delivery modes offered (a mode not listed is `-32014`). An empty list keeps the
     /// default, both.
     pub fn delivery(mut self, modes: impl IntoIterator<Item = Delivery>) -> Self {
-        let modes: Vec<Delivery> = modes.into_iter().collect();
-        if !modes.is_empty() {
-            self.delivery = modes;
-            self.delivery.dedup();
+        let mut unique = Vec::new();
+        for mode in modes {
+            if !unique.contains(&mode) {
+                unique.push(mode);
+            }
+        }
+        if !unique.is_empty() {
+            self.delivery = unique;
         }
         self
     }
