@@ -957,3 +957,36 @@ async fn stdio_in_both_revisions_poll_and_push() {
         assert!(notes.is_empty(), "nothing after the cancel: {notes:?}");
     }
 }
+
+#[tokio::test]
+async fn events_list_is_paginated_like_tools_list() {
+    let mut config = duomcp::server::ServerConfig::default();
+    config.page_size = 1;
+    let server = Server::builder()
+        .config(config)
+        .event(EventType::new("one"))
+        .event(EventType::new("two"))
+        .event(EventType::new("three"))
+        .build();
+    for modern in [false, true] {
+        let mut c = Stdio::open(server.clone(), modern).await;
+        let mut names = Vec::new();
+        let mut cursor = Value::Null;
+        for id in 1..10 {
+            let params = match &cursor {
+                Value::Null => json!({}),
+                c => json!({ "cursor": c }),
+            };
+            c.request(id, "events/list", params).await;
+            let (page, _) = c.answer(id).await;
+            let events = page["result"]["events"].as_array().unwrap();
+            assert_eq!(events.len(), 1, "{page}");
+            names.push(events[0]["name"].as_str().unwrap().to_owned());
+            cursor = page["result"]["nextCursor"].clone();
+            if cursor.is_null() {
+                break;
+            }
+        }
+        assert_eq!(names, ["one", "three", "two"]);
+    }
+}

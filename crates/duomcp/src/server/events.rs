@@ -846,7 +846,13 @@ async fn stream(
         params["_meta"] = tag.clone();
         let frame = crate::jsonrpc::encode_notification(method, &params).unwrap_or_default();
         let sink = sink.clone();
-        async move { sink.send(frame).await.is_ok() }
+        // A client that stops reading must not hold the stream past its cancellation.
+        async move {
+            tokio::select! {
+                sent = sink.send(frame) => sent.is_ok(),
+                () = ctx.cancelled() => false,
+            }
+        }
     };
     let shutdown = ctx.shared().shutdown.clone();
     // The first read: replay from the cursor (bounded by maxAgeMs).
@@ -908,4 +914,114 @@ async fn stream(
         }
     }
     Ok(json!({ "_meta": {} }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn hub(config: EventsConfig) -> Hub {
+        Hub::new(vec![EventType::new("a"), EventType::new("b")], config)
+    }
+
+    fn read_all(hub: &Hub, name: &str, after: u64, max: usize) -> Batch {
+        let slot = &hub.types[name];
+        hub.read(
+            slot,
+            Read {
+                args: &json!({}),
+                after: Some(after),
+                max_age_ms: None,
+                max,
+            },
+        )
+    }
+
+    #[test]
+    fn the_ring_keeps_its_count_and_bytes_and_says_what_it_dropped() {
+        let hub = hub(EventsConfig {
+            ring: 4,
+            ring_bytes: 100,
+            ..EventsConfig::default()
+        });
+        for n in 0..10 {
+            hub.emit("a", None, json!({ "n": n })).unwrap();
+        }
+        let b = read_all(&hub, "a", 0, 100);
+        assert!(b.truncated);
+        assert_eq!(b.events.len(), 4);
+        assert_eq!(b.events[0].data["n"], 6);
+        assert_eq!(b.cursor, 10);
+        // Bytes: a 60-byte occurrence leaves room for no other of its size.
+        let big = "x".repeat(50);
+        hub.emit("a", None, json!({ "s": big })).unwrap();
+        hub.emit("a", None, json!({ "s": big })).unwrap();
+        let ring = lock(&hub.types["a"].ring);
+        assert_eq!(ring.items.len(), 1);
+        assert!(ring.bytes <= 100);
+        drop(ring);
+        // The other type's ring is untouched.
+        assert_eq!(lock(&hub.types["b"].ring).last, 0);
+    }
+
+    #[test]
+    fn a_read_stops_at_its_maximum_and_says_there_is_more() {
+        let hub = hub(EventsConfig::default());
+        for n in 0..5 {
+            hub.emit("a", None, json!({ "n": n })).unwrap();
+        }
+        let b = read_all(&hub, "a", 0, 2);
+        assert_eq!(b.events.len(), 2);
+        assert!(b.has_more);
+        assert_eq!(b.cursor, 2);
+        let b = read_all(&hub, "a", 2, 3);
+        assert_eq!(b.events.len(), 3);
+        assert!(!b.has_more);
+        assert_eq!(b.cursor, 5);
+    }
+
+    #[test]
+    fn emit_refuses_unknown_types_and_data_that_is_not_an_object() {
+        let hub = hub(EventsConfig::default());
+        assert_eq!(
+            hub.emit("c", None, json!({})),
+            Err(EmitError::UnknownEvent("c".into()))
+        );
+        assert_eq!(hub.emit("a", None, json!(1)), Err(EmitError::NotAnObject));
+        assert_eq!(
+            hub.emit("a", Some("up-1".into()), json!({})),
+            Ok("up-1".into())
+        );
+    }
+
+    #[test]
+    fn cursors_name_one_type_of_one_instance() {
+        let hub = hub(EventsConfig::default());
+        hub.emit("a", None, json!({})).unwrap();
+        let (a, b) = (&hub.types["a"], &hub.types["b"]);
+        let c = hub.cursor(a, 1);
+        assert_eq!(hub.position(a, &c, 1), Ok(Some(1)));
+        assert!(hub.position(b, &c, 1).is_err());
+        assert!(hub.position(a, &hub.cursor(a, 2), 1).is_err());
+        let other = format!(
+            "E{}.0.1",
+            if hub.epoch == "00000000" {
+                "00000001"
+            } else {
+                "00000000"
+            }
+        );
+        assert_eq!(hub.position(a, &other, 1), Ok(None));
+        for bad in [
+            "",
+            "E",
+            "E..",
+            "x",
+            "E0.0.1",
+            "Eabcdefgh.0.1",
+            "E00000000.0.-1",
+        ] {
+            assert!(hub.position(a, bad, 1).is_err(), "{bad}");
+        }
+    }
 }
