@@ -175,7 +175,8 @@ impl EventType {
     }
 
     /// Which occurrences a subscription hears of: `filter(arguments, data)`, called for every
-    /// occurrence a poll or a stream reads. Without one, every occurrence matches.
+    /// occurrence a poll or a stream reads (keep it quick: it runs under the type's lock).
+    /// Without one, every occurrence matches; one that panics matches nothing.
     pub fn filter(
         mut self,
         filter: impl Fn(&Value, &Value) -> bool + Send + Sync + 'static,
@@ -512,11 +513,14 @@ impl Hub {
                 cursor = occ.seq;
                 continue;
             }
-            let matches = slot
-                .spec
-                .filter
-                .as_ref()
-                .is_none_or(|f| f(read.args, &occ.data));
+            // A filter that panics matches nothing (and is logged), the stream goes on.
+            let matches = slot.spec.filter.as_ref().is_none_or(|f| {
+                let call = std::panic::AssertUnwindSafe(|| f(read.args, &occ.data));
+                std::panic::catch_unwind(call).unwrap_or_else(|_| {
+                    tracing::warn!(event = %slot.spec.name, "an event filter panicked");
+                    false
+                })
+            });
             if !matches {
                 cursor = occ.seq;
                 continue;
@@ -992,6 +996,22 @@ mod tests {
             hub.emit("a", Some("up-1".into()), json!({})),
             Ok("up-1".into())
         );
+    }
+
+    #[test]
+    fn a_filter_that_panics_matches_nothing() {
+        #[allow(clippy::panic)]
+        let kind = EventType::new("p").filter(|_, data| match data.get("boom") {
+            Some(_) => panic!("boom"),
+            None => true,
+        });
+        let hub = Hub::new(vec![kind], EventsConfig::default());
+        hub.emit("p", None, json!({ "boom": 1 })).unwrap();
+        hub.emit("p", None, json!({ "ok": 1 })).unwrap();
+        let b = read_all(&hub, "p", 0, 10);
+        assert_eq!(b.events.len(), 1);
+        assert_eq!(b.events[0].data["ok"], 1);
+        assert_eq!(b.cursor, 2);
     }
 
     #[test]
