@@ -786,6 +786,23 @@ async fn a_client_opening_too_many_streams_gets_the_limit_error() {
     }
     let refused = one.call(9, "events/stream", p.clone()).await;
     assert_eq!(refused["error"]["code"], -32013, "{refused}");
+    // Closing a 2025-11-25 stream's connection ends it too, and frees its slot.
+    held.pop().unwrap().disconnect();
+    let mut again = None;
+    for _ in 0..50 {
+        let res = one.send(10, "events/stream", p.clone()).await;
+        if res.content_type == "text/event-stream" {
+            again = Some(res.sse());
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let mut again = again.expect("a stream after the disconnect");
+    assert_eq!(
+        again.message().await["method"],
+        "notifications/events/active"
+    );
+    held.push(again);
     let (two, _) = Http::legacy(s.addr).await;
     let mut sse = two.send(1, "events/stream", p.clone()).await.sse();
     assert_eq!(sse.message().await["method"], "notifications/events/active");

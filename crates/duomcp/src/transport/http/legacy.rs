@@ -36,7 +36,7 @@ use std::collections::VecDeque;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use tokio::sync::{mpsc, oneshot};
-use tokio_util::sync::CancellationToken;
+use tokio_util::sync::{CancellationToken, DropGuard};
 
 fn session_header(parts: &Parts) -> Option<&str> {
     parts
@@ -249,6 +249,9 @@ async fn request(
         }
     };
     let activity = session.busy();
+    // Closing an `events/stream`'s connection ends it (the events extension), as cancelling
+    // it does; any other request goes on, resumable, when its connection closes.
+    let cancel_on_close = event_stream.then(|| token.clone().drop_guard());
     let (sink, sink_rx) = mpsc::channel::<Frame>(SINK_CAPACITY);
     let id = req.id.clone();
     let env = RequestEnv {
@@ -297,7 +300,7 @@ async fn request(
     };
     let request = serde_json::to_vec(&id).ok();
     let reply = ReplySource::Pending(reply_rx);
-    stream_response(t, session, first, sink_rx, reply, request).await
+    stream_response(t, session, first, sink_rx, reply, request, cancel_on_close).await
 }
 
 /// The response to a request whose handler is done (`None`: cancelled): plain JSON when the
@@ -315,7 +318,7 @@ async fn ready_response(
         },
         (_, first) => {
             let reply = ReplySource::Ready(reply);
-            stream_response(t, session, first.ok(), sink_rx, reply, None).await
+            stream_response(t, session, first.ok(), sink_rx, reply, None, None).await
         }
     }
 }
@@ -327,6 +330,7 @@ async fn stream_response(
     sink: mpsc::Receiver<Frame>,
     reply: ReplySource,
     request: Option<Vec<u8>>,
+    cancel_on_close: Option<DropGuard>,
 ) -> Response {
     let (tx, rx) = mpsc::channel::<Out>(CONN_CAPACITY);
     let stream = session
@@ -338,7 +342,7 @@ async fn stream_response(
         rx: Some(rx),
         keep_alive: t.config.keep_alive,
         retry: t.config.sse_retry,
-        _guards: Box::new(session.busy()),
+        _guards: Box::new((session.busy(), cancel_on_close)),
     };
     sse::response(sse::legacy_body(conn))
 }
