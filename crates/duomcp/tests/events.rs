@@ -1007,3 +1007,48 @@ async fn events_list_is_paginated_like_tools_list() {
         assert_eq!(names, ["one", "three", "two"]);
     }
 }
+
+#[tokio::test]
+async fn a_poll_returns_at_most_the_servers_bound_whatever_max_events_asks() {
+    let mut config = config();
+    config.max_events_per_poll = 3;
+    let server = Server::builder()
+        .event(EventType::new("tick"))
+        .events_config(config)
+        .build();
+    for modern in [false, true] {
+        let mut c = Stdio::open(server.clone(), modern).await;
+        c.request(1, "events/poll", json!({ "name": "tick", "cursor": null }))
+            .await;
+        let (first, _) = c.answer(1).await;
+        for n in 0..5 {
+            server.events().emit("tick", json!({ "n": n })).unwrap();
+        }
+        let p = json!({ "name": "tick", "cursor": first["result"]["cursor"], "maxEvents": 1000 });
+        c.request(2, "events/poll", p).await;
+        let (page, _) = c.answer(2).await;
+        assert_eq!(
+            page["result"]["events"].as_array().unwrap().len(),
+            3,
+            "{page}"
+        );
+        assert_eq!(page["result"]["hasMore"], true);
+        let p = json!({ "name": "tick", "cursor": page["result"]["cursor"], "maxEvents": 1000 });
+        c.request(3, "events/poll", p).await;
+        let (rest, _) = c.answer(3).await;
+        assert_eq!(
+            rest["result"]["events"].as_array().unwrap().len(),
+            2,
+            "{rest}"
+        );
+        assert_eq!(rest["result"]["events"][0]["data"]["n"], 3);
+        assert_eq!(rest["result"]["hasMore"], false);
+        for bad in [json!(0), json!(-1), json!("3"), json!(1.5)] {
+            let p =
+                json!({ "name": "tick", "cursor": first["result"]["cursor"], "maxEvents": bad });
+            c.request(4, "events/poll", p).await;
+            let (refused, _) = c.answer(4).await;
+            assert_eq!(refused["error"]["code"], -32602, "{bad}: {refused}");
+        }
+    }
+}
