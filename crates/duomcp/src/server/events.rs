@@ -231,7 +231,7 @@ pub struct EventsConfig {
     pub max_events_per_poll: usize,
     /// The `nextPollMs` answered to polls (default 5 s).
     pub next_poll: Duration,
-    /// The quiet time after which a stream gets a heartbeat (default 30 s).
+    /// The quiet time after which a stream gets a heartbeat (default 30 s; at least 10 ms).
     pub heartbeat: Duration,
     /// `events/stream` streams open at once, over all clients (default 256).
     pub max_streams: usize,
@@ -374,6 +374,8 @@ impl Hub {
     pub(crate) fn new(types: Vec<EventType>, mut config: EventsConfig) -> Self {
         config.ring = config.ring.max(1);
         config.max_events_per_poll = config.max_events_per_poll.max(1);
+        // A zero interval would send heartbeats back to back.
+        config.heartbeat = config.heartbeat.max(MIN_HEARTBEAT);
         let mut map = BTreeMap::new();
         for spec in types {
             let (head, _) = watch::channel(0);
@@ -831,8 +833,12 @@ fn caller(ctx: &Context) -> String {
     "anonymous".into()
 }
 
-/// How many occurrences a stream sends before it looks at its cancellation again.
+/// How many occurrences a stream reads from its ring at a time (it reads again at once while
+/// there are more).
 const STREAM_BATCH: usize = 64;
+
+/// The shortest heartbeat interval [`EventsConfig::heartbeat`] is raised to.
+const MIN_HEARTBEAT: Duration = Duration::from_millis(10);
 
 async fn stream(
     hub: &Arc<Hub>,
@@ -878,7 +884,10 @@ async fn stream(
             );
             if first || batch.truncated {
                 // The position just before what follows.
-                let before = batch.events.first().map_or(batch.cursor, |o| o.seq - 1);
+                let before = batch
+                    .events
+                    .first()
+                    .map_or(batch.cursor, |o| o.seq.saturating_sub(1));
                 let active = json!({
                     "cursor": hub.cursor(slot, before),
                     "truncated": gap || batch.truncated,
