@@ -18,13 +18,25 @@ struct Cli {
 #[derive(Subcommand)]
 enum Command {
     /// Run the bundled reference server (every conformance fixture) over stdio, or over
-    /// Streamable HTTP with `--http`.
+    /// Streamable HTTP with `--http` (TCP) or `--unix` (a Unix domain socket).
+    #[command(group(clap::ArgGroup::new("listen").args(["http", "unix"])))]
     Serve {
         /// Serve over Streamable HTTP at `http://HOST:PORT/mcp` instead of stdio (e.g.
         /// `127.0.0.1:3000`; port 0 picks a free one). HTTP/1.1 and HTTP/2 (h2c, prior
         /// knowledge) on the same port.
         #[arg(long, value_name = "HOST:PORT")]
         http: Option<String>,
+        /// Serve over Streamable HTTP (HTTP/1.1 and h2c) on a Unix domain socket at PATH
+        /// instead of stdio; clients reach it as `unix:PATH` (`duomcp tools unix:PATH`), the
+        /// endpoint being `http://localhost/mcp`. The socket file is made with mode 0600
+        /// (--unix-mode), a stale one (nobody listening) is replaced, and it is removed on
+        /// Ctrl-C / SIGTERM. PATH being something else, or a socket in use, is an error.
+        #[arg(long, value_name = "PATH", conflicts_with = "http")]
+        unix: Option<std::path::PathBuf>,
+        /// With --unix: the socket file's permissions, in octal (default 0600: only this user
+        /// may connect; 0660: this group too).
+        #[arg(long, value_name = "MODE", requires = "unix", value_parser = parse_mode)]
+        unix_mode: Option<u32>,
         /// With --http: serve HTTPS with this certificate chain (PEM, leaf first); HTTP/2 or
         /// HTTP/1.1 as the client's ALPN picks. Needs --tls-key.
         #[arg(long, value_name = "PEM", requires_all = ["http", "tls_key"])]
@@ -35,11 +47,11 @@ enum Command {
         /// With --http: also accept this `Host` header (repeatable), e.g. `mcp.example.com` or
         /// `mcp.example.com:443`, for a server reached by a real host name (behind a reverse
         /// proxy). Loopback names and the bound address are always accepted; others get 403.
-        #[arg(long = "allow-host", value_name = "HOST", requires = "http")]
+        #[arg(long = "allow-host", value_name = "HOST", requires = "listen")]
         allow_hosts: Vec<String>,
         /// With --http: also accept this `Origin` (repeatable), e.g. `https://app.example.com`,
         /// for browser clients served from elsewhere. Requests without `Origin` are not affected.
-        #[arg(long = "allow-origin", value_name = "ORIGIN", requires = "http")]
+        #[arg(long = "allow-origin", value_name = "ORIGIN", requires = "listen")]
         allow_origins: Vec<String>,
         /// Also serve the skills under DIR (repeatable): every folder below it holding a
         /// `SKILL.md` is a skill named after the folder, its path the skill's URI path
@@ -57,7 +69,7 @@ enum Command {
         /// With --http: keep the state replicas share in Redis (`redis://HOST:PORT`, or a Redis
         /// Cluster: `redis+cluster://HOST:PORT,HOST:PORT,…`, its seed nodes): the SSE event log
         /// and, without --state-key-file, the `requestState` key. The book: "Replicas on Redis".
-        #[arg(long, value_name = "URL", requires = "http")]
+        #[arg(long, value_name = "URL", requires = "listen")]
         redis: Option<String>,
         /// The `requestState` keyring: one base64 key of >= 32 random bytes per line, newest
         /// first (`head -c 32 /dev/urandom | base64`). The newest seals; all open.
@@ -206,6 +218,8 @@ fn main() -> std::process::ExitCode {
         match command {
             Command::Serve {
                 http,
+                unix,
+                unix_mode,
                 tls_cert,
                 tls_key,
                 skills,
@@ -238,7 +252,12 @@ fn main() -> std::process::ExitCode {
                 // Exports what is pending when it is dropped, at the end of this block.
                 let (builder, _telemetry) = telemetry.apply(builder).await.map_err(Some)?;
                 let server = builder.try_build().map_err(|e| Some(e.to_string()))?;
-                match http {
+                let listen = match (http, unix) {
+                    (Some(addr), _) => Some(Listen::Tcp(addr)),
+                    (None, Some(path)) => Some(Listen::Unix(path, unix_mode.unwrap_or(0o600))),
+                    (None, None) => None,
+                };
+                match listen {
                     // Ctrl-C / SIGTERM: stop reading, let requests in flight finish within
                     // the grace period, cancel the rest, exit 0.
                     None => {
@@ -258,7 +277,7 @@ fn main() -> std::process::ExitCode {
                             .await
                             .map_err(|e| Some(e.to_string()))
                     }
-                    Some(addr) => {
+                    Some(listen) => {
                         let mut config = duomcp::transport::http::HttpConfig::default();
                         for host in allow_hosts {
                             config = config.allow_host(host);
@@ -277,7 +296,15 @@ fn main() -> std::process::ExitCode {
                         )
                         .await
                         .map_err(Some)?;
-                        serve_http(&addr, tls_cert.zip(tls_key), server, config, &auth).await
+                        match listen {
+                            Listen::Tcp(addr) => {
+                                serve_http(&addr, tls_cert.zip(tls_key), server, config, &auth)
+                                    .await
+                            }
+                            Listen::Unix(path, mode) => {
+                                serve_unix(&path, mode, server, config).await
+                            }
+                        }
                     }
                 }
             }
@@ -302,6 +329,61 @@ fn main() -> std::process::ExitCode {
         // Already reported.
         Err(None) => std::process::ExitCode::FAILURE,
     }
+}
+
+/// Where `duomcp serve` serves HTTP.
+enum Listen {
+    /// `--http HOST:PORT`.
+    Tcp(String),
+    /// `--unix PATH`, with the socket file's mode.
+    Unix(std::path::PathBuf, u32),
+}
+
+/// `--unix-mode`: octal permission bits (`600`, `0600`, `0o600`).
+fn parse_mode(s: &str) -> Result<u32, String> {
+    let digits = s.strip_prefix("0o").unwrap_or(s);
+    match u32::from_str_radix(digits, 8) {
+        Ok(mode) if mode <= 0o777 => Ok(mode),
+        _ => Err(format!("`{s}` is not an octal mode like 0600 or 0660")),
+    }
+}
+
+/// Serves the reference server over Streamable HTTP on a Unix domain socket at `path` (its
+/// file made with `mode`) until Ctrl-C (or SIGTERM), then shuts down gracefully and removes
+/// the socket file.
+#[cfg(unix)]
+async fn serve_unix(
+    path: &std::path::Path,
+    mode: u32,
+    server: duomcp::server::Server,
+    config: duomcp::transport::http::HttpConfig,
+) -> Result<(), Option<String>> {
+    use duomcp::transport::http::{bind_unix, StreamableHttp};
+    let stop = duomcp::server::shutdown_signal();
+    let listener = bind_unix(path, mode).map_err(|e| Some(e.to_string()))?;
+    eprintln!(
+        "duomcp: serving the reference server on the Unix socket {} at http://localhost/mcp (2025-11-25 and 2026-07-28; Ctrl-C stops)",
+        path.display()
+    );
+    let served = StreamableHttp::with_config(server, config)
+        .serve_unix_with_shutdown(listener, stop)
+        .await;
+    if let Err(e) = std::fs::remove_file(path) {
+        tracing::warn!(path = %path.display(), "socket file not removed: {e}");
+    }
+    served.map_err(|e| Some(e.to_string()))
+}
+
+#[cfg(not(unix))]
+async fn serve_unix(
+    _path: &std::path::Path,
+    _mode: u32,
+    _server: duomcp::server::Server,
+    _config: duomcp::transport::http::HttpConfig,
+) -> Result<(), Option<String>> {
+    Err(Some(
+        "--unix: Unix domain sockets are not supported on this platform".to_owned(),
+    ))
 }
 
 /// On a terminal, a silent `duomcp serve` looks hung: say what it waits for (on stderr, which

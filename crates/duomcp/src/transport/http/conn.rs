@@ -15,8 +15,8 @@
 //! [`MAX_CONCURRENT_STREAMS`] streams at once, and hyper's own limits on header lists and on
 //! streams reset by the client stay on.
 
+use super::listener::Peer;
 use axum::Router;
-use std::net::SocketAddr;
 use std::time::Duration;
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio_util::sync::CancellationToken;
@@ -24,12 +24,12 @@ use tokio_util::sync::CancellationToken;
 /// The endpoint as hyper sees it.
 pub(super) type Service = hyper_util::service::TowerToHyperService<Router>;
 
-/// [`Service`] that puts the peer's address in each request's extensions, as
-/// `PeerAddr` (read by the fairness caps).
+/// [`Service`] that puts the peer in each request's extensions, as `PeerAddr` (a TCP peer) or
+/// `LocalPeer` (a Unix socket peer), read by the fairness caps.
 #[derive(Clone)]
 pub(super) struct WithPeer {
     service: Service,
-    peer: Option<SocketAddr>,
+    peer: Option<Peer>,
 }
 
 impl hyper::service::Service<http::Request<hyper::body::Incoming>> for WithPeer {
@@ -40,8 +40,14 @@ impl hyper::service::Service<http::Request<hyper::body::Incoming>> for WithPeer 
         <Service as hyper::service::Service<http::Request<hyper::body::Incoming>>>::Future;
 
     fn call(&self, mut req: http::Request<hyper::body::Incoming>) -> Self::Future {
-        if let Some(peer) = self.peer {
-            req.extensions_mut().insert(super::fair::PeerAddr(peer));
+        match self.peer {
+            Some(Peer::Ip(addr)) => {
+                req.extensions_mut().insert(super::fair::PeerAddr(addr));
+            }
+            Some(Peer::Local) => {
+                req.extensions_mut().insert(super::fair::LocalPeer);
+            }
+            None => {}
         }
         hyper::service::Service::call(&self.service, req)
     }
@@ -54,25 +60,27 @@ impl hyper::service::Service<http::Request<hyper::body::Incoming>> for WithPeer 
 #[cfg(feature = "http2")]
 pub const MAX_CONCURRENT_STREAMS: u32 = 256;
 
-/// How accepted TCP connections are served.
+/// How accepted connections are served.
 #[derive(Clone)]
 pub(super) enum Transport {
-    /// HTTP straight on TCP.
+    /// HTTP straight on the stream.
     Plain,
     /// A TLS handshake first.
     #[cfg(feature = "tls")]
     Tls(tokio_rustls::TlsAcceptor),
 }
 
-/// Serves one accepted TCP connection.
-pub(super) async fn accepted(
+/// Serves one accepted connection (TCP, or a Unix domain socket).
+pub(super) async fn accepted<I>(
     transport: Transport,
-    tcp: tokio::net::TcpStream,
-    peer: SocketAddr,
+    tcp: I,
+    peer: Peer,
     service: Service,
     closing: CancellationToken,
     header_timeout: Duration,
-) {
+) where
+    I: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+{
     match transport {
         Transport::Plain => connection(tcp, Some(peer), service, closing, header_timeout).await,
         #[cfg(feature = "tls")]
@@ -97,7 +105,7 @@ pub(super) async fn accepted(
 /// until the peer is done or `closing` fires (then gracefully: requests in flight finish).
 pub(super) async fn connection<I>(
     io: I,
-    peer: Option<SocketAddr>,
+    peer: Option<Peer>,
     service: Service,
     closing: CancellationToken,
     header_timeout: Duration,

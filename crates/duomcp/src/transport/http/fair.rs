@@ -3,7 +3,8 @@
 //!
 //! The caller is the principal the auth layer authenticated; without one, the peer's IP
 //! address ([`PeerAddr`] in the request's extensions, which
-//! [`serve`](super::StreamableHttp::serve) and [`serve`](fn@super::serve) put there). Loopback
+//! [`serve`](super::StreamableHttp::serve) and [`serve`](fn@super::serve) put there); peers on
+//! a Unix domain socket are all one local caller, counted as a loopback peer. Loopback
 //! peers without a principal are not limited unless
 //! [`HttpConfig::limit_loopback_peers`](super::HttpConfig::limit_loopback_peers); requests with
 //! neither a principal nor a known peer are not limited here (the global caps still apply).
@@ -52,10 +53,17 @@ impl Rate {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct PeerAddr(pub SocketAddr);
 
+/// Marks a request that came over a Unix domain socket, in the request's extensions: all such
+/// peers are one local caller, treated as a loopback peer (limited only with
+/// [`HttpConfig::limit_loopback_peers`](super::HttpConfig::limit_loopback_peers)).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct LocalPeer;
+
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 enum Key {
     Principal(String),
     Peer(IpAddr),
+    Local,
 }
 
 #[derive(Debug)]
@@ -143,6 +151,12 @@ impl Fairness {
     pub(crate) fn admit(self: &Arc<Self>, parts: &Parts) -> Result<Option<Held>, Refusal> {
         let (key, rate) = match super::owner_key(parts) {
             Some(principal) => (Key::Principal(principal), self.principal_rate),
+            None if parts.extensions.get::<LocalPeer>().is_some() => {
+                if !self.limit_loopback {
+                    return Ok(None);
+                }
+                (Key::Local, self.peer_rate)
+            }
             None => {
                 let Some(PeerAddr(peer)) = parts.extensions.get::<PeerAddr>() else {
                     return Ok(None);

@@ -118,6 +118,16 @@ impl HostGuard {
         });
     }
 
+    /// Accepts `Host: localhost` (any port) from now on: what a client on a Unix domain
+    /// socket sends.
+    pub(crate) fn add_local(&self) {
+        let mut bound = self.bound.write().unwrap_or_else(|p| p.into_inner());
+        bound.push(HostPattern {
+            host: "localhost".to_owned(),
+            port: None,
+        });
+    }
+
     fn host_allowed(&self, host: &str, port: Option<u16>) -> bool {
         let Some(hosts) = &self.hosts else {
             return true;

@@ -57,6 +57,7 @@ mod fair;
 mod guard;
 pub(crate) mod headers;
 mod legacy;
+mod listener;
 mod modern;
 mod routing;
 mod serve;
@@ -67,6 +68,8 @@ pub(crate) mod sse;
 mod store;
 #[cfg(feature = "tls")]
 pub mod tls;
+#[cfg(unix)]
+mod unix;
 mod workers;
 
 pub use config::{HttpConfig, ResponseMode};
@@ -76,6 +79,8 @@ pub use fair::{PeerAddr, Rate};
 pub use serve::{serve, serve_with, ServeOptions};
 pub use session_store::{CreateBounds, SessionRecord, SessionStore, Touched};
 pub use store::{EventStore, MemoryEventStore, StoreError, StoreFuture, StoredEvent, StreamState};
+#[cfg(unix)]
+pub use unix::{bind_unix, UNIX_BACKLOG};
 pub use workers::Workers;
 
 use crate::era::{self, Era, ProtocolError, Undecided};
@@ -312,23 +317,60 @@ impl StreamableHttp {
     where
         F: Future<Output = ()> + Send,
     {
+        if let Ok(addr) = listener.local_addr() {
+            self.inner.guard.add_bound(addr);
+        }
+        self.accept_loop(listener, signal, conn::Transport::Plain)
+            .await
+    }
+
+    /// Like [`serve_with_shutdown`](Self::serve_with_shutdown), on a Unix domain socket: HTTP
+    /// over `listener` (make it with [`bind_unix`], which sets the socket file's permissions),
+    /// with the same [`HttpConfig`] and bounds. A client names any host; `Host: localhost` is
+    /// always accepted (whatever [`HttpConfig::allowed_hosts`] says), as the socket file's
+    /// permissions, not the host name, decide who may connect. All peers on the socket are
+    /// one caller for the per-peer fairness caps, a loopback one (limited only with
+    /// [`HttpConfig::limit_loopback_peers`]). The socket file is left in place when this
+    /// returns: remove it then (`duomcp serve --unix` does).
+    ///
+    /// ```no_run
+    /// # async fn run() -> std::io::Result<()> {
+    /// use duomcp::transport::http::{bind_unix, StreamableHttp};
+    /// let http = StreamableHttp::new(duomcp::server::Server::builder().build());
+    /// let path = std::path::Path::new("/run/user/1000/mcp.sock");
+    /// let listener = bind_unix(path, 0o600)?;
+    /// let stop = async {
+    ///     let _ = tokio::signal::ctrl_c().await;
+    /// };
+    /// http.serve_unix_with_shutdown(listener, stop).await?;
+    /// std::fs::remove_file(path)
+    /// # }
+    /// ```
+    #[cfg(unix)]
+    pub async fn serve_unix_with_shutdown<F>(
+        self,
+        listener: tokio::net::UnixListener,
+        signal: F,
+    ) -> std::io::Result<()>
+    where
+        F: Future<Output = ()> + Send,
+    {
+        self.inner.guard.add_local();
         self.accept_loop(listener, signal, conn::Transport::Plain)
             .await
     }
 
     /// Accepts connections on `listener` and serves each with `transport` until shutdown.
-    async fn accept_loop<F>(
+    async fn accept_loop<L, F>(
         self,
-        listener: TcpListener,
+        listener: L,
         signal: F,
         transport: conn::Transport,
     ) -> std::io::Result<()>
     where
+        L: listener::Listener,
         F: Future<Output = ()> + Send,
     {
-        if let Ok(addr) = listener.local_addr() {
-            self.inner.guard.add_bound(addr);
-        }
         #[cfg(feature = "tls")]
         if matches!(transport, conn::Transport::Tls(_)) {
             self.inner

@@ -22,6 +22,7 @@
 //! ```
 
 use super::conn::Transport;
+use super::listener::{Listener, Stream};
 use super::workers::Workers;
 use axum::Router;
 use hyper_util::service::TowerToHyperService;
@@ -144,8 +145,8 @@ where
 
 /// Accepts connections on `listener` and serves each with `service` (over `transport`) until
 /// `signal` completes or `closing` fires; returns the connections still open.
-pub(super) async fn accept<F>(
-    listener: &TcpListener,
+pub(super) async fn accept<L, F>(
+    listener: &L,
     service: &TowerToHyperService<Router>,
     closing: &CancellationToken,
     header_timeout: Duration,
@@ -154,6 +155,7 @@ pub(super) async fn accept<F>(
     workers: Option<&Workers>,
 ) -> JoinSet<()>
 where
+    L: Listener,
     F: Future<Output = ()> + Send,
 {
     let mut connections = JoinSet::new();
@@ -162,10 +164,10 @@ where
         let accepted = tokio::select! {
             _ = &mut signal => break,
             _ = closing.cancelled() => break,
-            a = listener.accept() => a,
+            a = listener.accept_one() => a,
         };
         while connections.try_join_next().is_some() {}
-        let (tcp, peer) = match accepted {
+        let (io, peer) = match accepted {
             Ok(a) => a,
             Err(e) => {
                 // Out of file descriptors and the like: wait and go on, never stop serving.
@@ -174,17 +176,14 @@ where
                 continue;
             }
         };
-        if let Err(e) = tcp.set_nodelay(true) {
-            tracing::debug!(%peer, "TCP_NODELAY not set: {e}");
-        }
+        io.prepare(peer);
         let (transport, service, closing) = (transport.clone(), service.clone(), closing.clone());
-        let serve = move |tcp| {
-            super::conn::accepted(transport, tcp, peer, service, closing, header_timeout)
-        };
+        let serve =
+            move |io| super::conn::accepted(transport, io, peer, service, closing, header_timeout);
         match workers {
-            Some(workers) => workers.spawn_connection(&mut connections, tcp, peer, serve),
+            Some(workers) => workers.spawn_connection(&mut connections, io, peer, serve),
             None => {
-                connections.spawn(serve(tcp));
+                connections.spawn(serve(io));
             }
         }
     }

@@ -123,6 +123,9 @@ impl StreamableHttp {
         F: Future<Output = ()> + Send,
     {
         let acceptor = tokio_rustls::TlsAcceptor::from(config);
+        if let Ok(addr) = listener.local_addr() {
+            self.inner.guard.add_bound(addr);
+        }
         self.accept_loop(listener, signal, Transport::Tls(acceptor))
             .await
     }

@@ -8,11 +8,10 @@
 //! [`Workers`] a connection, its requests and their handlers stay on one thread; only the wake-up
 //! that ends a wait crosses threads. See bench/README.md, "Gateway", for what it changes.
 
+use super::listener::{Peer, Stream};
 use std::future::Future;
-use std::net::SocketAddr;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
-use tokio::net::TcpStream;
 use tokio::runtime::Handle;
 use tokio::task::JoinSet;
 
@@ -151,21 +150,22 @@ impl Workers {
             .collect()
     }
 
-    /// Spawns `serve(tcp)` into `tasks` on the worker with the fewest open connections, which
+    /// Spawns `serve(io)` into `tasks` on the worker with the fewest open connections, which
     /// counts it until the task ends. The socket is registered again with that worker's
     /// reactor, so that its readiness wakes that worker and no other.
-    pub(super) fn spawn_connection<F, Fut>(
+    pub(super) fn spawn_connection<S, F, Fut>(
         &self,
         tasks: &mut JoinSet<()>,
-        tcp: TcpStream,
-        peer: SocketAddr,
+        io: S,
+        peer: Peer,
         serve: F,
     ) where
-        F: FnOnce(TcpStream) -> Fut + Send + 'static,
+        S: Stream,
+        F: FnOnce(S) -> Fut + Send + 'static,
         Fut: Future<Output = ()> + Send,
     {
-        let tcp = match tcp.into_std() {
-            Ok(tcp) => tcp,
+        let io = match io.into_std() {
+            Ok(io) => io,
             Err(e) => {
                 tracing::debug!(%peer, "connection dropped: {e}");
                 return;
@@ -182,8 +182,8 @@ impl Workers {
         tasks.spawn_on(
             async move {
                 let _open = open;
-                match TcpStream::from_std(tcp) {
-                    Ok(tcp) => serve(tcp).await,
+                match S::from_std(io) {
+                    Ok(io) => serve(io).await,
                     Err(e) => tracing::debug!(%peer, "connection dropped: {e}"),
                 }
             },
@@ -192,7 +192,6 @@ impl Workers {
     }
 }
 
-/// Counts a connection open on a worker for as long as it lives.
 struct OpenGuard(Arc<AtomicUsize>);
 
 impl Drop for OpenGuard {
