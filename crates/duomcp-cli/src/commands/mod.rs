@@ -96,7 +96,9 @@ pub struct Target {
     /// A root to offer the server (repeatable), e.g. `file:///home/me/project`.
     #[arg(long = "root", value_name = "URI")]
     pub roots: Vec<String>,
-    /// The server's Streamable HTTP URL (also accepted as a positional TARGET).
+    /// The server's Streamable HTTP URL (also accepted as a positional TARGET), or
+    /// `unix:PATH` for one served on a Unix domain socket (`duomcp serve --unix PATH`;
+    /// `unix:PATH` reaches `http://localhost/mcp` over the socket at PATH).
     #[arg(long, value_name = "URL")]
     pub url: Option<String>,
     /// An extra header for every HTTP request (repeatable), e.g. `Authorization: Bearer TOKEN`.
@@ -123,9 +125,9 @@ pub struct Target {
 /// A command whose only positional argument is the server's URL.
 #[derive(Debug, Args)]
 pub struct UrlTarget {
-    /// The server's Streamable HTTP URL (`http://127.0.0.1:3000/mcp`), or the name of a server
-    /// in the config file (see --config); or give the command that starts a stdio server
-    /// after `--`.
+    /// The server's Streamable HTTP URL (`http://127.0.0.1:3000/mcp`), `unix:PATH` for one on
+    /// a Unix domain socket, or the name of a server in the config file (see --config); or
+    /// give the command that starts a stdio server after `--`.
     #[arg(value_name = "URL|NAME")]
     pub target_url: Option<String>,
     /// Everything else about the server and the connection.
@@ -141,9 +143,20 @@ impl UrlTarget {
     }
 }
 
-/// Whether a command-line word is a server URL rather than an argument.
+/// Whether a command-line word is a server URL rather than an argument (`unix:PATH` is one).
 pub(crate) fn is_url(text: &str) -> bool {
-    text.starts_with("http://") || text.starts_with("https://")
+    text.starts_with("http://") || text.starts_with("https://") || unix_socket(text).is_some()
+}
+
+/// The endpoint a `unix:PATH` target reaches over the socket.
+pub const UNIX_ENDPOINT: &str = "http://localhost/mcp";
+
+/// The socket path of a `unix:PATH` target (`unix:/run/mcp.sock`, `unix:mcp.sock`, or
+/// `unix:///run/mcp.sock` as Docker writes it).
+pub fn unix_socket(text: &str) -> Option<&std::path::Path> {
+    let rest = text.strip_prefix("unix:")?;
+    let path = rest.strip_prefix("//").unwrap_or(rest);
+    (!path.is_empty()).then(|| std::path::Path::new(path))
 }
 
 fn parse_era(s: &str) -> Result<EraChoice, String> {
@@ -254,7 +267,9 @@ impl Target {
             if !is_url(url) {
                 let hint = config::did_you_mean(url)
                     .map(|u| format!(": did you mean {u} ?"))
-                    .unwrap_or_else(|| " (it must start with http:// or https://)".into());
+                    .unwrap_or_else(|| {
+                        " (it must start with http:// or https://, or be unix:PATH)".into()
+                    });
                 return Err(Failure::new(format!("--url `{url}` is not a URL{hint}")));
             }
         }
@@ -395,6 +410,16 @@ impl Target {
                 };
                 builder = builder.header(name.trim(), value.trim());
             }
+            if let Some(socket) = unix_socket(url) {
+                return connect_unix(builder, socket, url).await.map(|client| {
+                    let logs = if self.log_level.is_some() {
+                        Logs::start(&client)
+                    } else {
+                        Logs(None)
+                    };
+                    (client, logs)
+                });
+            }
             // Tokens from `duomcp login URL`, unless an Authorization header was given.
             let explicit = self.headers.iter().any(|h| {
                 h.split_once(':')
@@ -446,6 +471,35 @@ impl Target {
         println!("{text}");
         Ok(())
     }
+}
+
+/// Connects to `unix:PATH` (shown as `target`): [`UNIX_ENDPOINT`] over the socket at `socket`.
+#[cfg(unix)]
+async fn connect_unix(
+    builder: ClientBuilder,
+    socket: &std::path::Path,
+    target: &str,
+) -> Result<Client, Failure> {
+    builder
+        .connect_unix(socket, UNIX_ENDPOINT)
+        .await
+        .map_err(|e| {
+            Failure::new(format!(
+                "cannot connect to {target}: {}",
+                errors::describe(&e, None)
+            ))
+        })
+}
+
+#[cfg(not(unix))]
+async fn connect_unix(
+    _builder: ClientBuilder,
+    _socket: &std::path::Path,
+    target: &str,
+) -> Result<Client, Failure> {
+    Err(Failure::new(format!(
+        "cannot connect to {target}: Unix domain sockets are not supported on this platform"
+    )))
 }
 
 /// Prints the server's log messages to stderr (stdout stays the command's result) as they

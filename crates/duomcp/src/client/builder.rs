@@ -472,6 +472,50 @@ impl ClientBuilder {
         self.connect_transport(transport).await
     }
 
+    /// Connects to a Streamable HTTP endpoint served on the Unix domain socket at `socket`
+    /// (`duomcp serve --unix PATH`, or
+    /// [`StreamableHttp::serve_unix_with_shutdown`](crate::transport::http::StreamableHttp::serve_unix_with_shutdown)),
+    /// as [`connect_http`](Self::connect_http) does over TCP, both revisions. `url` names the
+    /// endpoint's path and the `Host` header (`http://localhost/mcp`); no name is resolved, every
+    /// connection goes to the socket. The HTTP client is [`unix_client`]`(socket)`, in place of
+    /// one given with [`http_client`](Self::http_client).
+    ///
+    /// [`unix_client`]: super::transport::http::unix_client
+    ///
+    /// ```
+    /// # tokio::runtime::Builder::new_multi_thread().enable_all().build().unwrap().block_on(async {
+    /// use duomcp::client::Client;
+    /// use duomcp::server::Server;
+    /// use duomcp::transport::http::{bind_unix, StreamableHttp};
+    ///
+    /// let dir = std::env::temp_dir().join(format!("duomcp-connect-unix-{}", std::process::id()));
+    /// std::fs::create_dir_all(&dir).unwrap();
+    /// let socket = dir.join("mcp.sock");
+    /// let server = Server::builder().tool("hi", || async { "hello" }).build();
+    /// let listener = bind_unix(&socket, 0o600).unwrap();
+    /// tokio::spawn(StreamableHttp::new(server).serve_unix_with_shutdown(listener, std::future::pending()));
+    ///
+    /// let client = Client::builder()
+    ///     .connect_unix(&socket, "http://localhost/mcp")
+    ///     .await
+    ///     .unwrap();
+    /// let result = client.call_tool("hi", ()).await.unwrap();
+    /// assert_eq!(result.content[0].as_text(), Some("hello"));
+    /// std::fs::remove_dir_all(&dir).unwrap();
+    /// # });
+    /// ```
+    #[cfg(all(feature = "http-client", unix))]
+    pub async fn connect_unix(
+        mut self,
+        socket: impl AsRef<std::path::Path>,
+        url: &str,
+    ) -> Result<Client, ClientError> {
+        let client =
+            super::transport::http::unix_client(socket.as_ref()).map_err(ClientError::Transport)?;
+        self.http.options.client = Some(client);
+        self.connect_http(url).await
+    }
+
     /// Connects over any byte stream carrying newline-delimited JSON (a socket, a pipe, or an
     /// in-memory [`tokio::io::duplex`]).
     ///

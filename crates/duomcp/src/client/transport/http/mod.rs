@@ -185,6 +185,27 @@ pub fn default_client() -> Result<reqwest::Client, TransportError> {
         .map_err(TransportError::Other)
 }
 
+/// An HTTP client whose every connection goes to the Unix domain socket at `socket`, whatever
+/// the URL's host (which is then only the `Host` header): for an endpoint served with
+/// [`StreamableHttp::serve_unix_with_shutdown`](crate::transport::http::StreamableHttp::serve_unix_with_shutdown).
+/// [`ClientBuilder::connect_unix`](crate::client::ClientBuilder::connect_unix) makes one.
+///
+/// ```
+/// let client = duomcp::client::transport::http::unix_client("/run/mcp.sock".as_ref()).unwrap();
+/// # drop(client);
+/// ```
+///
+/// # Errors
+/// When the HTTP client cannot be built.
+#[cfg(unix)]
+pub fn unix_client(socket: &std::path::Path) -> Result<reqwest::Client, TransportError> {
+    install_crypto_provider();
+    reqwest::Client::builder()
+        .unix_socket(socket)
+        .build()
+        .map_err(|e| TransportError::Other(format!("cannot build the HTTP client: {}", chain(&e))))
+}
+
 /// An error and its sources, on one line.
 fn chain(e: &(dyn std::error::Error + 'static)) -> String {
     let mut text = e.to_string();
