@@ -214,8 +214,13 @@ pub struct UpstreamConfig {
     /// stdio: its working directory.
     pub cwd: Option<PathBuf>,
     /// HTTP: the MCP endpoint. Streamable HTTP of either revision; a server that only speaks
-    /// the 2024-11-05 HTTP+SSE transport is found out and spoken to in that.
+    /// the 2024-11-05 HTTP+SSE transport is found out and spoken to in that. With `unix`: the
+    /// endpoint's path and the `Host` header sent over the socket (default
+    /// [`DEFAULT_UNIX_URL`]).
     pub url: Option<String>,
+    /// HTTP over a Unix domain socket: the socket's path (`duomcp serve --unix PATH`). Every
+    /// connection goes to it, whatever `url`'s host. Unix platforms only.
+    pub unix: Option<PathBuf>,
     /// HTTP: headers the gateway sends (its own credentials: the client's are never
     /// forwarded).
     #[serde(default)]
@@ -271,6 +276,9 @@ pub struct UpstreamConfig {
     pub max_list_bytes: Option<usize>,
 }
 
+/// The endpoint a `unix` upstream without `url` is reached at, over its socket.
+pub const DEFAULT_UNIX_URL: &str = "http://localhost/mcp";
+
 /// The default of `[[upstream]] max_list_items`.
 pub const DEFAULT_MAX_LIST_ITEMS: usize = 10_000;
 /// The default of `[[upstream]] max_list_bytes`.
@@ -293,6 +301,32 @@ impl UpstreamConfig {
             name: name.into(),
             url: Some(url.into()),
             ..Default::default()
+        }
+    }
+
+    /// An HTTP upstream on the Unix domain socket at `socket`, at [`DEFAULT_UNIX_URL`] (set
+    /// `url` for another path).
+    ///
+    /// ```
+    /// use duomcp_gateway::UpstreamConfig;
+    /// let upstream = UpstreamConfig::unix("local", "/run/mcp.sock");
+    /// assert_eq!(upstream.http_url(), Some("http://localhost/mcp"));
+    /// ```
+    pub fn unix(name: impl Into<String>, socket: impl Into<PathBuf>) -> Self {
+        UpstreamConfig {
+            name: name.into(),
+            unix: Some(socket.into()),
+            ..Default::default()
+        }
+    }
+
+    /// The URL HTTP requests go to (over the socket for a `unix` upstream); `None` for a
+    /// command upstream.
+    pub fn http_url(&self) -> Option<&str> {
+        match (&self.url, &self.unix) {
+            (Some(url), _) => Some(url),
+            (None, Some(_)) => Some(DEFAULT_UNIX_URL),
+            (None, None) => None,
         }
     }
 
@@ -455,11 +489,23 @@ impl GatewayConfig {
             if !seen.insert(n.clone()) {
                 problems.push(format!("upstream `{n}` is named twice"));
             }
-            match (&u.command, &u.url) {
+            if u.unix.is_some() && u.command.is_some() {
+                problems.push(format!(
+                    "upstream `{n}`: give `command` or `unix`, not both"
+                ))
+            }
+            if u.unix.is_some() && cfg!(not(unix)) {
+                problems.push(format!(
+                    "upstream `{n}`: `unix` sockets are not supported on this platform"
+                ))
+            }
+            match (&u.command, u.http_url()) {
                 (Some(_), Some(_)) => {
                     problems.push(format!("upstream `{n}`: give `command` or `url`, not both"))
                 }
-                (None, None) => problems.push(format!("upstream `{n}`: needs `command` or `url`")),
+                (None, None) => {
+                    problems.push(format!("upstream `{n}`: needs `command`, `url` or `unix`"))
+                }
                 (Some(_), None) if !u.headers.is_empty() => {
                     problems.push(format!("upstream `{n}`: `headers` is for URL upstreams"))
                 }
@@ -478,7 +524,7 @@ impl GatewayConfig {
                 }
                 _ => {}
             }
-            if let (Some(oauth), Some(_)) = (&u.oauth, &u.url) {
+            if let (Some(oauth), Some(_)) = (&u.oauth, u.http_url()) {
                 problems.extend(oauth.problems(n));
             }
             if u.oauth.is_some()
@@ -578,7 +624,7 @@ mod tests {
         .to_string();
         for needle in [
             "separator `/`",
-            "upstream `a`: needs `command` or `url`",
+            "upstream `a`: needs `command`, `url` or `unix`",
             "upstream `a` is named twice",
             "not both",
             "upstream `_bad`: a name",
@@ -586,6 +632,25 @@ mod tests {
         ] {
             assert!(err.contains(needle), "{needle:?} missing in {err}");
         }
+    }
+
+    #[test]
+    fn unix_upstreams() {
+        let config = GatewayConfig::from_toml(
+            "[[upstream]]\nname='a'\nunix='/run/a.sock'\n\
+             [[upstream]]\nname='b'\nunix='/run/b.sock'\nurl='http://b.local/other'\n",
+        )
+        .unwrap();
+        assert_eq!(config.upstreams[0].http_url(), Some(DEFAULT_UNIX_URL));
+        assert_eq!(config.upstreams[1].http_url(), Some("http://b.local/other"));
+        let err = GatewayConfig::from_toml("[[upstream]]\nname='a'\nunix='/s'\ncommand='x'\n")
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("give `command` or `unix`, not both"), "{err}");
+        let err = GatewayConfig::from_toml("[[upstream]]\nname='a'\nunix='/s'\nurl='/mcp'\n")
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("`url` must be http://"), "{err}");
     }
 
     #[test]

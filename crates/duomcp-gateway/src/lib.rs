@@ -42,7 +42,7 @@ pub use auth::{AuthConfig, UpstreamOAuth};
 pub use config::UpstreamEra;
 pub use config::{
     AccessRule, ConfigError, GatewayConfig, GatewaySettings, Isolation, PrefixMode, UpstreamConfig,
-    DEFAULT_MAX_LIST_BYTES, DEFAULT_MAX_LIST_ITEMS,
+    DEFAULT_MAX_LIST_BYTES, DEFAULT_MAX_LIST_ITEMS, DEFAULT_UNIX_URL,
 };
 // Documented in their modules (`bridge::Holds`, `upstream::Upstream`); kept here so code
 // naming them compiles.

@@ -772,7 +772,7 @@ async fn connect(
     if asks {
         b = b.host_tasks(true);
     }
-    let client = match (&config.command, &config.url) {
+    let client = match (&config.command, config.http_url()) {
         (Some(command), _) => {
             let mut cmd = tokio::process::Command::new(command);
             cmd.args(&config.args).envs(&config.env);
@@ -798,7 +798,18 @@ async fn connect(
             if let Some(oauth) = oauth {
                 b = b.auth(oauth);
             }
-            b.connect_http(url).await?
+            match &config.unix {
+                #[cfg(unix)]
+                Some(socket) => b.connect_unix(socket, url).await?,
+                #[cfg(not(unix))]
+                Some(_) => {
+                    return Err(ClientError::Protocol(format!(
+                        "upstream `{}`: Unix domain sockets are not supported on this platform",
+                        config.name
+                    )))
+                }
+                None => b.connect_http(url).await?,
+            }
         }
         (None, None) => {
             return Err(ClientError::Protocol(format!(
