@@ -568,9 +568,13 @@ mod tests {
         std::env::set_var("CRM_CLIENT_SECRET", "from-the-environment");
         let config = GatewayConfig::from_file(&path).unwrap();
         let names: Vec<&str> = config.upstreams.iter().map(|u| u.name.as_str()).collect();
-        assert_eq!(names, ["files", "search", "crm", "forms"]);
+        assert_eq!(names, ["files", "search", "crm", "local", "forms"]);
         assert!(config.auth.is_some());
-        let forms = &config.upstreams[3];
+        assert_eq!(
+            config.upstreams[3].unix.as_deref(),
+            Some(std::path::Path::new("/run/duomcp/local.sock"))
+        );
+        let forms = &config.upstreams[4];
         assert_eq!(
             forms.access.len(),
             2,
