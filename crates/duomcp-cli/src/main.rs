@@ -360,7 +360,9 @@ async fn serve_unix(
 ) -> Result<(), Option<String>> {
     use duomcp::transport::http::{bind_unix, StreamableHttp};
     let stop = duomcp::server::shutdown_signal();
-    let listener = bind_unix(path, mode).map_err(|e| Some(e.to_string()))?;
+    let listener = bind_unix(path, mode)
+        .await
+        .map_err(|e| Some(e.to_string()))?;
     eprintln!(
         "duomcp: serving the reference server on the Unix socket {} at http://localhost/mcp (2025-11-25 and 2026-07-28; Ctrl-C stops)",
         path.display()

@@ -492,7 +492,7 @@ impl ClientBuilder {
     /// std::fs::create_dir_all(&dir).unwrap();
     /// let socket = dir.join("mcp.sock");
     /// let server = Server::builder().tool("hi", || async { "hello" }).build();
-    /// let listener = bind_unix(&socket, 0o600).unwrap();
+    /// let listener = bind_unix(&socket, 0o600).await.unwrap();
     /// tokio::spawn(StreamableHttp::new(server).serve_unix_with_shutdown(listener, std::future::pending()));
     ///
     /// let client = Client::builder()

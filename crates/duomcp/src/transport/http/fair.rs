@@ -252,3 +252,41 @@ impl axum::body::HttpBody for HeldBody {
         self.body.size_hint()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+    use super::*;
+
+    fn local_request() -> Parts {
+        let (mut parts, ()) = http::Request::new(()).into_parts();
+        parts.extensions.insert(LocalPeer);
+        parts
+    }
+
+    /// Every peer on a Unix socket is one caller: exempt as loopback by default, one bucket
+    /// (and one in-flight count) with `limit_loopback_peers`.
+    #[test]
+    fn unix_peers_are_one_local_caller() {
+        let mut config = super::super::HttpConfig {
+            max_requests_per_principal: 2,
+            ..Default::default()
+        };
+        let fair = Fairness::new(&config);
+        let held: Vec<_> = (0..5)
+            .map(|_| fair.admit(&local_request()).unwrap())
+            .collect();
+        assert!(held.iter().all(Option::is_none), "not limited by default");
+        assert_eq!(fair.len(), 0);
+
+        config.limit_loopback_peers = true;
+        let fair = Fairness::new(&config);
+        let first = fair.admit(&local_request()).unwrap();
+        let second = fair.admit(&local_request()).unwrap();
+        assert!(first.is_some() && second.is_some());
+        assert_eq!(fair.admit(&local_request()).err(), Some(Refusal::InFlight));
+        assert_eq!(fair.len(), 1, "one entry for all of them");
+        drop(first);
+        assert!(fair.admit(&local_request()).unwrap().is_some());
+    }
+}

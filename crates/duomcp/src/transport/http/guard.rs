@@ -325,6 +325,23 @@ mod tests {
     }
 
     #[test]
+    fn a_unix_socket_accepts_localhost_whatever_the_list() {
+        let list = vec!["mcp.example.com".to_owned()];
+        let g = HostGuard::new(Some(&list), None);
+        let uri = Uri::from_static("/mcp");
+        assert!(g.check(&headers(&[("host", "localhost")]), &uri).is_err());
+        g.add_local();
+        assert!(g.check(&headers(&[("host", "localhost")]), &uri).is_ok());
+        assert!(g.check(&headers(&[("host", "LOCALHOST:80")]), &uri).is_ok());
+        assert!(g
+            .check(&headers(&[("host", "evil.example")]), &uri)
+            .is_err());
+        assert!(g
+            .check(&headers(&[("host", "mcp.example.com")]), &uri)
+            .is_ok());
+    }
+
+    #[test]
     fn repeated_host_is_400_and_absolute_form_checks_the_target() {
         let g = loopback();
         let uri = Uri::from_static("/mcp");

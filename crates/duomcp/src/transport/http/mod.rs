@@ -338,7 +338,7 @@ impl StreamableHttp {
     /// use duomcp::transport::http::{bind_unix, StreamableHttp};
     /// let http = StreamableHttp::new(duomcp::server::Server::builder().build());
     /// let path = std::path::Path::new("/run/user/1000/mcp.sock");
-    /// let listener = bind_unix(path, 0o600)?;
+    /// let listener = bind_unix(path, 0o600).await?;
     /// let stop = async {
     ///     let _ = tokio::signal::ctrl_c().await;
     /// };

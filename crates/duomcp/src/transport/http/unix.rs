@@ -7,6 +7,9 @@ use std::io::{Error, ErrorKind};
 use std::os::unix::fs::{FileTypeExt, PermissionsExt};
 use std::path::Path;
 
+/// How long [`bind_unix`] waits for a connection to an existing socket to succeed or be refused.
+const PROBE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(2);
+
 /// The listen backlog of [`bind_unix`]: connections the kernel queues before they are accepted.
 pub const UNIX_BACKLOG: u32 = 1024;
 
@@ -31,25 +34,32 @@ pub const UNIX_BACKLOG: u32 = 1024;
 /// let dir = std::env::temp_dir().join(format!("duomcp-doc-{}", std::process::id()));
 /// std::fs::create_dir_all(&dir).unwrap();
 /// let path = dir.join("mcp.sock");
-/// let listener = duomcp::transport::http::bind_unix(&path, 0o600).unwrap();
+/// let listener = duomcp::transport::http::bind_unix(&path, 0o600).await.unwrap();
 /// let mode = std::fs::metadata(&path).unwrap().permissions().mode();
 /// assert_eq!(mode & 0o777, 0o600);
 /// // Something listens there now: a second server is refused.
-/// let err = duomcp::transport::http::bind_unix(&path, 0o600).unwrap_err();
+/// let err = duomcp::transport::http::bind_unix(&path, 0o600).await.unwrap_err();
 /// assert_eq!(err.kind(), std::io::ErrorKind::AddrInUse);
 /// drop(listener);
 /// // Nothing listens any more: the stale socket file is replaced.
-/// let _listener = duomcp::transport::http::bind_unix(&path, 0o600).unwrap();
+/// let _listener = duomcp::transport::http::bind_unix(&path, 0o600).await.unwrap();
 /// std::fs::remove_dir_all(&dir).unwrap();
 /// # });
 /// ```
 ///
 /// [`serve_unix_with_shutdown`]: super::StreamableHttp::serve_unix_with_shutdown
-pub fn bind_unix(path: &Path, mode: u32) -> std::io::Result<tokio::net::UnixListener> {
+pub async fn bind_unix(path: &Path, mode: u32) -> std::io::Result<tokio::net::UnixListener> {
     match std::fs::symlink_metadata(path) {
         Ok(meta) if meta.file_type().is_socket() => {
-            match std::os::unix::net::UnixStream::connect(path) {
-                Ok(_) => {
+            // A connection that neither succeeds nor is refused within the probe time: the
+            // listener's queue is full, so something listens.
+            let probe = tokio::time::timeout(PROBE_TIMEOUT, tokio::net::UnixStream::connect(path));
+            let probe = match probe.await {
+                Ok(connected) => connected.map(drop),
+                Err(_) => Ok(()),
+            };
+            match probe {
+                Ok(()) => {
                     return Err(Error::new(
                         ErrorKind::AddrInUse,
                         format!("{}: a server is listening on this socket", path.display()),
