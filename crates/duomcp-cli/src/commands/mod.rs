@@ -1,11 +1,13 @@
 //! The client commands of `duomcp`: talk to any MCP server, in either era.
 //!
-//! Every command takes the server as TARGET: the URL of a Streamable HTTP endpoint, the name of
+//! Every command takes the server as TARGET: the URL of a Streamable HTTP endpoint (or
+//! `unix:PATH`, one served on a Unix domain socket by `duomcp serve --unix PATH`), the name of
 //! a server in a config file (`mcpServers` JSON, see [`config`]), or the command that starts a
 //! stdio server after `--`:
 //!
 //! ```text
 //! duomcp tools http://127.0.0.1:3000/mcp
+//! duomcp tools unix:/run/user/1000/mcp.sock         # http://localhost/mcp over the socket
 //! duomcp tools everything                      # named in .mcp.json, ~/.cursor/mcp.json, ...
 //! duomcp tools -- npx -y @modelcontextprotocol/server-everything
 //! duomcp call add a=1 b=2 http://127.0.0.1:3000/mcp

@@ -10,7 +10,7 @@ pub struct PromptArgs {
     /// The prompt to get.
     pub name: String,
     /// Arguments as `key=value` (prompt arguments are text). A word starting with `http://`
-    /// or `https://` is the server's URL.
+    /// or `https://`, or `unix:PATH`, is the server's URL.
     pub pairs: Vec<String>,
     #[command(flatten)]
     pub target: Target,

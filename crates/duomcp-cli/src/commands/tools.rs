@@ -12,7 +12,7 @@ pub struct CallArgs {
     pub tool: String,
     /// Arguments as `key=value`; values are JSON where they parse (`n=3`, `ok=true`), text
     /// otherwise, and always text for properties the tool types as `string`. A word starting
-    /// with `http://` or `https://` is the server's URL.
+    /// with `http://` or `https://`, or `unix:PATH`, is the server's URL.
     pub pairs: Vec<String>,
     /// Arguments as one JSON object (merged under any `key=value` pairs).
     #[arg(long, value_name = "JSON")]

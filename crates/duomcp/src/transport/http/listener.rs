@@ -12,6 +12,7 @@ pub(super) enum Peer {
     Ip(SocketAddr),
     /// A peer on a Unix domain socket: one local identity for all of them (a Unix peer has no
     /// address worth telling apart; the socket file's permissions decide who may connect).
+    #[cfg_attr(not(unix), allow(dead_code))]
     Local,
 }
 
