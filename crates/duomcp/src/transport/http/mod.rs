@@ -76,6 +76,8 @@ pub use config::{HttpConfig, ResponseMode};
 #[cfg(feature = "http2")]
 pub use conn::MAX_CONCURRENT_STREAMS;
 pub use fair::{PeerAddr, Rate};
+#[cfg(unix)]
+pub use serve::serve_unix_with;
 pub use serve::{serve, serve_with, ServeOptions};
 pub use session_store::{CreateBounds, SessionRecord, SessionStore, Touched};
 pub use store::{EventStore, MemoryEventStore, StoreError, StoreFuture, StoredEvent, StreamState};

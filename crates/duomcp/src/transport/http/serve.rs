@@ -111,6 +111,54 @@ pub async fn serve_with<F>(
 where
     F: Future<Output = ()> + Send,
 {
+    serve_on(listener, app, options, signal).await
+}
+
+/// Like [`serve_with`], on a Unix domain socket (make the listener with
+/// [`bind_unix`](super::bind_unix)). Requests carry no [`PeerAddr`](super::PeerAddr): all peers
+/// on the socket are one local caller. The endpoint's `Host` check is its own allow-list
+/// (whose default names `localhost`). The socket file is left in place when this returns.
+///
+/// ```no_run
+/// # async fn run() -> std::io::Result<()> {
+/// use duomcp::transport::http::{bind_unix, serve_unix_with, ServeOptions, StreamableHttp};
+/// let mcp = StreamableHttp::new(duomcp::server::Server::builder().build());
+/// let app = axum::Router::new()
+///     .route("/health", axum::routing::get(|| async { "ok" }))
+///     .merge(mcp.router());
+/// let path = std::path::Path::new("/run/user/1000/mcp.sock");
+/// let listener = bind_unix(path, 0o600).await?;
+/// serve_unix_with(listener, app, ServeOptions::default(), async {
+///     let _ = tokio::signal::ctrl_c().await;
+/// })
+/// .await?;
+/// std::fs::remove_file(path)
+/// # }
+/// ```
+#[cfg(unix)]
+pub async fn serve_unix_with<F>(
+    listener: tokio::net::UnixListener,
+    app: Router,
+    options: ServeOptions,
+    signal: F,
+) -> std::io::Result<()>
+where
+    F: Future<Output = ()> + Send,
+{
+    serve_on(listener, app, options, signal).await
+}
+
+/// [`serve_with`] on any listener.
+async fn serve_on<L, F>(
+    listener: L,
+    app: Router,
+    options: ServeOptions,
+    signal: F,
+) -> std::io::Result<()>
+where
+    L: Listener,
+    F: Future<Output = ()> + Send,
+{
     let service = TowerToHyperService::new(app);
     let closing = CancellationToken::new();
     #[cfg(feature = "tls")]
