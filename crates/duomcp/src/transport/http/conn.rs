@@ -73,7 +73,7 @@ pub(super) enum Transport {
 /// Serves one accepted connection (TCP, or a Unix domain socket).
 pub(super) async fn accepted<I>(
     transport: Transport,
-    tcp: I,
+    io: I,
     peer: Peer,
     service: Service,
     closing: CancellationToken,
@@ -82,13 +82,13 @@ pub(super) async fn accepted<I>(
     I: AsyncRead + AsyncWrite + Unpin + Send + 'static,
 {
     match transport {
-        Transport::Plain => connection(tcp, Some(peer), service, closing, header_timeout).await,
+        Transport::Plain => connection(io, Some(peer), service, closing, header_timeout).await,
         #[cfg(feature = "tls")]
         Transport::Tls(acceptor) => {
             let tls = tokio::select! {
                 biased;
                 () = closing.cancelled() => return,
-                t = tokio::time::timeout(header_timeout, acceptor.accept(tcp)) => t,
+                t = tokio::time::timeout(header_timeout, acceptor.accept(io)) => t,
             };
             match tls {
                 Ok(Ok(tls)) => connection(tls, Some(peer), service, closing, header_timeout).await,
