@@ -474,7 +474,7 @@ impl ClientBuilder {
 
     /// Connects to a Streamable HTTP endpoint served on the Unix domain socket at `socket`
     /// (`duomcp serve --unix PATH`, or
-    /// [`StreamableHttp::serve_unix_with_shutdown`](crate::transport::http::StreamableHttp::serve_unix_with_shutdown)),
+    /// `StreamableHttp::serve_unix_with_shutdown` with feature `http-server`),
     /// as [`connect_http`](Self::connect_http) does over TCP, both revisions. `url` names the
     /// endpoint's path and the `Host` header (`http://localhost/mcp`); no name is resolved, every
     /// connection goes to the socket. The HTTP client is [`unix_client`]`(socket)`, in place of

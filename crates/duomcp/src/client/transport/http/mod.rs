@@ -187,7 +187,7 @@ pub fn default_client() -> Result<reqwest::Client, TransportError> {
 
 /// An HTTP client whose every connection goes to the Unix domain socket at `socket`, whatever
 /// the URL's host (which is then only the `Host` header): for an endpoint served with
-/// [`StreamableHttp::serve_unix_with_shutdown`](crate::transport::http::StreamableHttp::serve_unix_with_shutdown).
+/// `StreamableHttp::serve_unix_with_shutdown` (feature `http-server`), or `duomcp serve --unix`.
 /// [`ClientBuilder::connect_unix`](crate::client::ClientBuilder::connect_unix) makes one.
 ///
 /// ```
