@@ -571,3 +571,92 @@ async fn cli_serves_https_with_http2() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("missing.pem"));
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// `duomcp serve --tls-cert … --auth-issuer … --card …`: the endpoint behind the auth layer,
+/// served over HTTPS with HTTP/2; the challenge's metadata URL and the card's URL say `https`.
+#[tokio::test]
+async fn cli_serves_https_behind_the_auth_layer_with_an_https_card() {
+    let pki = pki();
+    let dir = std::env::temp_dir().join(format!("duomcp-h2-auth-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let (cert, key) = (dir.join("cert.pem"), dir.join("key.pem"));
+    std::fs::write(&cert, &pki.cert_pem).unwrap();
+    std::fs::write(&key, &pki.key_pem).unwrap();
+    let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_duomcp"))
+        .args(["serve", "--http", "127.0.0.1:0", "--tls-cert"])
+        .arg(&cert)
+        .arg("--tls-key")
+        .arg(&key)
+        .args(["--auth-issuer", "https://auth.example.com"])
+        .args([
+            "--auth-token",
+            "full=mcp:conformance:tools:call,mcp:conformance:tools:test_simple_text",
+        ])
+        .args(["--card", "com.example/reference"])
+        .stderr(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let mut stderr = tokio::io::BufReader::new(child.stderr.take().unwrap());
+    let mut line = String::new();
+    within(tokio::io::AsyncBufReadExt::read_line(
+        &mut stderr,
+        &mut line,
+    ))
+    .await
+    .unwrap();
+    let url = line
+        .split_whitespace()
+        .find(|w| w.starts_with("https://"))
+        .unwrap_or_else(|| panic!("no https URL in {line:?}"))
+        .to_owned();
+    let addr: SocketAddr = url
+        .trim_start_matches("https://")
+        .trim_end_matches("/mcp")
+        .parse()
+        .unwrap();
+    let (stream, alpn) = tls_connect(addr, &pki.roots, &[b"h2", b"http/1.1"]).await;
+    assert_eq!(alpn.as_deref(), Some(&b"h2"[..]));
+    let mut sender = h2(stream).await;
+    // No token: 401, the metadata at https.
+    let resp = send(
+        &mut sender,
+        post(&modern_call(1, "test_simple_text", None), MODERN, None),
+    )
+    .await;
+    assert_eq!(resp.status(), StatusCode::UNAUTHORIZED);
+    let challenge = resp.headers()["www-authenticate"]
+        .to_str()
+        .unwrap()
+        .to_owned();
+    assert!(
+        challenge.contains(&format!(
+            "resource_metadata=\"https://{addr}/.well-known/oauth-protected-resource/mcp\""
+        )),
+        "{challenge}"
+    );
+    // The token: served, over HTTP/2.
+    let mut req = post(&modern_call(2, "test_simple_text", None), MODERN, None);
+    req.headers_mut()
+        .insert("authorization", "Bearer full".parse().unwrap());
+    let resp = send(&mut sender, req).await;
+    assert_eq!(resp.version(), Version::HTTP_2);
+    assert_eq!(
+        text(&json_body(resp).await),
+        "This is a simple text response for testing."
+    );
+    // The card is public, and names the endpoint at https.
+    let req = Request::get("http://localhost/mcp/server-card")
+        .header("accept", "application/mcp-server-card+json")
+        .body(Full::new(Bytes::new()))
+        .unwrap();
+    let resp = send(&mut sender, req).await;
+    assert_eq!(resp.status(), StatusCode::OK);
+    let bytes = resp.into_body().collect().await.unwrap().to_bytes();
+    let card: Value = serde_json::from_slice(&bytes).unwrap();
+    let remote = card["remotes"][0]["url"].as_str().unwrap();
+    assert!(remote.starts_with("https://"), "{card}");
+    child.start_kill().unwrap();
+    child.wait().await.unwrap();
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -295,7 +295,8 @@ fn endpoint_url(t: &Inner, card: &ServerCardConfig, parts: &http::request::Parts
                 .and_then(|h| h.to_str().ok())
         })
         .unwrap_or("localhost");
-    let scheme = if t.tls.load(std::sync::atomic::Ordering::Relaxed) {
+    let over_tls = parts.extensions.get::<super::serve::OverTls>().is_some();
+    let scheme = if over_tls || t.tls.load(std::sync::atomic::Ordering::Relaxed) {
         "https"
     } else {
         "http"

@@ -149,6 +149,12 @@ where
 }
 
 /// [`serve_with`] on any listener.
+#[cfg_attr(not(feature = "tls"), allow(dead_code))]
+/// In the extensions of a request that came over TLS served by [`serve_with`] (an endpoint's
+/// own `serve_tls*` knows it without): the Server Card's default URL then says `https`.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct OverTls;
+
 async fn serve_on<L, F>(
     listener: L,
     app: Router,
@@ -159,15 +165,19 @@ where
     L: Listener,
     F: Future<Output = ()> + Send,
 {
-    let service = TowerToHyperService::new(app);
     let closing = CancellationToken::new();
     #[cfg(feature = "tls")]
-    let transport = match &options.tls {
-        Some(config) => Transport::Tls(tokio_rustls::TlsAcceptor::from(config.clone())),
-        None => Transport::Plain,
+    let (transport, app) = match &options.tls {
+        Some(config) => (
+            Transport::Tls(tokio_rustls::TlsAcceptor::from(config.clone())),
+            // What the endpoint's own TLS serving tells it: its public URLs say `https`.
+            app.layer(axum::Extension(OverTls)),
+        ),
+        None => (Transport::Plain, app),
     };
     #[cfg(not(feature = "tls"))]
     let transport = Transport::Plain;
+    let service = TowerToHyperService::new(app);
     let mut connections = accept(
         &listener,
         &service,
