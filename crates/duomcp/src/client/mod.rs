@@ -56,6 +56,8 @@ mod cache;
 mod engine;
 mod era;
 mod error;
+#[cfg(feature = "events")]
+pub mod events;
 mod handlers;
 pub(crate) mod mirror;
 mod negotiate;

@@ -43,6 +43,8 @@ mod handshake;
 mod mrtr;
 mod route;
 mod subscribe;
+#[cfg(feature = "events")]
+pub(crate) use subscribe::EventStream;
 
 /// The methods during which a 2025-11-25 server may ask the client for input: the MRTR
 /// methods, and `tasks/result` (a task's input).
@@ -72,6 +74,9 @@ struct SubSlot {
     tx: mpsc::Sender<ServerEvent>,
     filter: SubscriptionFilter,
     legacy: bool,
+    /// `Some`: every notification tagged with the slot's id, whatever the filter (an events
+    /// stream), and the flag raised when one was dropped for a full buffer.
+    raw: Option<Arc<AtomicBool>>,
     ack: Option<oneshot::Sender<Result<SubscriptionFilter, ClientError>>>,
 }
 

@@ -140,7 +140,12 @@ impl Inner {
     fn deliver(&self, tag: Option<&RequestId>, n: &ServerEvent) {
         let subs = lock(&self.subscriptions);
         let send = |slot: &SubSlot| {
-            if n.matches(&slot.filter) && slot.tx.try_send(n.clone()).is_err() {
+            if (slot.raw.is_some() || n.matches(&slot.filter))
+                && slot.tx.try_send(n.clone()).is_err()
+            {
+                if let Some(overflowed) = &slot.raw {
+                    overflowed.store(true, Ordering::SeqCst);
+                }
                 tracing::warn!("a subscription reader fell behind; a notification was dropped");
             }
         };

@@ -24,6 +24,7 @@ impl Inner {
                 tx,
                 filter,
                 legacy: false,
+                raw: None,
                 ack: Some(ack_tx),
             },
         );
@@ -121,6 +122,7 @@ impl Inner {
                 tx,
                 filter: acknowledged.clone(),
                 legacy: true,
+                raw: None,
                 ack: None,
             },
         );
@@ -193,4 +195,108 @@ async fn pump(
     if let (Some(SubSlot { ack: Some(ack), .. }), Some(error)) = (slot, ended) {
         let _ = ack.send(Err(error));
     }
+}
+
+#[cfg(feature = "events")]
+/// An `events/stream` request in flight: the notifications tagged with its id, and how it
+/// ended. Dropping it cancels the request on the wire.
+pub(crate) struct EventStream {
+    pub rx: mpsc::Receiver<ServerEvent>,
+    /// Raised when a notification was dropped because `rx` was full: the reader reopens the
+    /// stream from its cursor.
+    pub overflowed: Arc<AtomicBool>,
+    /// `None`: the server answered the request (a graceful end); `Some`: why it ended otherwise.
+    pub ended: oneshot::Receiver<Option<ClientError>>,
+    pub _guard: OnDrop,
+}
+
+#[cfg(feature = "events")]
+/// How many tagged notifications of one events stream wait for its reader before more are
+/// dropped (the reader's cursor then replays them on the next stream).
+pub(crate) const EVENT_STREAM_BUFFER: usize = 256;
+
+#[cfg(feature = "events")]
+impl Inner {
+    /// Opens an `events/stream` request with `params` (both eras): its notifications carry
+    /// the request id as their subscription id.
+    pub(crate) async fn open_events_stream(
+        self: &Arc<Self>,
+        method: &str,
+        params: Map<String, Value>,
+    ) -> Result<EventStream, ClientError> {
+        let speak = self.speak()?;
+        let id = self.new_id();
+        let opts = RequestOptions::default();
+        let msg = self.prepare(&id, method, params, &opts, &speak, false)?;
+        let (tx, rx) = mpsc::channel(EVENT_STREAM_BUFFER);
+        let overflowed = Arc::new(AtomicBool::new(false));
+        lock(&self.subscriptions).insert(
+            id.clone(),
+            SubSlot {
+                tx,
+                filter: SubscriptionFilter::default(),
+                legacy: false,
+                raw: Some(overflowed.clone()),
+                ack: None,
+            },
+        );
+        let stream = match self.transport.request(msg).await {
+            Ok(s) => s,
+            Err(e) => {
+                lock(&self.subscriptions).remove(&id);
+                return Err(e.into());
+            }
+        };
+        let stop = CancellationToken::new();
+        let (end_tx, end_rx) = oneshot::channel();
+        tokio::spawn(pump_events(
+            self.clone(),
+            id,
+            method.to_owned(),
+            speak.era,
+            stream,
+            stop.clone(),
+            end_tx,
+        ));
+        Ok(EventStream {
+            rx,
+            overflowed,
+            ended: end_rx,
+            _guard: OnDrop(Some(Box::new(move || stop.cancel()))),
+        })
+    }
+}
+
+#[cfg(feature = "events")]
+/// Reads one `events/stream` request's stream until the server answers it, the connection
+/// ends, or the reader drops it (then it is cancelled on the wire).
+async fn pump_events(
+    inner: Arc<Inner>,
+    id: RequestId,
+    method: String,
+    era: Era,
+    mut stream: RequestStream,
+    stop: CancellationToken,
+    ended: oneshot::Sender<Option<ClientError>>,
+) {
+    let why: Option<ClientError> = loop {
+        tokio::select! {
+            _ = stop.cancelled() => {
+                inner.send_cancelled(id.clone(), era, "the client closed the events stream").await;
+                break None;
+            }
+            _ = inner.shutdown.cancelled() => break Some(inner.closed_error()),
+            message = stream.next() => match message {
+                Some(Ok(Incoming::Response(r))) if r.id == id => match r.outcome {
+                    Ok(_) => break None,
+                    Err(error) => break Some(ClientError::Rpc { method: method.clone(), error }),
+                },
+                Some(Ok(other)) => inner.route(other),
+                Some(Err(e)) => break Some(e.into()),
+                None => break Some(inner.closed_error()),
+            },
+        }
+    };
+    lock(&inner.subscriptions).remove(&id);
+    let _ = ended.send(why);
 }
