@@ -29,6 +29,7 @@ pub mod config;
 mod discover;
 mod elicit;
 pub mod errors;
+mod events;
 pub mod gateway;
 mod listen;
 pub mod login;
@@ -71,6 +72,8 @@ pub enum ClientCommand {
     Complete(complete::CompleteArgs),
     /// Print change notifications as they arrive (tools, prompts, resources).
     Listen(listen::ListenArgs),
+    /// The server's events (experimental extension): `duomcp events list|poll|watch`.
+    Events(events::EventsArgs),
     /// List the server's skills (extension `io.modelcontextprotocol/skills`).
     Skills(UrlTarget),
     /// Print a skill's SKILL.md, or another file of it, verified against the skill's entry:
@@ -611,6 +614,9 @@ pub async fn run(command: ClientCommand) -> ExitCode {
             Normalized::Prompt(a) => prompts::get(&a).await,
             Normalized::Complete(a) => complete::run(&a).await,
             Normalized::Listen(a) => listen::run(&a).await,
+            Normalized::EventsList(t) => events::list(&t).await,
+            Normalized::EventsPoll(a) => events::poll(&a).await,
+            Normalized::EventsWatch(a) => events::watch(&a).await,
             Normalized::Skills(t) => skills::list(&t).await,
             Normalized::Skill(a) => skills::show(&a).await,
         }
@@ -638,6 +644,9 @@ enum Normalized {
     Prompt(prompts::PromptArgs),
     Complete(complete::CompleteArgs),
     Listen(listen::ListenArgs),
+    EventsList(Target),
+    EventsPoll(events::PollArgs),
+    EventsWatch(events::WatchArgs),
     Skills(Target),
     Skill(skills::SkillArgs),
 }
@@ -673,6 +682,17 @@ fn normalize(command: ClientCommand) -> Normalized {
             a.target.adopt_url(a.target_url.take());
             Normalized::Listen(a)
         }
+        ClientCommand::Events(e) => match e.command {
+            events::EventsCommand::List(t) => Normalized::EventsList(t.into_target()),
+            events::EventsCommand::Poll(mut a) => {
+                a.target.adopt_url_from(&mut a.pairs);
+                Normalized::EventsPoll(a)
+            }
+            events::EventsCommand::Watch(mut a) => {
+                a.target.adopt_url_from(&mut a.pairs);
+                Normalized::EventsWatch(a)
+            }
+        },
         ClientCommand::Skills(t) => Normalized::Skills(t.into_target()),
         ClientCommand::Skill(mut a) => {
             a.normalize();
@@ -688,7 +708,10 @@ fn target_of(command: &Normalized) -> &Target {
         | Normalized::Resources(t)
         | Normalized::Templates(t)
         | Normalized::Prompts(t)
-        | Normalized::Skills(t) => t,
+        | Normalized::Skills(t)
+        | Normalized::EventsList(t) => t,
+        Normalized::EventsPoll(a) => &a.target,
+        Normalized::EventsWatch(a) => &a.target,
         Normalized::Call(a) => &a.target,
         Normalized::Read(a) => &a.target,
         Normalized::Prompt(a) => &a.target,
@@ -705,7 +728,10 @@ fn target_of_mut(command: &mut Normalized) -> &mut Target {
         | Normalized::Resources(t)
         | Normalized::Templates(t)
         | Normalized::Prompts(t)
-        | Normalized::Skills(t) => t,
+        | Normalized::Skills(t)
+        | Normalized::EventsList(t) => t,
+        Normalized::EventsPoll(a) => &mut a.target,
+        Normalized::EventsWatch(a) => &mut a.target,
         Normalized::Call(a) => &mut a.target,
         Normalized::Read(a) => &mut a.target,
         Normalized::Prompt(a) => &mut a.target,
