@@ -138,9 +138,12 @@ async fn subscriptions_in_poll_and_push_mode_get_new_events_in_order_once() {
                 .events()
                 .emit("order.created", json!({ "n": 0 }))
                 .unwrap();
-            let mut sub = within(client.subscribe_events("order.created", json!({}), fast(mode)))
+            // ANCHOR: subscribe
+            let options = SubscribeOptions::new(mode).min_poll(Duration::from_millis(20));
+            let mut sub = within(client.subscribe_events("order.created", json!({}), options))
                 .await
                 .unwrap();
+            // ANCHOR_END: subscribe
             let expect = if mode == DeliveryMode::Poll {
                 DeliveryMode::Poll
             } else {
@@ -155,13 +158,16 @@ async fn subscriptions_in_poll_and_push_mode_get_new_events_in_order_once() {
                     .emit("order.created", json!({ "n": n }))
                     .unwrap();
             }
+            // ANCHOR: receive
             for n in 1..=5 {
+                // EventItem::Event(occurrence) in order, once each; EventItem::Truncated for a gap.
                 assert_eq!(
                     next_event(&mut sub).await,
                     json!({ "n": n }),
                     "{era} {http} {mode:?}"
                 );
             }
+            // ANCHOR_END: receive
             // Nothing more (no duplicates) within a few polls / heartbeats.
             let more = tokio::time::timeout(Duration::from_millis(300), sub.next()).await;
             assert!(more.is_err(), "{era} {http} {mode:?}: {more:?}");
