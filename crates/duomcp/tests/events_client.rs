@@ -286,7 +286,8 @@ async fn two_subscriptions_with_different_arguments_each_get_their_own() {
 }
 
 /// A hostile 2025-11-25 server on a byte pipe: answers every `events/poll` with `poll` (its
-/// result), counting them.
+/// result), counting them, and every `events/stream` with one event notification whose params
+/// are `poll`.
 async fn hostile(poll: Value, polls: Arc<AtomicUsize>) -> Client {
     let (client_io, server_io) = tokio::io::duplex(1 << 16);
     let (read, mut write) = tokio::io::split(server_io);
@@ -306,6 +307,24 @@ async fn hostile(poll: Value, polls: Arc<AtomicUsize>) -> Client {
                 Some("events/poll") => {
                     polls.fetch_add(1, Ordering::SeqCst);
                     poll.clone()
+                }
+                Some("events/stream") => {
+                    // `poll` as the params of an event notification for this stream, and no
+                    // answer.
+                    let mut params = poll.clone();
+                    if let Some(p) = params.as_object_mut() {
+                        p.insert(
+                            "_meta".into(),
+                            json!({ "io.modelcontextprotocol/subscriptionId": id }),
+                        );
+                    }
+                    let n = json!({ "jsonrpc": "2.0", "method": "notifications/events/event", "params": params });
+                    let mut text = n.to_string();
+                    text.push('\n');
+                    if write.write_all(text.as_bytes()).await.is_err() {
+                        break;
+                    }
+                    continue;
                 }
                 _ => json!({}),
             };
@@ -370,4 +389,18 @@ async fn garbage_events_are_an_error_not_a_panic() {
         }
         assert!(within(sub.next()).await.is_none());
     }
+}
+
+#[tokio::test]
+async fn a_garbage_pushed_event_is_an_error_not_a_panic() {
+    let garbage = json!({ "eventId": 7, "data": "x" });
+    let client = hostile(garbage, Arc::new(AtomicUsize::new(0))).await;
+    let mut sub = within(client.subscribe_events("x", json!({}), fast(DeliveryMode::Push)))
+        .await
+        .unwrap();
+    match within(sub.next()).await {
+        Some(Err(ClientError::Protocol(_))) => {}
+        other => panic!("{other:?}"),
+    }
+    assert!(within(sub.next()).await.is_none());
 }
