@@ -179,7 +179,28 @@ fn init_logging() {
         .init();
 }
 
+/// `duomcp tools … | head`: once the reader of stdout has gone, `println!` panics ("failed
+/// printing to stdout: Broken pipe"). Exit as a Unix tool killed by `SIGPIPE` does instead
+/// (status 141, nothing on stderr). Rust ignores `SIGPIPE`, and restoring its default action
+/// takes `unsafe`, which the workspace forbids; so the panic is caught here.
+fn exit_quietly_on_broken_pipe() {
+    let default = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        let payload = info.payload();
+        let message = payload
+            .downcast_ref::<String>()
+            .map(String::as_str)
+            .or_else(|| payload.downcast_ref::<&str>().copied())
+            .unwrap_or("");
+        if message.contains("stdout") && message.contains("Broken pipe") {
+            std::process::exit(141);
+        }
+        default(info);
+    }));
+}
+
 fn main() -> std::process::ExitCode {
+    exit_quietly_on_broken_pipe();
     init_logging();
     let cli = match parse() {
         Ok(cli) => cli,

@@ -266,3 +266,27 @@ fn failures_exit_non_zero_with_a_message() {
         .unwrap();
     assert_eq!(o.status.code(), Some(2));
 }
+
+#[test]
+fn a_reader_that_goes_away_ends_the_command_quietly() {
+    // `duomcp tools --json -- duomcp serve | head -0`: stdout closed before anything is
+    // written; the write fails with EPIPE when the listing comes.
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_duomcp"))
+        .args([
+            "tools",
+            "--json",
+            "--",
+            env!("CARGO_BIN_EXE_duomcp"),
+            "serve",
+        ])
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!err.contains("panicked"), "{err}");
+    assert_eq!(out.status.code(), Some(141), "{err}");
+}
