@@ -405,6 +405,17 @@ fn known_version(requested: &str) -> Option<Arc<str>> {
         .cloned()
 }
 
+/// The methods whose complete results carry the caching hints `ttlMs` and `cacheScope`: the
+/// client's result cache keys them, and a duomcp HTTP server tags their answers with an `ETag`.
+pub const CACHEABLE_METHODS: &[&str] = &[
+    <methods::Discover as RequestMethod>::NAME,
+    <methods::ListTools as RequestMethod>::NAME,
+    <methods::ListPrompts as RequestMethod>::NAME,
+    <methods::ListResources as RequestMethod>::NAME,
+    <methods::ListResourceTemplates as RequestMethod>::NAME,
+    <methods::ReadResource as RequestMethod>::NAME,
+];
+
 /// Methods of 2025-11-25 that 2026-07-28 removed; a modern request for one is `-32601`.
 pub const REMOVED_METHODS: &[&str] = &[
     <methods::Initialize as RequestMethod>::NAME,

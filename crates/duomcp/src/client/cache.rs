@@ -54,15 +54,7 @@ impl fmt::Debug for Cache {
     }
 }
 
-/// The methods whose complete results carry `ttlMs`.
-pub(crate) const CACHEABLE: &[&str] = &[
-    "server/discover",
-    "tools/list",
-    "prompts/list",
-    "resources/list",
-    "resources/templates/list",
-    "resources/read",
-];
+pub(crate) use crate::era::modern::CACHEABLE_METHODS as CACHEABLE;
 
 impl Cache {
     pub(crate) fn new(enabled: bool, clock: Arc<dyn Clock>) -> Self {

@@ -42,21 +42,10 @@ fn json_reply(reply: Option<Reply>, conditional: Option<&Conditional>) -> Respon
     }
 }
 
-/// The methods whose complete results carry the revision's caching hints (`ttlMs`,
-/// `cacheScope`): their JSON answers carry an `ETag`, and a matching `If-None-Match` is
-/// answered `304` without a body (an experimental duomcp extension; no MCP revision defines
-/// revalidation).
-const CACHEABLE: &[&str] = &[
-    "server/discover",
-    "tools/list",
-    "prompts/list",
-    "resources/list",
-    "resources/templates/list",
-    "resources/read",
-];
-
 /// A cacheable request's `If-None-Match` (the lines of it, kept to compare once the result is
-/// known).
+/// known). The JSON answers of the methods that carry the revision's caching hints carry an
+/// `ETag`, and a matching `If-None-Match` is answered `304` without a body (an experimental
+/// duomcp extension; no MCP revision defines revalidation).
 pub(super) struct Conditional {
     headers: http::HeaderMap,
 }
@@ -64,7 +53,7 @@ pub(super) struct Conditional {
 impl Conditional {
     /// For a request of `method` with `headers`; `None` for a method that is not cacheable.
     fn of(method: &str, headers: &http::HeaderMap) -> Option<Conditional> {
-        if !CACHEABLE.contains(&method) {
+        if !modern_era::CACHEABLE_METHODS.contains(&method) {
             return None;
         }
         let mut kept = http::HeaderMap::new();
