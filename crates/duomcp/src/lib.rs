@@ -80,6 +80,8 @@ mod common;
 pub use common::correlation;
 #[cfg(feature = "skills")]
 pub use common::skills;
+#[cfg(feature = "events")]
+pub use common::webhook;
 pub mod era;
 pub mod jsonrpc;
 #[cfg(feature = "otel")]

@@ -8,6 +8,8 @@ pub(crate) mod frontmatter;
 pub(crate) mod scope;
 #[cfg(feature = "skills")]
 pub mod skills;
+#[cfg(feature = "events")]
+pub mod webhook;
 
 /// The boxed future a store method returns ([`TaskStore`](crate::server::tasks::TaskStore),
 /// and the Streamable HTTP transport's `EventStore`): one type under both names, so the
