@@ -96,6 +96,9 @@ pub struct HttpConfig {
     /// The bus to the other replicas (default `None`: one process). When set, building the
     /// transport attaches it to the server ([`Server::attach_bus`](crate::server::Server::attach_bus)).
     pub bus: Option<Arc<dyn crate::server::bus::Bus>>,
+    /// Where the Events extension's occurrences are shared ([`HttpConfig::redis`]).
+    #[cfg(all(feature = "redis", feature = "events"))]
+    pub(crate) shared_events: Option<crate::redis::Redis>,
     /// Where tasks are kept when shared with other replicas, in place of the server's own
     /// [`TaskConfig`](crate::server::tasks::TaskConfig) store (default `None`).
     pub task_store: Option<Arc<dyn crate::server::tasks::TaskStore>>,
@@ -167,6 +170,8 @@ impl Default for HttpConfig {
             session_store: None,
             session_touch_interval: Duration::from_secs(1),
             bus: None,
+            #[cfg(all(feature = "redis", feature = "events"))]
+            shared_events: None,
             task_store: None,
             header_read_timeout: Duration::from_secs(30),
             body_timeout: Some(Duration::from_secs(60)),

@@ -187,6 +187,10 @@ impl StreamableHttp {
             // A bus attached already (by the application) stays.
             server.attach_bus(bus.clone());
         }
+        #[cfg(all(feature = "redis", feature = "events"))]
+        if let Some(redis) = &config.shared_events {
+            crate::redis::occurrences::share(&server, redis);
+        }
         let shared = server.shared;
         if let Some(store) = &config.task_store {
             shared.tasks.replace_store(store.clone());
