@@ -424,7 +424,10 @@ impl crate::transport::http::HttpConfig {
         self.task_store = Some(Arc::new(RedisTaskStore::new(redis.clone())));
         #[cfg(feature = "events")]
         {
-            self.shared_events = Some(redis.clone());
+            let redis = redis.clone();
+            self.share_events = Some(Arc::new(move |server: &crate::server::Server| {
+                occurrences::share(server, &redis)
+            }));
         }
         self
     }

@@ -67,7 +67,8 @@ fn epoch(prefix: &str) -> String {
 
 /// Shares `server`'s occurrences through `redis` (nothing when it declares no event type, or
 /// shares them already). Called when the HTTP transport is built with
-/// [`HttpConfig::redis`](crate::transport::http::HttpConfig::redis).
+/// [`HttpConfig::redis`](crate::transport::http::HttpConfig::redis) (the transport holds it
+/// as a closure, so that it does not import this module).
 pub(crate) fn share(server: &Server, redis: &Redis) {
     let hub = server.shared.event_hub.clone();
     if !hub.is_enabled() {

@@ -187,9 +187,9 @@ impl StreamableHttp {
             // A bus attached already (by the application) stays.
             server.attach_bus(bus.clone());
         }
-        #[cfg(all(feature = "redis", feature = "events"))]
-        if let Some(redis) = &config.shared_events {
-            crate::redis::occurrences::share(&server, redis);
+        #[cfg(feature = "events")]
+        if let Some(share) = &config.share_events {
+            share(&server);
         }
         let shared = server.shared;
         if let Some(store) = &config.task_store {
