@@ -31,6 +31,9 @@
 //! similar amount of code but brings a second `base64` (0.21) and `time` into the tree; the
 //! tests check these signatures against that crate.
 
+#[cfg(feature = "http-server")]
+pub mod receiver;
+
 use base64::engine::general_purpose::STANDARD;
 use base64::Engine as _;
 use hmac::{Hmac, Mac};
