@@ -414,3 +414,211 @@ async fn duration_ends_the_receiver_with_status_0_and_bad_input_is_refused() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+/// A 2025-11-25 Streamable HTTP server that answers `events/subscribe` with `result` and
+/// `events/unsubscribe` with `{}`, reporting each request's method and params: the server
+/// side of webhooks is not in duomcp yet.
+async fn scripted_server(
+    result: Value,
+) -> (
+    String,
+    tokio::sync::mpsc::UnboundedReceiver<(String, Value)>,
+) {
+    use axum::http::StatusCode;
+    use axum::response::IntoResponse;
+    let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+    let handler = move |body: axum::body::Bytes| {
+        let tx = tx.clone();
+        let result = result.clone();
+        async move {
+            let msg: Value = serde_json::from_slice(&body).unwrap();
+            let Some(id) = msg.get("id").cloned() else {
+                return StatusCode::ACCEPTED.into_response();
+            };
+            let method = msg["method"].as_str().unwrap_or_default().to_owned();
+            let answer = match method.as_str() {
+                "initialize" => json!({
+                    "protocolVersion": "2025-11-25",
+                    "capabilities": { "events": {} },
+                    "serverInfo": { "name": "scripted", "version": "0" }
+                }),
+                "events/subscribe" => result,
+                _ => json!({}),
+            };
+            if method != "initialize" {
+                // Less the trace context the CLI adds (`_meta.traceparent`).
+                let mut params = msg["params"].clone();
+                if let Some(p) = params.as_object_mut() {
+                    p.remove("_meta");
+                }
+                let _ = tx.send((method, params));
+            }
+            axum::Json(json!({"jsonrpc": "2.0", "id": id, "result": answer})).into_response()
+        }
+    };
+    let app = axum::Router::new().route(
+        "/mcp",
+        axum::routing::post(handler)
+            .get(|| async { StatusCode::METHOD_NOT_ALLOWED })
+            .delete(|| async { StatusCode::METHOD_NOT_ALLOWED }),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    (url, rx)
+}
+
+async fn run(args: &[&str]) -> (Option<i32>, String, String) {
+    let out = tokio::time::timeout(
+        Duration::from_secs(30),
+        Command::new(BIN).args(args).kill_on_drop(true).output(),
+    )
+    .await
+    .expect("duomcp finishes")
+    .unwrap();
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[tokio::test]
+async fn subscribe_and_unsubscribe_from_the_command_line() {
+    let granted = json!({
+        "id": "sub_9", "refreshBefore": "2026-12-07T18:00:00Z", "cursor": "c5", "truncated": false,
+        "deliveryStatus": {"active": true, "lastDeliveryAt": null, "lastError": null}
+    });
+    let (url, mut seen) = scripted_server(granted).await;
+
+    // No secret given: one is generated, sent, and printed on stderr (the last line).
+    let (code, out, err) = run(&[
+        "events",
+        "subscribe",
+        &url,
+        "incident.created",
+        "severity=P1",
+        "--webhook",
+        "https://hooks.example.com/h",
+        "--ttl",
+        "600",
+        "--cursor",
+        "c4",
+        "--era",
+        "legacy",
+    ])
+    .await;
+    assert_eq!(code, Some(0), "{err}");
+    let printed: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(printed["id"], "sub_9");
+    assert_eq!(printed["refreshBefore"], "2026-12-07T18:00:00Z");
+    assert_eq!(printed["cursor"], "c5");
+    assert_eq!(printed["deliveryStatus"]["active"], true);
+    let (method, params) = seen.recv().await.unwrap();
+    assert_eq!(method, "events/subscribe");
+    let secret = params["delivery"]["secret"].as_str().unwrap().to_owned();
+    assert!(Secret::parse(&secret).is_ok(), "{secret}");
+    assert_eq!(err.lines().last(), Some(secret.as_str()), "{err}");
+    assert_eq!(
+        params,
+        json!({
+            "name": "incident.created",
+            "arguments": {"severity": "P1"},
+            "delivery": {"mode": "webhook", "url": "https://hooks.example.com/h", "secret": secret},
+            "cursor": "c4",
+            "ttlMs": 600000
+        })
+    );
+
+    // A secret from a file, arguments as JSON, the URL after the name: nothing on stderr.
+    let dir =
+        std::env::temp_dir().join(format!("duomcp-hook-sub-{}-{}", std::process::id(), now()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let mine = Secret::generate().expose();
+    std::fs::write(dir.join("secret"), format!("{mine}\n")).unwrap();
+    let file = dir.join("secret");
+    let (code, _, err) = run(&[
+        "events",
+        "subscribe",
+        "incident.created",
+        &url,
+        "--args",
+        r#"{"severity":"P2"}"#,
+        "--webhook",
+        "https://hooks.example.com/h",
+        "--secret-file",
+        file.to_str().unwrap(),
+        "--no-expiry",
+        "--era",
+        "legacy",
+    ])
+    .await;
+    assert_eq!(code, Some(0), "{err}");
+    assert!(!err.contains("whsec_"), "{err}");
+    let (_, params) = seen.recv().await.unwrap();
+    assert_eq!(params["delivery"]["secret"], mine.as_str());
+    assert_eq!(params["arguments"], json!({"severity": "P2"}));
+    assert_eq!(params["cursor"], Value::Null);
+    assert!(params.as_object().unwrap().contains_key("ttlMs") && params["ttlMs"].is_null());
+    let _ = std::fs::remove_dir_all(dir);
+
+    // A secret that is not whsec_: a usage error (2), nothing sent.
+    let (code, _, _) = run(&[
+        "events",
+        "subscribe",
+        &url,
+        "x",
+        "--webhook",
+        "https://h",
+        "--secret",
+        "s3cret",
+    ])
+    .await;
+    assert_eq!(code, Some(2));
+
+    let (code, out, err) = run(&[
+        "events",
+        "unsubscribe",
+        &url,
+        "incident.created",
+        "severity=P1",
+        "--webhook",
+        "https://hooks.example.com/h",
+        "--era",
+        "legacy",
+    ])
+    .await;
+    assert_eq!(code, Some(0), "{err}");
+    assert_eq!(out, "");
+    let (method, params) = seen.recv().await.unwrap();
+    assert_eq!(method, "events/unsubscribe");
+    assert_eq!(
+        params,
+        json!({
+            "name": "incident.created",
+            "arguments": {"severity": "P1"},
+            "delivery": {"url": "https://hooks.example.com/h"}
+        })
+    );
+    assert!(seen.try_recv().is_err());
+}
+
+#[tokio::test]
+async fn subscribe_to_a_server_without_webhooks_fails_with_status_1() {
+    // The reference server has no `events/subscribe` (yet): the server's error, status 1.
+    let (code, out, err) = run(&[
+        "events",
+        "subscribe",
+        "demo.tick",
+        "--webhook",
+        "https://hooks.example.com/h",
+        "--json",
+        "--",
+        BIN,
+        "serve",
+    ])
+    .await;
+    assert_eq!(code, Some(1), "{out}{err}");
+    let v: Value = serde_json::from_str(&out).unwrap();
+    assert!(v["error"]["message"].is_string(), "{v}");
+}
