@@ -442,9 +442,11 @@ mod tests {
     #[tokio::test]
     async fn verifies_routes_dedups_and_answers_challenges() {
         let (a, b) = (Secret::generate(), Secret::generate());
-        let mut options = ReceiverOptions::default();
-        options.buffer = 2;
-        options.max_body = 64;
+        let options = ReceiverOptions {
+            buffer: 2,
+            max_body: 64,
+            ..ReceiverOptions::default()
+        };
         let (r, mut rx) = Receiver::new(options);
         r.route("sub_a", a.clone());
         r.route("sub_b", b.clone());
@@ -517,5 +519,31 @@ mod tests {
         );
         assert!(rx.recv().await.is_some());
         assert!(rx.try_recv().is_err());
+    }
+
+    #[tokio::test]
+    async fn a_body_over_the_bound_is_413_with_or_without_content_length() {
+        let a = Secret::generate();
+        let options = ReceiverOptions {
+            max_body: 64,
+            ..ReceiverOptions::default()
+        };
+        let (r, _rx) = Receiver::new(options);
+        r.route("sub_a", a.clone());
+        let big = vec![b' '; 100];
+        let mut h = signed(&a, "sub_a", "e1", now(), &big);
+        // No Content-Length: the limit trips while the body is read.
+        assert_eq!(
+            r.handle(&h, Body::from(big.clone())).await,
+            Outcome::Rejected(Rejection::TooLarge(64))
+        );
+        h.insert(http::header::CONTENT_LENGTH, "100".parse().unwrap());
+        assert_eq!(
+            r.handle(&h, Body::from(big)).await,
+            Outcome::Rejected(Rejection::TooLarge(64))
+        );
+        let ok = br#"{"eventId":"e1"}"#;
+        let h = signed(&a, "sub_a", "e1", now(), ok);
+        assert_eq!(r.handle(&h, Body::from(&ok[..])).await, Outcome::Delivered);
     }
 }
