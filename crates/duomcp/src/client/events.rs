@@ -14,7 +14,7 @@
 //! * [`Client::subscribe_webhook`] sends `events/subscribe` (webhook delivery: the server POSTs
 //!   the occurrences to a URL of yours, signed with a secret of yours) and again to refresh it
 //!   before its `refreshBefore`; [`Client::unsubscribe_webhook`] ends it. The receiving end is
-//!   [`crate::webhook::receiver`] (with feature `http-server`).
+//!   `duomcp::webhook::receiver` (with feature `http-server`).
 //!
 //! Both revisions, over every transport.
 
@@ -474,7 +474,7 @@ impl Client {
     /// [`refresh_before`](WebhookSubscription::refresh_before), with the last cursor
     /// persisted. The server needs an authenticated caller; it may first POST a verification
     /// challenge to the URL, which the receiver must echo
-    /// ([`crate::webhook::receiver`] does).
+    /// (`duomcp::webhook::receiver` does).
     ///
     /// ```no_run
     /// # async fn run(client: duomcp::client::Client) -> Result<(), duomcp::client::ClientError> {
