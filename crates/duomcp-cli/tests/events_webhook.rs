@@ -276,11 +276,13 @@ fn certificate() -> (
 #[tokio::test]
 async fn https_receiver_keeps_two_tenants_apart() {
     let (dir, cert) = certificate();
-    let (a, b) = (Secret::generate(), Secret::generate());
+    let (a, b, a2) = (Secret::generate(), Secret::generate(), Secret::generate());
     let (sa, sb) = (
         format!("sub_a={}", a.expose()),
         format!("sub_b={}", b.expose()),
     );
+    // sub_a's secret being rotated: the new one verifies too, for sub_a only.
+    let sa2 = format!("sub_a={}", a2.expose());
     let cert_path = dir.join("cert.pem");
     let key_path = dir.join("key.pem");
     let mut r = receive(&[
@@ -288,12 +290,14 @@ async fn https_receiver_keeps_two_tenants_apart() {
         &sa,
         "--secret",
         &sb,
+        "--secret",
+        &sa2,
         "--tls-cert",
         cert_path.to_str().unwrap(),
         "--tls-key",
         key_path.to_str().unwrap(),
         "--count",
-        "2",
+        "3",
     ])
     .await;
     assert!(r.url.starts_with("https://127.0.0.1:"), "{}", r.url);
@@ -353,6 +357,27 @@ async fn https_receiver_keeps_two_tenants_apart() {
         ),
         (Some("sub_b"), Some("evt_1"))
     );
+    // The rotated-in secret: for sub_a, not for sub_b.
+    let body2 = event("evt_2");
+    let (status, _) = post(
+        &c,
+        &r.url,
+        &signed(&a2, "sub_b", "evt_2", now(), &body2),
+        &body2,
+    )
+    .await;
+    assert_eq!(status, 401, "sub_a's new secret for b's subscription");
+    let (status, _) = post(
+        &c,
+        &r.url,
+        &signed(&a2, "sub_a", "evt_2", now(), &body2),
+        &body2,
+    )
+    .await;
+    assert_eq!(status, 200);
+    let printed = r.next().await;
+    assert_eq!(printed["subscriptionId"], "sub_a");
+    assert_eq!(printed["webhookId"], "evt_2");
     let (status, rest) = r.exit().await;
     assert!(status.success(), "{status}");
     assert!(rest.is_empty(), "{rest:?}");

@@ -105,7 +105,8 @@ pub struct ReceiveArgs {
     pub listen: String,
     /// A secret deliveries are verified with (repeatable): `whsec_…` for any subscription, or
     /// `ID=whsec_…` for the subscription whose `X-MCP-Subscription-Id` is ID only (then
-    /// deliveries for other ids need a secret of their own, or one for any).
+    /// deliveries for other ids need a secret of their own, or one for any). Several for one
+    /// ID all verify (while its secret is rotated).
     #[arg(long = "secret", value_name = "[ID=]whsec_…", required = true, value_parser = parse_routed_secret)]
     pub secrets: Vec<(Option<String>, Secret)>,
     /// Serve HTTPS with this certificate chain (PEM, leaf first). Needs --tls-key.
@@ -472,12 +473,17 @@ pub(crate) async fn receive(args: ReceiveArgs) -> Result<Outcome, Failure> {
     let mut options = ReceiverOptions::default();
     options.max_body = args.max_body;
     let (receiver, mut deliveries) = Receiver::new(options);
+    // Several secrets for one id (or for any) all verify: a secret being rotated.
     let mut any = Vec::new();
+    let mut routed: std::collections::BTreeMap<&str, Vec<Secret>> = Default::default();
     for (id, secret) in &args.secrets {
         match id {
-            Some(id) => receiver.route(id.clone(), secret.clone()),
+            Some(id) => routed.entry(id).or_default().push(secret.clone()),
             None => any.push(secret.clone()),
         }
+    }
+    for (id, secrets) in routed {
+        receiver.route_all(id, secrets);
     }
     receiver.set_fallback(any);
     let deadline = match args.duration {
@@ -533,13 +539,15 @@ pub(crate) async fn receive(args: ReceiveArgs) -> Result<Outcome, Failure> {
     let app = axum::Router::new()
         .route("/", handler.clone())
         .route("/{*path}", handler);
+    // Installed before the URL is printed: a signal sent as soon as it is seen stops the
+    // receiver instead of killing it.
+    let signal = duomcp::server::shutdown_signal();
+    tokio::pin!(signal);
     let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
     let server = tokio::spawn(serve_with(listener, app, serve, async move {
         let _ = stop_rx.await;
     }));
     println!("{scheme}://{local}/");
-    let signal = duomcp::server::shutdown_signal();
-    tokio::pin!(signal);
     let mut printed = 0usize;
     while args.count.is_none_or(|n| printed < n) {
         let wait_deadline = async {
