@@ -2,7 +2,7 @@
 //! on a byte pipe (the server side of webhooks is not in duomcp yet): the requests' shape as
 //! the working group's design writes it, the results decoded, a malformed result an error, and
 //! the secret handed over verifying, in [`duomcp::webhook::receiver::Receiver`], a delivery the
-//! scripted server signs with it.
+//! scripted server signs with it; and the receiver's axum handler served on a socket.
 
 #![cfg(all(feature = "events", feature = "client", feature = "http-server"))]
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
@@ -275,5 +275,58 @@ async fn the_secret_handed_over_verifies_what_the_server_signs_with_it() {
     assert_eq!(
         (d.kind, d.subscription_id.as_str()),
         (DeliveryKind::Event, "sub_1")
+    );
+}
+
+#[tokio::test]
+async fn the_receivers_axum_handler_answers_over_http() {
+    use duomcp_testkit::raw_http::{exchange, post_request_with};
+    let secret = Secret::generate();
+    let (receiver, mut deliveries) = Receiver::new(ReceiverOptions::default());
+    receiver.route("sub_1", secret.clone());
+    let app = axum::Router::new().route("/mcp", receiver.post_handler());
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(duomcp::transport::http::serve(listener, app));
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs() as i64;
+    let send = |id: &'static str, body: &'static str, key: &Secret| {
+        let ts = now.to_string();
+        let sig = key.sign(id, now, body.as_bytes());
+        let req = post_request_with(
+            addr,
+            &[
+                (ID, id),
+                (TIMESTAMP, &ts),
+                (SIGNATURE, &sig),
+                (SUBSCRIPTION_ID, "sub_1"),
+            ],
+            body,
+        );
+        async move { exchange(addr, &req, Duration::from_secs(10)).await }
+    };
+    let challenge = send(
+        "msg_verification_1",
+        r#"{"type":"verification","challenge":"abc"}"#,
+        &secret,
+    )
+    .await;
+    assert_eq!(challenge.status, 200);
+    assert_eq!(challenge.json(), json!({"challenge": "abc"}));
+    let forged = send(
+        "msg_gap_1",
+        r#"{"type":"gap","cursor":"c"}"#,
+        &Secret::generate(),
+    )
+    .await;
+    assert_eq!(forged.status, 401);
+    let gap = send("msg_gap_1", r#"{"type":"gap","cursor":"c"}"#, &secret).await;
+    assert_eq!(gap.status, 200);
+    let d = within(deliveries.recv()).await.unwrap();
+    assert_eq!(
+        (d.kind, d.body),
+        (DeliveryKind::Gap, json!({"type": "gap", "cursor": "c"}))
     );
 }
