@@ -517,9 +517,10 @@ pub(crate) async fn receive(args: ReceiveArgs) -> Result<Outcome, Failure> {
                         .unwrap_or("-");
                     match &outcome {
                         Received::Rejected(r) => eprintln!(
-                            "duomcp: refused delivery {} ({}): {r}",
+                            "duomcp: refused delivery {} ({}): {}",
                             super::output::safe(id),
-                            r.status().as_u16()
+                            r.status().as_u16(),
+                            super::output::safe(&r.to_string())
                         ),
                         Received::Challenge(_) => eprintln!(
                             "duomcp: answered a verification challenge ({})",
