@@ -115,7 +115,8 @@ pub struct ReceiveArgs {
     /// With --tls-cert: the certificate's private key (PEM: PKCS#8, PKCS#1 or SEC1).
     #[arg(long, value_name = "PEM", requires = "tls_cert")]
     pub tls_key: Option<std::path::PathBuf>,
-    /// Exit (status 0) after printing this many deliveries.
+    /// Exit (status 0) after printing this many deliveries (later ones get 503, never a 200
+    /// for a delivery that is not printed).
     #[arg(long, value_name = "N")]
     pub count: Option<usize>,
     /// Exit (status 0) after this many seconds.
@@ -472,6 +473,8 @@ pub(crate) async fn receive(args: ReceiveArgs) -> Result<Outcome, Failure> {
     use duomcp::transport::http::{serve_with, tls, ServeOptions};
     let mut options = ReceiverOptions::default();
     options.max_body = args.max_body;
+    // With --count, the N+1-th delivery gets 503 rather than a 200 for something never printed.
+    options.max_deliveries = args.count;
     let (receiver, mut deliveries) = Receiver::new(options);
     // Several secrets for one id (or for any) all verify: a secret being rotated.
     let mut any = Vec::new();

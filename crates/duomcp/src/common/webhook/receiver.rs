@@ -34,7 +34,7 @@
 //! | a verified body that is not a JSON object | 400 |
 //! | a verified `{"type":"verification","challenge":C}` | 200 `{"challenge":C}` |
 //! | a verified delivery already taken (same subscription, same `webhook-id`) | 200, not handed over again |
-//! | a verified delivery while the channel is full | 503 (the server retries), not remembered as taken |
+//! | a verified delivery while the channel is full, or after [`ReceiverOptions::max_deliveries`] | 503 (the server retries), not remembered as taken |
 //! | any other verified delivery | 200, handed over as a [`Delivery`] |
 //!
 //! A stale timestamp is a 401, as a bad signature: either way the request does not prove it
@@ -79,6 +79,10 @@ pub struct ReceiverOptions {
     /// The capacity of the channel of deliveries (default 256); when it is full, deliveries
     /// get 503 and the server retries them later.
     pub buffer: usize,
+    /// Hand over at most this many deliveries, then answer 503 (the server retries, elsewhere
+    /// or later): for a receiver that stops after N, so that it never acknowledges one it
+    /// will not pass on (default `None`: no end).
+    pub max_deliveries: Option<usize>,
 }
 
 impl Default for ReceiverOptions {
@@ -87,6 +91,7 @@ impl Default for ReceiverOptions {
             max_body: 256 * 1024,
             dedup_window: 4096,
             buffer: 256,
+            max_deliveries: None,
         }
     }
 }
@@ -151,6 +156,9 @@ pub enum Rejection {
     /// The channel is full (503).
     #[error("the application is behind; try again later")]
     Busy,
+    /// [`ReceiverOptions::max_deliveries`] have been handed over (503).
+    #[error("the receiver takes no more deliveries")]
+    Done,
 }
 
 impl Rejection {
@@ -162,7 +170,9 @@ impl Rejection {
             }
             Rejection::Verify(_, VerifyError::BadTimestamp) => StatusCode::BAD_REQUEST,
             Rejection::TooLarge(_) => StatusCode::PAYLOAD_TOO_LARGE,
-            Rejection::NotReady(_) | Rejection::Busy => StatusCode::SERVICE_UNAVAILABLE,
+            Rejection::NotReady(_) | Rejection::Busy | Rejection::Done => {
+                StatusCode::SERVICE_UNAVAILABLE
+            }
             Rejection::UnknownSubscription(_) | Rejection::Verify(..) => StatusCode::UNAUTHORIZED,
         }
     }
@@ -219,6 +229,8 @@ struct Inner {
 struct Seen {
     order: VecDeque<(String, String)>,
     set: HashSet<(String, String)>,
+    /// Deliveries handed over so far.
+    handed: usize,
 }
 
 impl Receiver {
@@ -394,6 +406,14 @@ impl Receiver {
         if seen.set.contains(&key) {
             return Outcome::Duplicate;
         }
+        if self
+            .inner
+            .options
+            .max_deliveries
+            .is_some_and(|n| seen.handed >= n)
+        {
+            return Outcome::Rejected(Rejection::Done);
+        }
         let delivery = Delivery {
             subscription_id: key.0.clone(),
             webhook_id: key.1.clone(),
@@ -404,6 +424,7 @@ impl Receiver {
         if self.inner.tx.try_send(delivery).is_err() {
             return Outcome::Rejected(Rejection::Busy);
         }
+        seen.handed += 1;
         seen.order.push_back(key.clone());
         seen.set.insert(key);
         while seen.order.len() > self.inner.options.dedup_window.max(1) {
@@ -545,5 +566,31 @@ mod tests {
         let ok = br#"{"eventId":"e1"}"#;
         let h = signed(&a, "sub_a", "e1", now(), ok);
         assert_eq!(r.handle(&h, Body::from(&ok[..])).await, Outcome::Delivered);
+    }
+
+    #[test]
+    fn after_max_deliveries_only_retries_are_acknowledged() {
+        let a = Secret::generate();
+        let options = ReceiverOptions {
+            max_deliveries: Some(1),
+            ..ReceiverOptions::default()
+        };
+        let (r, _rx) = Receiver::new(options);
+        r.route("s", a.clone());
+        let ev = br#"{"eventId":"e"}"#;
+        let t = now();
+        assert_eq!(
+            r.receive(&signed(&a, "s", "e1", t, ev), ev, t),
+            Outcome::Delivered
+        );
+        assert_eq!(
+            r.receive(&signed(&a, "s", "e1", t, ev), ev, t),
+            Outcome::Duplicate
+        );
+        let done = r.receive(&signed(&a, "s", "e2", t, ev), ev, t);
+        assert_eq!(done, Outcome::Rejected(Rejection::Done));
+        assert!(
+            matches!(done, Outcome::Rejected(ref x) if x.status() == StatusCode::SERVICE_UNAVAILABLE)
+        );
     }
 }
