@@ -171,7 +171,24 @@ impl Sse {
 }
 
 async fn post(addr: SocketAddr, headers: &[(&str, &str)], body: &Value) -> Resp {
-    let tcp = TcpStream::connect(addr).await.unwrap();
+    post_from(None, addr, headers, body).await
+}
+
+/// As [`post`], from the source address `from` (another loopback address: another peer).
+async fn post_from(
+    from: Option<std::net::IpAddr>,
+    addr: SocketAddr,
+    headers: &[(&str, &str)],
+    body: &Value,
+) -> Resp {
+    let tcp = match from {
+        None => TcpStream::connect(addr).await.unwrap(),
+        Some(ip) => {
+            let socket = tokio::net::TcpSocket::new_v4().unwrap();
+            socket.bind(SocketAddr::new(ip, 0)).unwrap();
+            socket.connect(addr).await.unwrap()
+        }
+    };
     let (mut sender, conn) = hyper::client::conn::http1::handshake(TokioIo::new(tcp))
         .await
         .unwrap();
@@ -217,6 +234,8 @@ fn rpc(id: i64, method: &str, params: Value) -> Value {
 struct Http {
     addr: SocketAddr,
     session: Option<String>,
+    /// The source address (`None`: the system's choice, 127.0.0.1).
+    from: Option<std::net::IpAddr>,
 }
 
 impl Http {
@@ -240,6 +259,7 @@ impl Http {
             Http {
                 addr,
                 session: Some(sid),
+                from: None,
             },
             result,
         )
@@ -249,6 +269,7 @@ impl Http {
         Http {
             addr,
             session: None,
+            from: None,
         }
     }
 
@@ -267,7 +288,7 @@ impl Http {
                     "io.modelcontextprotocol/clientCapabilities": {}
                 });
                 let headers = [("mcp-protocol-version", MODERN), ("mcp-method", method)];
-                post(self.addr, &headers, &rpc(id, method, params)).await
+                post_from(self.from, self.addr, &headers, &rpc(id, method, params)).await
             }
         }
     }
@@ -812,6 +833,38 @@ async fn a_client_opening_too_many_streams_gets_the_limit_error() {
     assert_eq!(refused["error"]["code"], -32013, "{refused}");
     assert_eq!(refused["error"]["data"]["limit"], "streams");
     assert_eq!(refused["error"]["data"]["max"], 5);
+}
+
+#[tokio::test]
+async fn anonymous_peers_each_have_their_own_stream_quota() {
+    let s = start().await;
+    let p = json!({ "name": "order.created", "cursor": null });
+    // Peer 127.0.0.1 holds its quota (2) of 2026-07-28 streams without a principal...
+    let here = Http::modern(s.addr);
+    let mut held = Vec::new();
+    for id in 0..2 {
+        let mut sse = here.send(id, "events/stream", p.clone()).await.sse();
+        assert_eq!(sse.message().await["method"], "notifications/events/active");
+        held.push(sse);
+    }
+    let refused = here.call(9, "events/stream", p.clone()).await;
+    assert_eq!(
+        refused["error"]["data"]["limit"], "streamsPerCaller",
+        "{refused}"
+    );
+    // ...and peer 127.0.0.2 still gets its own: one peer does not starve the others.
+    let mut there = Http::modern(s.addr);
+    there.from = Some("127.0.0.2".parse().unwrap());
+    for id in 0..2 {
+        let mut sse = there.send(id, "events/stream", p.clone()).await.sse();
+        assert_eq!(sse.message().await["method"], "notifications/events/active");
+        held.push(sse);
+    }
+    let refused = there.call(9, "events/stream", p.clone()).await;
+    assert_eq!(
+        refused["error"]["data"]["limit"], "streamsPerCaller",
+        "{refused}"
+    );
 }
 
 // ---------------------------------------------------------------------------------------------

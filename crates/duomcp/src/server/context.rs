@@ -90,6 +90,8 @@ pub(crate) struct Inner {
     pub input: Mutex<InputState>,
     /// Who made the request (set by the transport's authentication), if anyone.
     pub principal: Option<Arc<crate::server::Principal>>,
+    /// The peer's IP address (HTTP over TCP), when known.
+    pub peer: Option<std::net::IpAddr>,
     /// The task this call runs as, once it is one (see [`Context::detach`]).
     pub task: TaskSlot,
 }
@@ -176,6 +178,7 @@ impl Context {
             shared: i.shared.clone(),
             input: Mutex::new(input),
             principal: i.principal.clone(),
+            peer: i.peer,
             task: TaskSlot::default(),
         })
     }
@@ -347,6 +350,21 @@ impl Context {
     )]
     pub fn principal(&self) -> Option<&crate::server::Principal> {
         self.inner.principal.as_deref()
+    }
+
+    /// The IP address of the client's end of the connection (Streamable HTTP over TCP, as the
+    /// server saw it: a proxy's address behind a proxy), when known; `None` over stdio and
+    /// over a Unix socket.
+    ///
+    /// ```
+    /// # fn f(ctx: &duomcp::server::Context) {
+    /// if let Some(ip) = ctx.peer_ip() {
+    ///     tracing::info!(%ip, "a call");
+    /// }
+    /// # }
+    /// ```
+    pub fn peer_ip(&self) -> Option<std::net::IpAddr> {
+        self.inner.peer
     }
 
     /// Whether the client cancelled the request.

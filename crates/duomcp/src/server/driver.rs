@@ -197,6 +197,7 @@ mod tests {
             cancel: CancellationToken::new(),
             closing: CancellationToken::new(),
             principal: None,
+            peer: None,
             trace: Default::default(),
         };
         (req, env)

@@ -29,6 +29,8 @@ pub(crate) struct RequestEnv {
     pub closing: CancellationToken,
     /// The authenticated caller (HTTP: from the auth layer; stdio: the local user).
     pub principal: Option<Arc<Principal>>,
+    /// The address of the peer (HTTP over TCP), when known.
+    pub peer: Option<std::net::IpAddr>,
     /// The HTTP trace context headers, for OpenTelemetry (empty without feature `otel`).
     #[cfg_attr(not(feature = "otel"), allow(dead_code))]
     pub trace: TransportTrace,

@@ -242,7 +242,8 @@ pub struct EventsConfig {
     /// `events/stream` streams open at once, over all clients (default 256).
     pub max_streams: usize,
     /// `events/stream` streams open at once for one caller: the authenticated principal, else
-    /// the 2025-11-25 session, else all anonymous callers of the server together (default 16).
+    /// the 2025-11-25 session, else the peer's IP address (HTTP over TCP), else all anonymous
+    /// callers of the server together (default 16).
     pub max_streams_per_caller: usize,
 }
 
@@ -966,14 +967,17 @@ fn poll(hub: &Hub, params: Option<&str>) -> Result<Value, ProtocolError> {
     }))
 }
 
-/// Who a stream counts against: the principal, else the 2025-11-25 session, else every
-/// anonymous caller together.
+/// Who a stream counts against: the principal, else the 2025-11-25 session, else the peer's
+/// IP address, else every anonymous caller together (stdio, a Unix socket).
 fn caller(ctx: &Context) -> String {
     if let Some(p) = ctx.principal() {
         return format!("p:{}", p.key());
     }
     if let Some(s) = ctx.client_session() {
         return format!("s:{}", s.key());
+    }
+    if let Some(ip) = ctx.peer_ip() {
+        return format!("ip:{ip}");
     }
     "anonymous".into()
 }

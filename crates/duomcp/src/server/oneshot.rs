@@ -39,6 +39,7 @@ impl Server {
                     cancel: CancellationToken::new(),
                     closing: CancellationToken::new(),
                     principal: None,
+                    peer: None,
                     trace: Default::default(),
                 };
                 handle_request(self.shared.clone(), req, env)

@@ -283,6 +283,7 @@ impl Server {
                         closing: closing.clone(),
                         // Stdio takes its credentials from the environment: the local user.
                         principal: Some(local.clone()),
+                        peer: None,
                         trace: Default::default(),
                     };
                     let id = req.id.clone();

@@ -80,6 +80,7 @@ impl Adapter for Legacy {
             sink,
             cancel,
             principal,
+            peer,
             ..
         } = env;
         let caller = Caller {
@@ -96,7 +97,7 @@ impl Adapter for Legacy {
             log_level: None,
             session: Some(session.clone()),
         };
-        let ctx = context(shared, id, caller, cancel, sink.clone(), principal);
+        let ctx = context(shared, id, caller, cancel, sink.clone(), principal, peer);
         Ok((Legacy { session, sink }, ctx))
     }
 

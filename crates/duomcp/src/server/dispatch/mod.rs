@@ -357,6 +357,7 @@ pub(super) fn context(
     cancel: CancellationToken,
     sink: Sink,
     principal: Option<Arc<crate::server::Principal>>,
+    peer: Option<std::net::IpAddr>,
 ) -> Context {
     Context::new(Inner {
         era: caller.era,
@@ -372,6 +373,7 @@ pub(super) fn context(
         shared: shared.clone(),
         input: Default::default(),
         principal,
+        peer,
         task: Default::default(),
     })
 }

@@ -69,6 +69,7 @@ impl Adapter for Modern {
             cancel,
             closing,
             principal,
+            peer,
             ..
         } = env;
         let caller = Caller {
@@ -80,7 +81,7 @@ impl Adapter for Modern {
             log_level: m.log_level,
             session: None,
         };
-        let ctx = context(shared, id, caller, cancel, sink.clone(), principal);
+        let ctx = context(shared, id, caller, cancel, sink.clone(), principal, peer);
         let adapter = Modern { closing, sink };
         Ok((adapter, ctx))
     }

@@ -16,8 +16,8 @@ use super::shared_session as shared;
 use super::sse::{self, LegacyConn};
 use super::store::StoreError;
 use super::{
-    accepted, busy, client_data, guard, method_not_allowed, modern_header, owner_key, principal,
-    reply_json, rpc_error, Inner, CONN_CAPACITY, SINK_CAPACITY,
+    accepted, busy, client_data, guard, method_not_allowed, modern_header, owner_key, peer,
+    principal, reply_json, rpc_error, Inner, CONN_CAPACITY, SINK_CAPACITY,
 };
 use crate::correlation::Limits;
 use crate::era::Era;
@@ -183,6 +183,7 @@ async fn initialize(t: &Arc<Inner>, req: IncomingRequest, parts: &Parts) -> Resp
         cancel: CancellationToken::new(),
         closing: session.closing.clone(),
         principal: principal(parts),
+        peer: peer(parts),
         trace: TransportTrace::from_headers(&t.shared, &parts.headers),
     };
     let id = req.id.clone();
@@ -262,6 +263,7 @@ async fn request(
         cancel: token,
         closing: session.closing.clone(),
         principal: principal(parts),
+        peer: peer(parts),
         trace: TransportTrace::from_headers(&t.shared, &parts.headers),
     };
     // Most handlers finish at once: answered here, with no task and no channel.

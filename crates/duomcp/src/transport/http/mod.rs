@@ -602,6 +602,11 @@ fn rpc_error(
 }
 
 /// The caller the auth layer authenticated ([`crate::auth::AuthLayer`]), if any.
+/// The peer's IP address (TCP connections; none over a Unix socket).
+fn peer(parts: &Parts) -> Option<std::net::IpAddr> {
+    parts.extensions.get::<PeerAddr>().map(|p| p.0.ip())
+}
+
 fn principal(parts: &Parts) -> Option<Arc<crate::server::Principal>> {
     parts
         .extensions

@@ -6,7 +6,8 @@
 use super::config::ResponseMode;
 use super::sse::{self, ModernConn};
 use super::{
-    accepted, busy, error_response, headers, principal, reply_json, rpc_error, Inner, SINK_CAPACITY,
+    accepted, busy, error_response, headers, peer, principal, reply_json, rpc_error, Inner,
+    SINK_CAPACITY,
 };
 use crate::era::{modern as modern_era, Era};
 use crate::jsonrpc::{error_code, Incoming};
@@ -190,6 +191,7 @@ pub(super) async fn post(t: &Arc<Inner>, parts: &Parts, message: Incoming) -> Re
         cancel: cancel.clone(),
         closing: t.closing.clone(),
         principal: principal(parts),
+        peer: peer(parts),
         trace: TransportTrace::from_headers(&t.shared, &parts.headers),
     };
     // Dropping it (client gone, body dropped) cancels the request.
