@@ -1268,6 +1268,12 @@ mod tests {
         assert_eq!(a.len(), 4 + 16);
         assert!(a.starts_with("sub_"));
         assert_ne!(a, subscription_id("q", "https://x/", "n", &json!({"a": 1})));
+        // The same after a restart (and in another build): SHA-256 of
+        // `["p","https://x/","n",{"a":1}]`.
+        assert_eq!(
+            subscription_id("p", "https://x/", "n", &json!({"a": 1})),
+            "sub_210529ac684a2b10"
+        );
     }
 
     #[test]
