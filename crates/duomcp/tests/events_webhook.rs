@@ -1024,3 +1024,41 @@ async fn ending_a_principals_subscriptions_sends_terminated() {
     tokio::time::sleep(Duration::from_millis(200)).await;
     assert_eq!(rx.deliveries().len(), 1);
 }
+
+#[tokio::test]
+async fn an_untrusted_certificate_is_tls_error_and_silence_is_timeout() {
+    let rx = Receiver::start().await;
+    let mut c = WebhookConfig::default();
+    c.allow_private_networks = true;
+    c.timeout = Duration::from_millis(300);
+    let mcp = mcp(c).await;
+    let alice = Client::modern(&mcp.url, Some("alice-token"));
+    // The receiver's CA is not trusted by this server.
+    let e = alice
+        .error(
+            "events/subscribe",
+            subscribe_params(&rx.url("/h"), &Secret::generate(), "x"),
+        )
+        .await;
+    assert_eq!(e["data"], json!({ "reason": "tls_error" }), "{e}");
+    // An endpoint that accepts the connection and never answers.
+    let silent = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = silent.local_addr().unwrap().port();
+    let held = tokio::spawn(async move {
+        let mut open = Vec::new();
+        while let Ok((tcp, _)) = silent.accept().await {
+            open.push(tcp);
+        }
+    });
+    let url = format!("https://localhost:{port}/h");
+    let started = Instant::now();
+    let e = alice
+        .error(
+            "events/subscribe",
+            subscribe_params(&url, &Secret::generate(), "x"),
+        )
+        .await;
+    assert_eq!(e["data"], json!({ "reason": "timeout" }), "{e}");
+    assert!(started.elapsed() < Duration::from_secs(3));
+    held.abort();
+}

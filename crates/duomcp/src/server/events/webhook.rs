@@ -412,7 +412,8 @@ fn subscription_id(principal: &str, url: &str, name: &str, args: &Value) -> Stri
     format!("sub_{hex}")
 }
 
-/// What an answer or a failure to get one means.
+/// What a failure to get an answer means. An `io::Error` hides what it wraps from
+/// `source()` (it goes on with the wrapped error's source), so those are opened by hand.
 fn classify(e: &reqwest::Error) -> Reason {
     if e.is_timeout() {
         return Reason::Timeout;
@@ -422,16 +423,16 @@ fn classify(e: &reqwest::Error) -> Reason {
         if err.downcast_ref::<rustls::Error>().is_some() {
             return Reason::Tls;
         }
-        if let Some(io) = err.downcast_ref::<std::io::Error>() {
-            if io.kind() == std::io::ErrorKind::TimedOut {
+        let mut io = err.downcast_ref::<std::io::Error>();
+        while let Some(e) = io {
+            if e.kind() == std::io::ErrorKind::TimedOut {
                 return Reason::Timeout;
             }
-            if io
-                .get_ref()
-                .is_some_and(|inner| inner.downcast_ref::<rustls::Error>().is_some())
-            {
+            let inner = e.get_ref();
+            if inner.is_some_and(|i| i.downcast_ref::<rustls::Error>().is_some()) {
                 return Reason::Tls;
             }
+            io = inner.and_then(|i| i.downcast_ref::<std::io::Error>());
         }
         source = err.source();
     }
