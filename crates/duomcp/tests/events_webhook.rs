@@ -498,6 +498,15 @@ fn unix_ms() -> i64 {
         .as_millis() as i64
 }
 
+/// The position a cursor names (a test may look inside; clients may not).
+fn pos(cursor: &Value) -> u64 {
+    cursor
+        .as_str()
+        .and_then(|c| c.rsplit('.').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("a cursor: {cursor}"))
+}
+
 // ---------------------------------------------------------------------------------------------
 // The tests.
 
@@ -987,6 +996,8 @@ async fn repeated_failures_suspend_until_a_refresh_and_a_backlog_gets_a_gap() {
     assert_eq!(status["active"], false, "{r}");
     assert_eq!(status["lastError"], "http_5xx");
     assert!(status["failedSince"].is_string());
+    // The watermark stops before the occurrence still pending (the first was given up).
+    assert_eq!(pos(&r["cursor"]), 1, "{r}");
     // Resumed: the pending one again, then a gap (the backlog was beyond 2), then the newest 2.
     let got = rx.wait_for(6).await;
     assert_eq!(got[2].id, second);
@@ -1061,4 +1072,46 @@ async fn an_untrusted_certificate_is_tls_error_and_silence_is_timeout() {
     assert_eq!(e["data"], json!({ "reason": "timeout" }), "{e}");
     assert!(started.elapsed() < Duration::from_secs(3));
     held.abort();
+}
+
+#[tokio::test]
+async fn a_cursor_replays_what_followed_it_and_max_age_truncates() {
+    let rx = Receiver::start().await;
+    let mcp = mcp(config()).await;
+    let alice = Client::modern(&mcp.url, Some("alice-token"));
+    let start = alice
+        .result(
+            "events/poll",
+            json!({ "name": EVENT, "arguments": { "shop": "x" }, "cursor": null }),
+        )
+        .await["cursor"]
+        .clone();
+    let a = emit(&mcp, "x", 1);
+    emit(&mcp, "y", 2);
+    let b = emit(&mcp, "x", 3);
+    let mut p = subscribe_params(&rx.url("/replay"), &Secret::generate(), "x");
+    p["cursor"] = start.clone();
+    let r = alice.result("events/subscribe", p).await;
+    assert_eq!(r["truncated"], false);
+    assert_eq!(r["cursor"], start, "nothing delivered yet: {r}");
+    let got = rx.wait_for(2).await;
+    assert_eq!(
+        (got[0].id.as_str(), got[1].id.as_str()),
+        (a.as_str(), b.as_str())
+    );
+    assert_eq!(pos(&got[0].json()["cursor"]), 1);
+    assert_eq!(pos(&got[1].json()["cursor"]), 3);
+
+    // maxAgeMs past the cursor: truncated, the old occurrences skipped.
+    tokio::time::sleep(Duration::from_millis(150)).await;
+    let c = emit(&mcp, "z", 4);
+    let mut p = subscribe_params(&rx.url("/aged"), &Secret::generate(), "z");
+    p["cursor"] = start;
+    p["maxAgeMs"] = json!(100);
+    let r = alice.result("events/subscribe", p).await;
+    assert_eq!(r["truncated"], true, "{r}");
+    let got = rx.wait_for(4).await;
+    let aged: Vec<_> = got.iter().filter(|g| g.path == "/aged").collect();
+    assert_eq!(aged[0].json()["type"], "gap", "{:?}", aged[0].json());
+    assert_eq!(aged[1].id, c);
 }
