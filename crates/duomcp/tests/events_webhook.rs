@@ -851,6 +851,16 @@ async fn a_verification_that_does_not_echo_fails() {
     emit(&mcp, "x", 1);
     tokio::time::sleep(Duration::from_millis(200)).await;
     assert!(rx.deliveries().is_empty());
+    // The host is not asked again during the cooldown, whoever asks, whatever the path.
+    let bob = Client::modern(&mcp.url, Some("bob-token"));
+    let e = bob
+        .error(
+            "events/subscribe",
+            subscribe_params(&rx.url("/other"), &Secret::generate(), "x"),
+        )
+        .await;
+    assert_eq!(e["data"], json!({ "reason": "challenge_failed" }));
+    assert_eq!(rx.all().len(), 1, "one verification POST in all");
 }
 
 #[tokio::test]
@@ -1042,6 +1052,8 @@ async fn an_untrusted_certificate_is_tls_error_and_silence_is_timeout() {
     let mut c = WebhookConfig::default();
     c.allow_private_networks = true;
     c.timeout = Duration::from_millis(300);
+    // Both endpoints are on localhost: no cooldown after the first failure.
+    c.verification_cooldown = Duration::ZERO;
     let mcp = mcp(c).await;
     let alice = Client::modern(&mcp.url, Some("alice-token"));
     // The receiver's CA is not trusted by this server.

@@ -34,7 +34,9 @@
 //! [`WebhookConfig::allow_private_networks`]; before the first subscription of a principal to
 //! a URL, a signed `{"type":"verification","challenge":…}` POST whose `2xx` answer must echo
 //! `{"challenge":…}` (`-32015` with `data.reason` otherwise), cached per (principal, URL)
-//! unless the URL starts with one of [`WebhookConfig::verified_prefixes`]. What an endpoint
+//! unless the URL starts with one of [`WebhookConfig::verified_prefixes`]; after a failed
+//! verification, its host is not asked again for [`WebhookConfig::verification_cooldown`].
+//! What an endpoint
 //! answers (body, headers, status line) never reaches an error or `deliveryStatus`: only the
 //! categories `connection_refused`, `timeout`, `tls_error`, `http_4xx`, `http_5xx`,
 //! `challenge_failed`.
@@ -128,8 +130,14 @@ pub struct WebhookConfig {
     pub rotation_grace: Duration,
     /// How long a successful verification of a (principal, URL) is remembered (default 24 h).
     pub verification_ttl: Duration,
-    /// Verified (principal, URL) pairs remembered (default 10,000; the oldest forgotten first).
+    /// Verified (principal, URL) pairs remembered (default 10,000; the oldest forgotten first);
+    /// also the hosts remembered for [`verification_cooldown`](Self::verification_cooldown).
     pub max_verified: usize,
+    /// After a verification of a host failed, how long further verifications to that host
+    /// (any port or path, any principal) fail at once, with the same reason, without a POST
+    /// (default 10 s): a caller cannot make the server flood a host that never agreed to
+    /// receive deliveries. `Duration::ZERO` turns it off.
+    pub verification_cooldown: Duration,
     /// Callback URL prefixes trusted without a verification handshake (default none), e.g.
     /// `https://hooks.example.com/`.
     pub verified_prefixes: Vec<String>,
@@ -160,6 +168,7 @@ impl Default for WebhookConfig {
             rotation_grace: Duration::from_secs(600),
             verification_ttl: Duration::from_secs(24 * 3600),
             max_verified: 10_000,
+            verification_cooldown: Duration::from_secs(10),
             verified_prefixes: Vec::new(),
             allow_private_networks: false,
             root_certificates: Vec::new(),
@@ -224,6 +233,8 @@ pub(crate) struct Webhooks {
     subs: Mutex<HashMap<String, Arc<Sub>>>,
     /// Verified (principal, URL) pairs and until when.
     verified: Mutex<HashMap<(String, String), Instant>>,
+    /// Hosts whose verification failed: until when they are not tried again, and why.
+    failed_hosts: Mutex<HashMap<String, (Instant, Reason)>>,
     in_flight: Arc<Semaphore>,
 }
 
@@ -480,6 +491,7 @@ impl Webhooks {
             client,
             subs: Mutex::default(),
             verified: Mutex::default(),
+            failed_hosts: Mutex::default(),
         }
     }
 
@@ -566,6 +578,35 @@ impl Webhooks {
             Some(c) if constant_time_eq(c.as_bytes(), nonce.as_bytes()) => Ok(()),
             _ => Err(Reason::ChallengeFailed),
         }
+    }
+
+    /// Verifies `url` unless a verification of its host failed within the cooldown (then the
+    /// same reason, without a POST); a failure starts the cooldown.
+    async fn verify_unless_cooling(
+        &self,
+        sub_id: &str,
+        url: &reqwest::Url,
+        secret: &Secret,
+    ) -> Result<(), Reason> {
+        let host = url.host_str().unwrap_or_default().to_ascii_lowercase();
+        let now = Instant::now();
+        if let Some((until, reason)) = lock(&self.failed_hosts).get(&host) {
+            if *until > now {
+                return Err(*reason);
+            }
+        }
+        let r = self.verify_endpoint(sub_id, url, secret).await;
+        if let Err(reason) = r {
+            if !self.config.verification_cooldown.is_zero() {
+                let now = Instant::now();
+                let mut failed = lock(&self.failed_hosts);
+                failed.retain(|_, (until, _)| *until > now);
+                if failed.len() < self.config.max_verified {
+                    failed.insert(host, (now + self.config.verification_cooldown, reason));
+                }
+            }
+        }
+        r
     }
 
     fn is_verified(&self, principal: &str, url: &str) -> bool {
@@ -764,7 +805,7 @@ async fn subscribe(
     check_caps(hooks, &who, &id)?;
     if !hooks.is_verified(&who, url.as_str()) {
         hooks
-            .verify_endpoint(&id, &url, &secret)
+            .verify_unless_cooling(&id, &url, &secret)
             .await
             .map_err(endpoint_error)?;
         hooks.remember_verified(&who, url.as_str());
