@@ -802,7 +802,7 @@ async fn subscribe(
     }
 
     // A new one: within the caps, verified, then started.
-    check_caps(hooks, &who, &id)?;
+    check_caps(hooks, &mut lock(&hooks.subs), &who, &id)?;
     if !hooks.is_verified(&who, url.as_str()) {
         hooks
             .verify_unless_cooling(&id, &url, &secret)
@@ -810,11 +810,6 @@ async fn subscribe(
             .map_err(endpoint_error)?;
         hooks.remember_verified(&who, url.as_str());
     }
-    // Another call may have created it meanwhile.
-    if let Some(r) = refresh(hub, hooks, &id, &secret, ttl) {
-        return Ok(r);
-    }
-    check_caps(hooks, &who, &id)?;
     let (after, truncated) = start(hub, slot, p.cursor.as_deref(), p.max_age_ms)?;
     let watermark = after.unwrap_or_else(|| lock(&slot.ring).dropped_through);
     let expires_ms = super::now_ms().saturating_add(super::ms(ttl));
@@ -838,7 +833,24 @@ async fn subscribe(
         wake: Notify::new(),
         cancel: CancellationToken::new(),
     });
-    lock(&hooks.subs).insert(id.clone(), sub.clone());
+    {
+        // The caps again, and the insertion, under one lock: another call may have created
+        // this subscription (or others) during the verification.
+        let mut subs = lock(&hooks.subs);
+        check_caps(hooks, &mut subs, &sub.principal, &id)?;
+        let now = Instant::now();
+        if subs.get(&id).is_some_and(|s| !s.expired(now)) {
+            drop(subs);
+            let secret = lock(&sub.state).secret.clone();
+            if let Some(r) = refresh(hub, hooks, &id, &secret, ttl) {
+                return Ok(r);
+            }
+            subs = lock(&hooks.subs);
+        }
+        if let Some(old) = subs.insert(id.clone(), sub.clone()) {
+            old.cancel.cancel();
+        }
+    }
     let max_age = p.cursor.as_ref().and(p.max_age_ms);
     tokio::spawn(deliver_loop(
         hub.clone(),
@@ -897,9 +909,13 @@ fn refresh(hub: &Hub, hooks: &Webhooks, id: &str, secret: &Secret, ttl: Duration
 }
 
 /// Drops expired subscriptions, then checks the total and the principal's count.
-fn check_caps(hooks: &Webhooks, who: &str, id: &str) -> Result<(), ProtocolError> {
+fn check_caps(
+    hooks: &Webhooks,
+    subs: &mut HashMap<String, Arc<Sub>>,
+    who: &str,
+    id: &str,
+) -> Result<(), ProtocolError> {
     let now = Instant::now();
-    let mut subs = lock(&hooks.subs);
     subs.retain(|_, s| {
         let live = !s.expired(now);
         if !live {
@@ -1056,6 +1072,10 @@ async fn attempt_all(
         if attempt > 0 {
             pause(sub, shutdown, backoff).await?;
             backoff = backoff.saturating_mul(2).min(c.max_backoff);
+        }
+        // An expired subscription delivers nothing more, retries included.
+        if sub.expired(Instant::now()) {
+            return Err(Stop);
         }
         let sent = tokio::select! {
             r = hooks.post(&sub.id, &sub.url, msg_id, body, |id, ts, b| sub.sign(id, ts, b)) => r,
