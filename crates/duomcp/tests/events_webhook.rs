@@ -1127,3 +1127,23 @@ async fn a_cursor_replays_what_followed_it_and_max_age_truncates() {
     assert_eq!(aged[0].json()["type"], "gap", "{:?}", aged[0].json());
     assert_eq!(aged[1].id, c);
 }
+
+#[tokio::test]
+async fn a_server_shut_down_delivers_nothing_more() {
+    let rx = Receiver::start().await;
+    let mcp = mcp(config()).await;
+    let alice = Client::modern(&mcp.url, Some("alice-token"));
+    alice
+        .result(
+            "events/subscribe",
+            subscribe_params(&rx.url("/h"), &Secret::generate(), "x"),
+        )
+        .await;
+    emit(&mcp, "x", 1);
+    rx.wait_for(1).await;
+    mcp.server.shutdown();
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    emit(&mcp, "x", 2);
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(rx.deliveries().len(), 1);
+}

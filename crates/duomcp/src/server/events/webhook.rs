@@ -51,7 +51,7 @@ use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
 use std::collections::HashMap;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
-use std::sync::{Arc, Mutex, Once};
+use std::sync::{Arc, Mutex, Once, Weak};
 use std::time::Duration;
 use tokio::sync::{Notify, Semaphore};
 use tokio::time::Instant;
@@ -236,6 +236,15 @@ pub(crate) struct Webhooks {
     /// Hosts whose verification failed: until when they are not tried again, and why.
     failed_hosts: Mutex<HashMap<String, (Instant, Reason)>>,
     in_flight: Arc<Semaphore>,
+}
+
+impl Drop for Webhooks {
+    /// The server is gone: its delivery tasks end.
+    fn drop(&mut self) {
+        for sub in lock(&self.subs).values() {
+            sub.cancel.cancel();
+        }
+    }
 }
 
 /// One webhook subscription.
@@ -853,7 +862,7 @@ async fn subscribe(
     }
     let max_age = p.cursor.as_ref().and(p.max_age_ms);
     tokio::spawn(deliver_loop(
-        hub.clone(),
+        Arc::downgrade(hub),
         sub,
         after,
         max_age,
@@ -1172,60 +1181,37 @@ fn set_watermark(sub: &Sub, position: u64) {
 }
 
 /// A subscription's delivery task: reads its type's ring from `after` and delivers what
-/// matches, one at a time, until the subscription ends.
+/// matches, one at a time, until the subscription ends. It holds the hub only while it
+/// delivers: a server dropped without `shutdown` drops its hub, whose `Drop` ends the tasks.
 async fn deliver_loop(
-    hub: Arc<Hub>,
+    hub: Weak<Hub>,
     sub: Arc<Sub>,
     mut after: Option<u64>,
     mut max_age: Option<u64>,
     shutdown: CancellationToken,
 ) {
-    let Some(hooks) = hub.webhooks.as_ref() else {
-        return;
-    };
-    let slot = sub.slot.clone();
-    let mut head = slot.head.subscribe();
+    let mut head = sub.slot.head.subscribe();
     let mut failures = 0u32;
     let r: Result<(), Stop> = async {
         loop {
             head.borrow_and_update();
-            // Too far behind: skip to the newest `max_pending`.
-            let mut gap = false;
-            let last = lock(&slot.ring).last;
-            let floor = last.saturating_sub(hooks.config.max_pending as u64);
-            if after.is_some_and(|a| a < floor) {
-                after = Some(floor);
-                gap = true;
-            }
-            let batch = hub.read(
-                &slot,
-                Read {
-                    args: &sub.args,
-                    after,
-                    max_age_ms: max_age.take(),
-                    max: BATCH,
-                },
-            );
-            if gap || batch.truncated {
-                let before = batch
-                    .events
-                    .first()
-                    .map_or(batch.cursor, |o| o.seq.saturating_sub(1));
-                let id = format!("msg_gap_{}", random_hex(8));
-                let body = gap_body(&hub, &slot, before);
-                deliver_one(hooks, &sub, &shutdown, &mut failures, &id, &body).await?;
-                set_watermark(&sub, before);
-            }
-            for occ in &batch.events {
-                set_watermark(&sub, occ.seq.saturating_sub(1));
-                deliver_occurrence(&hub, hooks, &sub, &shutdown, &mut failures, occ).await?;
-                set_watermark(&sub, occ.seq);
-            }
-            after = Some(batch.cursor);
-            if batch.has_more {
+            let has_more = {
+                let Some(hub) = hub.upgrade() else {
+                    return Err(Stop);
+                };
+                let Some(hooks) = hub.webhooks.as_ref() else {
+                    return Err(Stop);
+                };
+                let mut cursor = Progress {
+                    after: &mut after,
+                    max_age: &mut max_age,
+                    failures: &mut failures,
+                };
+                deliver_batch(&hub, hooks, &sub, &shutdown, &mut cursor).await?
+            };
+            if has_more {
                 continue;
             }
-            set_watermark(&sub, batch.cursor);
             let expires = lock(&sub.state).expires;
             if expires <= Instant::now() {
                 return Err(Stop);
@@ -1243,7 +1229,70 @@ async fn deliver_loop(
     if sub.expired(Instant::now()) {
         tracing::debug!(subscription = %sub.id, "a webhook subscription expired");
     }
-    remove(hooks, &sub);
+    if let Some(hub) = hub.upgrade() {
+        if let Some(hooks) = hub.webhooks.as_ref() {
+            remove(hooks, &sub);
+        }
+    }
+}
+
+/// Where a delivery task is.
+struct Progress<'a> {
+    /// The position read up to (`None`: from the oldest kept).
+    after: &'a mut Option<u64>,
+    /// `maxAgeMs`, for the first read only.
+    max_age: &'a mut Option<u64>,
+    /// Deliveries given up in a row.
+    failures: &'a mut u32,
+}
+
+/// Reads one batch and delivers it (a `gap` envelope first when something was skipped):
+/// whether there is more to read at once.
+async fn deliver_batch(
+    hub: &Hub,
+    hooks: &Webhooks,
+    sub: &Sub,
+    shutdown: &CancellationToken,
+    p: &mut Progress<'_>,
+) -> Result<bool, Stop> {
+    let slot = &sub.slot;
+    // Too far behind: skip to the newest `max_pending`.
+    let mut gap = false;
+    let last = lock(&slot.ring).last;
+    let floor = last.saturating_sub(u64::try_from(hooks.config.max_pending).unwrap_or(u64::MAX));
+    if p.after.is_some_and(|a| a < floor) {
+        *p.after = Some(floor);
+        gap = true;
+    }
+    let batch = hub.read(
+        slot,
+        Read {
+            args: &sub.args,
+            after: *p.after,
+            max_age_ms: p.max_age.take(),
+            max: BATCH,
+        },
+    );
+    if gap || batch.truncated {
+        let before = batch
+            .events
+            .first()
+            .map_or(batch.cursor, |o| o.seq.saturating_sub(1));
+        let id = format!("msg_gap_{}", random_hex(8));
+        let body = gap_body(hub, slot, before);
+        deliver_one(hooks, sub, shutdown, p.failures, &id, &body).await?;
+        set_watermark(sub, before);
+    }
+    for occ in &batch.events {
+        set_watermark(sub, occ.seq.saturating_sub(1));
+        deliver_occurrence(hub, hooks, sub, shutdown, p.failures, occ).await?;
+        set_watermark(sub, occ.seq);
+    }
+    *p.after = Some(batch.cursor);
+    if !batch.has_more {
+        set_watermark(sub, batch.cursor);
+    }
+    Ok(batch.has_more)
 }
 
 async fn deliver_occurrence(
