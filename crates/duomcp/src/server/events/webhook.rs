@@ -36,10 +36,13 @@
 //! `{"challenge":…}` (`-32015` with `data.reason` otherwise), cached per (principal, URL)
 //! unless the URL starts with one of [`WebhookConfig::verified_prefixes`]; after a failed
 //! verification, its host is not asked again for [`WebhookConfig::verification_cooldown`].
-//! What an endpoint
-//! answers (body, headers, status line) never reaches an error or `deliveryStatus`: only the
-//! categories `connection_refused`, `timeout`, `tls_error`, `http_4xx`, `http_5xx`,
-//! `challenge_failed`.
+//! What an endpoint answers (body, headers, status line) never reaches an error or
+//! `deliveryStatus`: only the categories `connection_refused` (refused by the address guard
+//! too), `timeout`, `tls_error`, `http_4xx` (any non-`2xx` answer below 500, redirects
+//! included), `http_5xx`, `challenge_failed`.
+//!
+//! A subscriber over stdio is the local user (the transport's principal), so stdio servers
+//! with webhooks configured accept subscriptions too.
 
 use super::{custom, parse, subscription, Delivery, Hub, Occurrence, Read, Slot, SubscribeParams};
 use crate::era::ProtocolError;
