@@ -1147,3 +1147,30 @@ async fn a_server_shut_down_delivers_nothing_more() {
     tokio::time::sleep(Duration::from_millis(300)).await;
     assert_eq!(rx.deliveries().len(), 1);
 }
+
+#[tokio::test]
+async fn an_occurrence_over_the_body_limit_is_replaced_by_a_gap() {
+    let rx = Receiver::start().await;
+    let mut c = config();
+    c.max_body = 300;
+    let mcp = mcp(c).await;
+    let alice = Client::modern(&mcp.url, Some("alice-token"));
+    alice
+        .result(
+            "events/subscribe",
+            subscribe_params(&rx.url("/h"), &Secret::generate(), "x"),
+        )
+        .await;
+    mcp.server
+        .events()
+        .emit(EVENT, json!({ "shop": "x", "blob": "y".repeat(400) }))
+        .unwrap();
+    let small = emit(&mcp, "x", 2);
+    let got = rx.wait_for(2).await;
+    let gap = got[0].json();
+    assert_eq!(gap["type"], "gap", "{gap}");
+    assert_eq!(pos(&gap["cursor"]), 1, "past the large one");
+    assert!(got[0].id.starts_with("msg_gap_"));
+    assert!(got[0].body.len() < 300);
+    assert_eq!(got[1].id, small);
+}
