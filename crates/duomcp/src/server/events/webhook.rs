@@ -142,7 +142,8 @@ pub struct WebhookConfig {
     /// receive deliveries. `Duration::ZERO` turns it off.
     pub verification_cooldown: Duration,
     /// Callback URL prefixes trusted without a verification handshake (default none), e.g.
-    /// `https://hooks.example.com/`.
+    /// `https://hooks.example.com/`; compared with the URL as parsed (host in lower case),
+    /// matching only at a `/`, `?` or `#` boundary.
     pub verified_prefixes: Vec<String>,
     /// Deliver to loopback, private, link-local and other addresses that are not globally
     /// routable (default `false`: refused at delivery time). For tests and private
@@ -383,6 +384,20 @@ fn random_hex(bytes: usize) -> String {
     let mut buf = vec![0u8; bytes];
     let _ = getrandom::fill(&mut buf);
     buf.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// Whether `url` is under `prefix`: it starts with it, at a boundary (`prefix` ends with
+/// `/`, or `url` goes on with `/`, `?` or `#`, or ends), so that `https://hooks.example.com`
+/// does not cover `https://hooks.example.com.evil.test/`.
+fn prefix_matches(prefix: &str, url: &str) -> bool {
+    if prefix.is_empty() || !url.starts_with(prefix) {
+        return false;
+    }
+    prefix.ends_with('/')
+        || matches!(
+            url.as_bytes().get(prefix.len()),
+            None | Some(b'/' | b'?' | b'#')
+        )
 }
 
 /// Equal, in time independent of where they differ.
@@ -626,7 +641,7 @@ impl Webhooks {
             .config
             .verified_prefixes
             .iter()
-            .any(|p| !p.is_empty() && url.starts_with(p.as_str()))
+            .any(|p| prefix_matches(p, url))
         {
             return true;
         }
@@ -1388,6 +1403,18 @@ mod tests {
             subscription_id("p", "https://x/", "n", &json!({"a": 1})),
             "sub_210529ac684a2b10"
         );
+    }
+
+    #[test]
+    fn verified_prefixes_match_at_a_boundary() {
+        let p = "https://hooks.example.com";
+        assert!(prefix_matches(p, "https://hooks.example.com/a"));
+        assert!(prefix_matches(p, "https://hooks.example.com"));
+        assert!(!prefix_matches(p, "https://hooks.example.com.evil.test/"));
+        assert!(!prefix_matches(p, "https://hooks.example.com:8443/"));
+        assert!(prefix_matches("https://h.test/in/", "https://h.test/in/x"));
+        assert!(!prefix_matches("https://h.test/in", "https://h.test/inner"));
+        assert!(!prefix_matches("", "https://h.test/"));
     }
 
     #[test]
