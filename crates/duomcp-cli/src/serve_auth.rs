@@ -138,7 +138,9 @@ impl ServeAuthArgs {
             .filter(|s| !s.contains('{'))
             .collect();
         supported.extend(self.auth_scopes.iter().cloned());
-        supported.dedup();
+        // Each scope once, in the order first named (a `--auth-scope` may repeat a fixture's).
+        let mut seen = std::collections::HashSet::new();
+        supported.retain(|s| seen.insert(s.clone()));
         let mut b = ResourceServer::builder(resource.clone())
             .authorization_server(issuer.clone())
             .scopes_supported(supported)

@@ -476,6 +476,12 @@ async fn without_anonymous_access_a_token_is_required_and_the_metadata_is_public
         !supported.iter().any(|s| s.as_str().unwrap().contains('{')),
         "a template scope is no scope: {supported:?}"
     );
+    let unique: std::collections::HashSet<_> = supported.iter().collect();
+    assert_eq!(
+        unique.len(),
+        supported.len(),
+        "each scope once: {supported:?}"
+    );
 }
 
 #[tokio::test]

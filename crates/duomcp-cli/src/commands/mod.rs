@@ -72,7 +72,8 @@ pub enum ClientCommand {
     Complete(complete::CompleteArgs),
     /// Print change notifications as they arrive (tools, prompts, resources).
     Listen(listen::ListenArgs),
-    /// The server's events (experimental extension): `duomcp events list|poll|watch`.
+    /// The server's events (experimental extension): `duomcp events
+    /// list|poll|watch|subscribe|unsubscribe|receive`.
     Events(events::EventsArgs),
     /// List the server's skills (extension `io.modelcontextprotocol/skills`).
     Skills(UrlTarget),
@@ -588,6 +589,21 @@ pub(crate) fn parse_pairs(
 
 /// Runs a client command; the exit code says how it went.
 pub async fn run(command: ClientCommand) -> ExitCode {
+    // The one command without a server: a webhook receiver.
+    let command = match command {
+        ClientCommand::Events(events::EventsArgs {
+            command: events::EventsCommand::Receive(args),
+        }) => {
+            return match events::receive(args).await {
+                Ok(_) => ExitCode::SUCCESS,
+                Err(failure) => {
+                    failure.report(false);
+                    ExitCode::FAILURE
+                }
+            }
+        }
+        other => other,
+    };
     let mut command = normalize(command);
     let json = target_of(&command).json;
     if let Err(failure) = target_of_mut(&mut command).resolve() {
@@ -617,6 +633,8 @@ pub async fn run(command: ClientCommand) -> ExitCode {
             Normalized::EventsList(t) => events::list(&t).await,
             Normalized::EventsPoll(a) => events::poll(&a).await,
             Normalized::EventsWatch(a) => events::watch(&a).await,
+            Normalized::EventsSubscribe(a) => events::subscribe(&a).await,
+            Normalized::EventsUnsubscribe(a) => events::unsubscribe(&a).await,
             Normalized::Skills(t) => skills::list(&t).await,
             Normalized::Skill(a) => skills::show(&a).await,
         }
@@ -647,6 +665,8 @@ enum Normalized {
     EventsList(Target),
     EventsPoll(events::PollArgs),
     EventsWatch(events::WatchArgs),
+    EventsSubscribe(events::SubscribeArgs),
+    EventsUnsubscribe(events::UnsubscribeArgs),
     Skills(Target),
     Skill(skills::SkillArgs),
 }
@@ -692,6 +712,16 @@ fn normalize(command: ClientCommand) -> Normalized {
                 a.target.adopt_url_from(&mut a.pairs);
                 Normalized::EventsWatch(a)
             }
+            events::EventsCommand::Subscribe(mut a) => {
+                a.normalize();
+                Normalized::EventsSubscribe(a)
+            }
+            events::EventsCommand::Unsubscribe(mut a) => {
+                a.normalize();
+                Normalized::EventsUnsubscribe(a)
+            }
+            // Served in `run` before anything is normalized.
+            events::EventsCommand::Receive(_) => unreachable!("receive has no server"),
         },
         ClientCommand::Skills(t) => Normalized::Skills(t.into_target()),
         ClientCommand::Skill(mut a) => {
@@ -712,6 +742,8 @@ fn target_of(command: &Normalized) -> &Target {
         | Normalized::EventsList(t) => t,
         Normalized::EventsPoll(a) => &a.target,
         Normalized::EventsWatch(a) => &a.target,
+        Normalized::EventsSubscribe(a) => &a.target,
+        Normalized::EventsUnsubscribe(a) => &a.target,
         Normalized::Call(a) => &a.target,
         Normalized::Read(a) => &a.target,
         Normalized::Prompt(a) => &a.target,
@@ -732,6 +764,8 @@ fn target_of_mut(command: &mut Normalized) -> &mut Target {
         | Normalized::EventsList(t) => t,
         Normalized::EventsPoll(a) => &mut a.target,
         Normalized::EventsWatch(a) => &mut a.target,
+        Normalized::EventsSubscribe(a) => &mut a.target,
+        Normalized::EventsUnsubscribe(a) => &mut a.target,
         Normalized::Call(a) => &mut a.target,
         Normalized::Read(a) => &mut a.target,
         Normalized::Prompt(a) => &mut a.target,

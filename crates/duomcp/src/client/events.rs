@@ -10,7 +10,11 @@
 //!   its events and heartbeats, and reopens it from the last cursor when the server ends it.
 //!   Either way occurrences already seen are dropped by `eventId` (within a bounded window)
 //!   and a gap (`truncated`) is reported as [`EventItem::Truncated`]. Dropping the
-//!   subscription stops the loop and cancels the stream.
+//!   subscription stops the loop and cancels the stream;
+//! * [`Client::subscribe_webhook`] sends `events/subscribe` (webhook delivery: the server POSTs
+//!   the occurrences to a URL of yours, signed with a secret of yours) and again to refresh it
+//!   before its `refreshBefore`; [`Client::unsubscribe_webhook`] ends it. The receiving end is
+//!   `duomcp::webhook::receiver` (with feature `http-server`).
 //!
 //! Both revisions, over every transport.
 
@@ -32,6 +36,8 @@ const STREAM: &str = "events/stream";
 const ACTIVE: &str = "notifications/events/active";
 const EVENT: &str = "notifications/events/event";
 const HEARTBEAT: &str = "notifications/events/heartbeat";
+const SUBSCRIBE: &str = "events/subscribe";
+const UNSUBSCRIBE: &str = "events/unsubscribe";
 
 /// Upper bound on the pages [`Client::subscribe_events`] reads of `events/list` to find a
 /// type's delivery modes (automatic mode).
@@ -285,7 +291,277 @@ fn sub_params(
     p
 }
 
+/// How long a webhook subscription should last, as suggested to the server (`ttlMs`); the
+/// server's grant, [`WebhookSubscription::refresh_before`], is what counts.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Ttl {
+    /// `ttlMs` left out: the server's default.
+    #[default]
+    ServerDefault,
+    /// `ttlMs`: this long (in whole milliseconds).
+    Suggest(Duration),
+    /// `ttlMs: null`: no expiry, if the server grants it.
+    NoExpiry,
+}
+
+/// The settings of [`Client::subscribe_webhook`]: where the server delivers, the secret it
+/// signs with, and where delivery starts.
+///
+/// ```
+/// use duomcp::client::events::{Ttl, WebhookOptions};
+/// use duomcp::webhook::Secret;
+/// use std::time::Duration;
+/// let secret = Secret::generate(); // keep it: the receiver verifies with it
+/// let options = WebhookOptions::new("https://hooks.example.com/mcp", secret)
+///     .ttl(Ttl::Suggest(Duration::from_secs(3600)))
+///     .cursor("c42");
+/// assert_eq!(options.cursor.as_deref(), Some("c42"));
+/// ```
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct WebhookOptions {
+    /// `delivery.url`: where the server POSTs (`https://` for a server that follows the
+    /// design).
+    pub url: String,
+    /// `delivery.secret`: what the server signs deliveries with. Make it with
+    /// [`Secret::generate`](crate::webhook::Secret::generate); a new one on a refresh rotates
+    /// it.
+    pub secret: crate::webhook::Secret,
+    /// `cursor`: the last cursor persisted (`None`: from now).
+    pub cursor: Option<String>,
+    /// `maxAgeMs`: skip occurrences older than this when replaying from `cursor`.
+    pub max_age: Option<Duration>,
+    /// `ttlMs`.
+    pub ttl: Ttl,
+}
+
+impl WebhookOptions {
+    /// Delivery to `url` signed with `secret`, from now, for the server's default lifetime.
+    pub fn new(url: impl Into<String>, secret: crate::webhook::Secret) -> Self {
+        WebhookOptions {
+            url: url.into(),
+            secret,
+            cursor: None,
+            max_age: None,
+            ttl: Ttl::ServerDefault,
+        }
+    }
+
+    /// Starts from `cursor`.
+    pub fn cursor(mut self, cursor: impl Into<String>) -> Self {
+        self.cursor = Some(cursor.into());
+        self
+    }
+
+    /// Suggests a lifetime.
+    pub fn ttl(mut self, ttl: Ttl) -> Self {
+        self.ttl = ttl;
+        self
+    }
+
+    /// Sets `maxAgeMs`.
+    pub fn max_age(mut self, max_age: Duration) -> Self {
+        self.max_age = Some(max_age);
+        self
+    }
+}
+
+/// How the server's deliveries to a webhook subscription have gone (`deliveryStatus`).
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct DeliveryStatus {
+    /// Whether the server is delivering (`false`: it had suspended delivery after failures,
+    /// and the refresh that returned this resumes it).
+    pub active: bool,
+    /// When a delivery last succeeded (RFC 3339).
+    #[serde(default, deserialize_with = "rfc3339_opt")]
+    pub last_delivery_at: Option<String>,
+    /// The category of the last failure (`connection_refused`, `timeout`, `tls_error`,
+    /// `http_4xx`, `http_5xx`, `challenge_failed`).
+    #[serde(default)]
+    pub last_error: Option<String>,
+    /// Since when deliveries have been failing (RFC 3339).
+    #[serde(default, deserialize_with = "rfc3339_opt")]
+    pub failed_since: Option<String>,
+}
+
+/// The result of `events/subscribe`.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct WebhookSubscription {
+    /// The server's id of the subscription: the `X-MCP-Subscription-Id` of its deliveries
+    /// (route them to the secret with it).
+    pub id: String,
+    /// Subscribe again before this time (RFC 3339) to keep the subscription; `None`: it does
+    /// not expire.
+    #[serde(deserialize_with = "rfc3339_opt")]
+    pub refresh_before: Option<String>,
+    /// A cursor safe to persist (`None` for types that cannot replay).
+    pub cursor: Option<String>,
+    /// Whether delivery starts later than the cursor given (occurrences were skipped).
+    #[serde(default)]
+    pub truncated: bool,
+    /// How deliveries have gone, when the server says (on a refresh).
+    #[serde(default)]
+    pub delivery_status: Option<DeliveryStatus>,
+}
+
+/// An optional RFC 3339 date-time, present (perhaps `null`); anything else is an error.
+fn rfc3339_opt<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
+    let v = Option::<String>::deserialize(d)?;
+    match v {
+        Some(t) if !is_rfc3339(&t) => Err(serde::de::Error::custom(format!(
+            "`{}` is not an RFC 3339 date-time",
+            crate::util::excerpt(&t, 64)
+        ))),
+        v => Ok(v),
+    }
+}
+
+/// Whether `t` has the shape of an RFC 3339 date-time: `YYYY-MM-DDTHH:MM:SS`, an optional
+/// fraction, then `Z` or `±HH:MM`. (The shape only: the date is not checked against the
+/// calendar; nothing here does arithmetic on it.)
+fn is_rfc3339(t: &str) -> bool {
+    let b = t.as_bytes();
+    let digits =
+        |r: std::ops::Range<usize>| b.get(r).is_some_and(|s| s.iter().all(u8::is_ascii_digit));
+    if !(digits(0..4)
+        && b.get(4) == Some(&b'-')
+        && digits(5..7)
+        && b.get(7) == Some(&b'-')
+        && digits(8..10)
+        && matches!(b.get(10), Some(b'T' | b't' | b' '))
+        && digits(11..13)
+        && b.get(13) == Some(&b':')
+        && digits(14..16)
+        && b.get(16) == Some(&b':')
+        && digits(17..19))
+    {
+        return false;
+    }
+    let mut i = 19;
+    if b.get(i) == Some(&b'.') {
+        i += 1;
+        let start = i;
+        while b.get(i).is_some_and(u8::is_ascii_digit) {
+            i += 1;
+        }
+        if i == start {
+            return false;
+        }
+    }
+    match b.get(i) {
+        Some(b'Z' | b'z') => i + 1 == b.len(),
+        Some(b'+' | b'-') => {
+            digits(i + 1..i + 3)
+                && b.get(i + 3) == Some(&b':')
+                && digits(i + 4..i + 6)
+                && i + 6 == b.len()
+        }
+        _ => false,
+    }
+}
+
+fn millis(d: Duration) -> Value {
+    json!(u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
+}
+
 impl Client {
+    /// Subscribes `options.url` to `name` with `arguments` (a JSON object) by `events/subscribe`
+    /// (webhook delivery), or refreshes that subscription: the same call again, before
+    /// [`refresh_before`](WebhookSubscription::refresh_before), with the last cursor
+    /// persisted. The server needs an authenticated caller; it may first POST a verification
+    /// challenge to the URL, which the receiver must echo
+    /// (`duomcp::webhook::receiver` does).
+    ///
+    /// ```no_run
+    /// # async fn run(client: duomcp::client::Client) -> Result<(), duomcp::client::ClientError> {
+    /// use duomcp::client::events::{Ttl, WebhookOptions};
+    /// use duomcp::webhook::Secret;
+    /// use std::time::Duration;
+    /// let secret = Secret::generate();
+    /// let options = WebhookOptions::new("https://hooks.example.com/mcp", secret.clone())
+    ///     .ttl(Ttl::Suggest(Duration::from_secs(3600)));
+    /// let sub = client
+    ///     .subscribe_webhook("incident.created", serde_json::json!({"severity": "P1"}), &options)
+    ///     .await?;
+    /// // Deliveries carry `X-MCP-Subscription-Id: {sub.id}`, signed with `secret`.
+    /// println!("{} until {:?}, cursor {:?}", sub.id, sub.refresh_before, sub.cursor);
+    /// # Ok(()) }
+    /// ```
+    pub async fn subscribe_webhook(
+        &self,
+        name: &str,
+        arguments: Value,
+        options: &WebhookOptions,
+    ) -> Result<WebhookSubscription, ClientError> {
+        if !arguments.is_object() {
+            return Err(ClientError::InvalidArguments(
+                "the arguments of an event subscription must be a JSON object".into(),
+            ));
+        }
+        let mut p = Map::new();
+        p.insert("name".into(), json!(name));
+        p.insert("arguments".into(), arguments);
+        p.insert(
+            "delivery".into(),
+            json!({"mode": "webhook", "url": options.url, "secret": options.secret.expose()}),
+        );
+        p.insert(
+            "cursor".into(),
+            options.cursor.as_ref().map_or(Value::Null, |c| json!(c)),
+        );
+        if let Some(age) = options.max_age {
+            p.insert("maxAgeMs".into(), millis(age));
+        }
+        match options.ttl {
+            Ttl::ServerDefault => {}
+            Ttl::Suggest(d) => {
+                p.insert("ttlMs".into(), millis(d));
+            }
+            Ttl::NoExpiry => {
+                p.insert("ttlMs".into(), Value::Null);
+            }
+        }
+        let v = self
+            .request_object(SUBSCRIBE, p, RequestOptions::default())
+            .await?;
+        decode(SUBSCRIBE, v)
+    }
+
+    /// Ends the webhook subscription of `url` to `name` with `arguments` by
+    /// `events/unsubscribe` (the same three as [`subscribe_webhook`](Self::subscribe_webhook)
+    /// was given; the server finds the subscription by them and by who is calling).
+    ///
+    /// ```no_run
+    /// # async fn run(client: duomcp::client::Client) -> Result<(), duomcp::client::ClientError> {
+    /// client
+    ///     .unsubscribe_webhook("incident.created", serde_json::json!({"severity": "P1"}), "https://hooks.example.com/mcp")
+    ///     .await?;
+    /// # Ok(()) }
+    /// ```
+    pub async fn unsubscribe_webhook(
+        &self,
+        name: &str,
+        arguments: Value,
+        url: &str,
+    ) -> Result<(), ClientError> {
+        if !arguments.is_object() {
+            return Err(ClientError::InvalidArguments(
+                "the arguments of an event subscription must be a JSON object".into(),
+            ));
+        }
+        let mut p = Map::new();
+        p.insert("name".into(), json!(name));
+        p.insert("arguments".into(), arguments);
+        p.insert("delivery".into(), json!({ "url": url }));
+        self.request_object(UNSUBSCRIBE, p, RequestOptions::default())
+            .await?;
+        Ok(())
+    }
+
     /// One page of `events/list` (the first when `cursor` is `None`).
     pub async fn list_events(
         &self,
@@ -597,6 +873,35 @@ impl Loop {
                 }
                 _ => {}
             }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rfc3339_shapes() {
+        for ok in [
+            "2026-02-19T16:30:00Z",
+            "2026-02-19t16:30:00.123z",
+            "2026-02-19T16:30:00+02:00",
+            "2026-02-19 16:30:00.5-05:30",
+        ] {
+            assert!(is_rfc3339(ok), "{ok}");
+        }
+        for bad in [
+            "",
+            "2026-02-19",
+            "2026-02-19T16:30:00",
+            "2026-02-19T16:30:00.Z",
+            "2026-02-19T16:30:00+0200",
+            "2026-02-19T16:30:00Zjunk",
+            "1739980800",
+            "2026-02-19T16:30:00+02:0é",
+        ] {
+            assert!(!is_rfc3339(bad), "{bad}");
         }
     }
 }

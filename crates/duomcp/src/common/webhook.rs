@@ -27,9 +27,16 @@
 //! assert!(receiver.verify(&signed, body, 1_765_009_999).is_err()); // too old
 //! ```
 //!
+//! With feature `http-server`, `duomcp::webhook::receiver` is the receiving end as an HTTP
+//! endpoint: secrets by subscription id, the verification challenge, retries dropped,
+//! deliveries handed over a bounded channel.
+//!
 //! Written here rather than taken from the `standardwebhooks` crate, which does the same in a
 //! similar amount of code but brings a second `base64` (0.21) and `time` into the tree; the
 //! tests check these signatures against that crate.
+
+#[cfg(feature = "http-server")]
+pub mod receiver;
 
 use base64::engine::general_purpose::STANDARD;
 use base64::Engine as _;

@@ -50,6 +50,8 @@
 mod bus;
 mod events;
 mod lease;
+#[cfg(feature = "events")]
+pub(crate) mod occurrences;
 mod sessions;
 mod tasks;
 
@@ -397,7 +399,9 @@ impl Redis {
 impl crate::transport::http::HttpConfig {
     /// Keeps legacy sessions, the SSE event log and tasks in `redis` ([`RedisSessionStore`],
     /// [`RedisEventStore`], [`RedisTaskStore`], with their default bounds and [`Lease`]), so
-    /// that any replica sharing it serves any session and any task, and connects the replicas
+    /// that any replica sharing it serves any session and any task, shares the Events
+    /// extension's occurrences (feature `events`: one Redis stream per event type, so that a
+    /// subscription on one replica hears what another emits), and connects the replicas
     /// through a [`RedisBus`] (attached to the server when the transport is built: events and
     /// named changes reach every replica). The `requestState` key is the server's: see
     /// [`Redis::shared_keyring`].
@@ -418,6 +422,13 @@ impl crate::transport::http::HttpConfig {
         self.session_store = Some(Arc::new(RedisSessionStore::new(redis.clone())));
         self.bus = Some(Arc::new(RedisBus::new(redis)));
         self.task_store = Some(Arc::new(RedisTaskStore::new(redis.clone())));
+        #[cfg(feature = "events")]
+        {
+            let redis = redis.clone();
+            self.share_events = Some(Arc::new(move |server: &crate::server::Server| {
+                occurrences::share(server, &redis)
+            }));
+        }
         self
     }
 }

@@ -111,6 +111,12 @@ pub enum BusMessage {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         reply_to: Option<u64>,
     },
+    /// An occurrence of an event type (the Events extension) was stored where the replicas
+    /// share them: each reads the store for what is new.
+    Occurrences {
+        /// The event type.
+        name: String,
+    },
     /// A replica heard [`BusMessage::Invalidate`] `ack` and acted on it.
     InvalidateAck {
         /// The invalidation's `ack`.

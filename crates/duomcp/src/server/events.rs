@@ -21,13 +21,20 @@
 //! ring of the type it names (a cursor of another type or of another server instance is
 //! `-32602`, or `truncated` when it is this type's but from an earlier instance).
 //!
+//! Replicas: with `HttpConfig::redis` (feature `redis`) the occurrences are shared through one
+//! Redis stream per type (see the `duomcp::redis` module): an occurrence emitted on any replica
+//! reaches every replica's streams and polls, and a cursor from one replica is good on every
+//! other. [`Events::emit`] then queues the occurrence for Redis and returns at once; it
+//! appears in the rings (this replica's included) once stored, a few milliseconds later.
+//!
 //! Webhook delivery (`events/subscribe`, `events/unsubscribe`) comes with the feature
 //! `webhooks` and [`ServerBuilder::webhooks`]: see [`webhook`]. A type offers it (lists
-//! `"webhook"`) only when the server has it configured.
+//! `"webhook"`) only when the server has it configured. Webhook subscriptions live in the
+//! memory of the replica that accepted them (clients re-subscribe on their next refresh after
+//! a restart); with Redis, that replica delivers the occurrences emitted on any replica.
 //!
-//! Not in this phase: event types changed at run time (`listChanged` is `false`), replication
-//! between replicas, webhook subscriptions kept across a restart (they live in memory; clients
-//! re-subscribe on their next refresh).
+//! Not in this phase: event types changed at run time (`listChanged` is `false`), webhook
+//! subscriptions kept across a restart or shared between replicas.
 //!
 //! [`ServerBuilder::event`]: crate::server::ServerBuilder::event
 //! [`Server::events`]: crate::server::Server::events
@@ -291,6 +298,12 @@ pub enum EmitError {
     UnknownEvent(String),
     /// `data` is not a JSON object.
     NotAnObject,
+    /// Replicas share the occurrences (Redis) and the occurrence is larger than they carry
+    /// (`SHARED_EVENT_BYTES`, 256 KiB of JSON).
+    TooLarge(usize),
+    /// Replicas share the occurrences and the queue of those not yet stored is full (Redis is
+    /// slow or away): the occurrence was not recorded.
+    Backlog,
 }
 
 impl std::fmt::Display for EmitError {
@@ -298,6 +311,11 @@ impl std::fmt::Display for EmitError {
         match self {
             EmitError::UnknownEvent(name) => write!(f, "no event type `{name}` is declared"),
             EmitError::NotAnObject => f.write_str("event data must be a JSON object"),
+            EmitError::TooLarge(n) => write!(
+                f,
+                "event data of {n} bytes is larger than replicas share ({SHARED_EVENT_BYTES})"
+            ),
+            EmitError::Backlog => f.write_str("too many occurrences wait to be stored"),
         }
     }
 }
@@ -389,10 +407,36 @@ struct Slot {
     head: watch::Sender<u64>,
 }
 
+/// The largest occurrence (its `data` as JSON) replicas sharing a store carry.
+pub const SHARED_EVENT_BYTES: usize = 256 * 1024;
+
+/// An occurrence emitted on a replica whose occurrences are shared, on its way to the store.
+#[cfg_attr(not(feature = "redis"), allow(dead_code))]
+pub(crate) struct Outgoing {
+    pub(crate) name: String,
+    pub(crate) event_id: String,
+    pub(crate) at_ms: u64,
+    /// `data` as JSON.
+    pub(crate) data: String,
+}
+
+/// Where a replica sending its occurrences to a shared store puts them: `false` when its queue
+/// is full.
+pub(crate) type SharedSink = Box<dyn Fn(Outgoing) -> bool + Send + Sync>;
+
 /// What the server keeps for the extension.
 pub(crate) struct Hub {
     config: EventsConfig,
+    /// This instance's epoch (random), the cursors' first part while nothing is shared.
     epoch: String,
+    /// The fleet's epoch once the occurrences are shared: the same on every replica.
+    shared_epoch: std::sync::OnceLock<String>,
+    /// Where emitted occurrences go once shared (they come back through [`Hub::ingest`]).
+    shared: std::sync::OnceLock<SharedSink>,
+    /// Tells the task reading the shared store that there is something new to read.
+    pub(crate) wake: tokio::sync::Notify,
+    /// Occurrences emitted here, for ids unique to this instance when shared.
+    emitted: std::sync::atomic::AtomicU64,
     types: BTreeMap<String, Arc<Slot>>,
     /// Open streams per caller (an entry exists only while its count is not 0).
     streams: Mutex<HashMap<String, usize>>,
@@ -445,6 +489,10 @@ impl Hub {
         Hub {
             config,
             epoch: epoch.iter().map(|b| format!("{b:02x}")).collect(),
+            shared_epoch: std::sync::OnceLock::new(),
+            shared: std::sync::OnceLock::new(),
+            wake: tokio::sync::Notify::new(),
+            emitted: std::sync::atomic::AtomicU64::new(0),
             types,
             streams: Mutex::default(),
             #[cfg(feature = "webhooks")]
@@ -484,6 +532,80 @@ impl Hub {
         }
     }
 
+    /// The cursors' epoch: the fleet's once shared, else this instance's.
+    fn epoch(&self) -> &str {
+        self.shared_epoch.get().unwrap_or(&self.epoch)
+    }
+
+    /// Whether the occurrences are shared between replicas.
+    fn is_shared(&self) -> bool {
+        self.shared.get().is_some()
+    }
+}
+
+/// Sharing between replicas (used by the Redis store, feature `redis`).
+#[cfg_attr(not(feature = "redis"), allow(dead_code))]
+impl Hub {
+    /// Sends the occurrences emitted from now on to `sink` instead of the rings; they come
+    /// back, from every replica in one order, through [`Hub::ingest`]. `epoch` (8 hex digits)
+    /// is the fleet's. `false` when already shared.
+    pub(crate) fn share(&self, epoch: String, sink: SharedSink) -> bool {
+        if self.shared.set(sink).is_err() {
+            return false;
+        }
+        let _ = self.shared_epoch.set(epoch);
+        true
+    }
+
+    /// The declared types' names and the configured ring length.
+    pub(crate) fn type_names(&self) -> impl Iterator<Item = &str> {
+        self.types.keys().map(String::as_str)
+    }
+
+    /// The ring length per type.
+    pub(crate) fn ring_len(&self) -> usize {
+        self.config.ring
+    }
+
+    /// An occurrence read back from the shared store at `position` (increasing per type).
+    /// Older or repeated positions are ignored; `gap_before` says that occurrences before this
+    /// one may be gone from the store (the first read of a replica that joins late).
+    pub(crate) fn ingest(
+        &self,
+        name: &str,
+        position: u64,
+        event_id: String,
+        at_ms: u64,
+        data: Value,
+        gap_before: bool,
+    ) {
+        let Some(slot) = self.types.get(name) else {
+            return;
+        };
+        let bytes = serde_json::to_vec(&data).map(|v| v.len()).unwrap_or(0);
+        let mut ring = lock(&slot.ring);
+        if position <= ring.last {
+            return;
+        }
+        if gap_before && ring.items.is_empty() {
+            ring.dropped_through = ring.dropped_through.max(position.saturating_sub(1));
+        }
+        ring.last = position;
+        ring.items.push_back(Arc::new(Occurrence {
+            seq: position,
+            at_ms,
+            event_id,
+            data,
+            bytes,
+        }));
+        ring.bytes += bytes;
+        self.prune(&mut ring, now_ms());
+        drop(ring);
+        slot.head.send_replace(position);
+    }
+}
+
+impl Hub {
     pub(crate) fn is_enabled(&self) -> bool {
         !self.types.is_empty()
     }
@@ -495,6 +617,28 @@ impl Hub {
             .ok_or_else(|| EmitError::UnknownEvent(name.to_owned()))?;
         if !data.is_object() {
             return Err(EmitError::NotAnObject);
+        }
+        if let Some(sink) = self.shared.get() {
+            let json = serde_json::to_string(&data).unwrap_or_default();
+            if json.len() > SHARED_EVENT_BYTES {
+                return Err(EmitError::TooLarge(json.len()));
+            }
+            let n = 1 + self
+                .emitted
+                .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            let event_id =
+                event_id.unwrap_or_else(|| format!("evt_{}_{}_{n}", self.epoch, slot.index));
+            let sent = sink(Outgoing {
+                name: name.to_owned(),
+                event_id: event_id.clone(),
+                at_ms: now_ms(),
+                data: json,
+            });
+            return if sent {
+                Ok(event_id)
+            } else {
+                Err(EmitError::Backlog)
+            };
         }
         let bytes = serde_json::to_vec(&data).map(|v| v.len()).unwrap_or(0);
         let at_ms = now_ms();
@@ -537,7 +681,7 @@ impl Hub {
     }
 
     fn cursor(&self, slot: &Slot, position: u64) -> String {
-        format!("E{}.{}.{position}", self.epoch, slot.index)
+        format!("E{}.{}.{position}", self.epoch(), slot.index)
     }
 
     /// The position a client's cursor names in `slot`: `Ok(None)` for one from an earlier
@@ -559,13 +703,15 @@ impl Hub {
         };
         let index: usize = index.parse().map_err(|_| bad())?;
         let pos: u64 = pos.parse().map_err(|_| bad())?;
-        if epoch.len() != self.epoch.len() || !epoch.bytes().all(|b| b.is_ascii_hexdigit()) {
+        if epoch.len() != self.epoch().len() || !epoch.bytes().all(|b| b.is_ascii_hexdigit()) {
             return Err(bad());
         }
-        if epoch != self.epoch {
+        if epoch != self.epoch() {
             return Ok(None);
         }
-        if index != slot.index || pos > last {
+        // Shared between replicas, a cursor another replica gave may be ahead of this one's
+        // copy by the time it takes to read the store.
+        if index != slot.index || (pos > last && !self.is_shared()) {
             return Err(bad());
         }
         Ok(Some(pos))

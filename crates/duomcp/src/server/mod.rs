@@ -606,6 +606,10 @@ impl Server {
                     | bus::BusMessage::Notify { .. }
                     | bus::BusMessage::Invalidate { .. }
                     | bus::BusMessage::InvalidateAck { .. } => {}
+                    bus::BusMessage::Occurrences { .. } => {
+                        #[cfg(feature = "events")]
+                        server.shared.event_hub.wake.notify_one();
+                    }
                 }
             }
         });

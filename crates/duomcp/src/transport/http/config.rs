@@ -96,6 +96,10 @@ pub struct HttpConfig {
     /// The bus to the other replicas (default `None`: one process). When set, building the
     /// transport attaches it to the server ([`Server::attach_bus`](crate::server::Server::attach_bus)).
     pub bus: Option<Arc<dyn crate::server::bus::Bus>>,
+    /// Shares the Events extension's occurrences with the other replicas when the transport
+    /// is built (set by `HttpConfig::redis`).
+    #[cfg(feature = "events")]
+    pub(crate) share_events: Option<ShareEvents>,
     /// Where tasks are kept when shared with other replicas, in place of the server's own
     /// [`TaskConfig`](crate::server::tasks::TaskConfig) store (default `None`).
     pub task_store: Option<Arc<dyn crate::server::tasks::TaskStore>>,
@@ -167,6 +171,8 @@ impl Default for HttpConfig {
             session_store: None,
             session_touch_interval: Duration::from_secs(1),
             bus: None,
+            #[cfg(feature = "events")]
+            share_events: None,
             task_store: None,
             header_read_timeout: Duration::from_secs(30),
             body_timeout: Some(Duration::from_secs(60)),
@@ -253,3 +259,7 @@ impl HttpConfig {
         self
     }
 }
+
+/// What [`HttpConfig::share_events`] calls with the server when the transport is built.
+#[cfg(feature = "events")]
+pub(crate) type ShareEvents = Arc<dyn Fn(&crate::server::Server) + Send + Sync>;

@@ -187,6 +187,10 @@ impl StreamableHttp {
             // A bus attached already (by the application) stays.
             server.attach_bus(bus.clone());
         }
+        #[cfg(feature = "events")]
+        if let Some(share) = &config.share_events {
+            share(&server);
+        }
         let shared = server.shared;
         if let Some(store) = &config.task_store {
             shared.tasks.replace_store(store.clone());
