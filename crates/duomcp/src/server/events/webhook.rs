@@ -1274,13 +1274,20 @@ async fn deliver_batch(
     p: &mut Progress<'_>,
 ) -> Result<bool, Stop> {
     let slot = &sub.slot;
-    // Too far behind: skip to the newest `max_pending`.
+    // Too far behind: skip to the newest `max_pending`. Counted in occurrences kept, not in
+    // positions, which need not be consecutive (on Redis they are stream ids).
     let mut gap = false;
-    let last = lock(&slot.ring).last;
-    let floor = last.saturating_sub(u64::try_from(hooks.config.max_pending).unwrap_or(u64::MAX));
-    if p.after.is_some_and(|a| a < floor) {
-        *p.after = Some(floor);
-        gap = true;
+    if let Some(a) = *p.after {
+        let ring = lock(&slot.ring);
+        let max = hooks.config.max_pending;
+        let behind = ring.items.iter().rev().take_while(|o| o.seq > a).count();
+        if behind > max {
+            let skip_to = ring.items.len() - max - 1;
+            if let Some(o) = ring.items.get(skip_to) {
+                *p.after = Some(o.seq);
+                gap = true;
+            }
+        }
     }
     let batch = hub.read(
         slot,
