@@ -1174,3 +1174,52 @@ async fn an_occurrence_over_the_body_limit_is_replaced_by_a_gap() {
     assert!(got[0].body.len() < 300);
     assert_eq!(got[1].id, small);
 }
+
+/// Two replicas on one Redis: a webhook subscription held by one is delivered what the other
+/// emits, in order, with no gap (positions there are stream ids, far apart).
+#[cfg(feature = "redis")]
+#[tokio::test]
+async fn on_redis_a_replica_delivers_what_another_emitted() {
+    use duomcp::transport::http::HttpConfig;
+    let redis_server = duomcp_testkit::cluster::RedisServer::start()
+        .expect("redis-server (Debian package redis-server)");
+    let redis = duomcp::redis::Redis::connect(&redis_server.url()).unwrap();
+    let rx = Receiver::start().await;
+    let holder = server(config());
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+    let rs = ResourceServer::builder(url.clone())
+        .authorization_server("https://auth.example.com")
+        .validator(StaticTokens::new().with("alice-token", Principal::new("alice")))
+        .build()
+        .unwrap();
+    let http = StreamableHttp::with_config(holder.clone(), HttpConfig::default().redis(&redis));
+    let url = serve(listener, rs.protect(http.router()));
+    let other = server(config());
+    let other_http =
+        StreamableHttp::with_config(other.clone(), HttpConfig::default().redis(&redis));
+    let _other_router = other_http.router();
+    tokio::time::sleep(Duration::from_millis(200)).await;
+
+    let alice = Client::modern(&url, Some("alice-token"));
+    alice
+        .result(
+            "events/subscribe",
+            subscribe_params(&rx.url("/h"), &Secret::generate(), "x"),
+        )
+        .await;
+    let mut ids = Vec::new();
+    for n in 0..3 {
+        ids.push(
+            other
+                .events()
+                .emit(EVENT, json!({ "shop": "x", "n": n }))
+                .unwrap(),
+        );
+    }
+    let got = rx.wait_for(3).await;
+    let seen: Vec<&str> = got.iter().map(|g| g.id.as_str()).collect();
+    assert_eq!(seen, ids.iter().map(String::as_str).collect::<Vec<_>>());
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    assert_eq!(rx.deliveries().len(), 3, "no gap envelope");
+}
