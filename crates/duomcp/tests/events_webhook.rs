@@ -1223,3 +1223,86 @@ async fn on_redis_a_replica_delivers_what_another_emitted() {
     tokio::time::sleep(Duration::from_millis(200)).await;
     assert_eq!(rx.deliveries().len(), 3, "no gap envelope");
 }
+
+/// The whole loop with the crate's own other half: `Client::subscribe_webhook` (both
+/// revisions) against this server, and `duomcp::webhook::receiver::Receiver` as the endpoint
+/// (served over TLS here), which verifies, answers the challenge and hands the event over.
+#[cfg(feature = "http-client")]
+#[tokio::test]
+async fn the_crates_client_and_receiver_work_with_this_server() {
+    use duomcp::client::events::{Ttl, WebhookOptions};
+    use duomcp::client::{Client as McpClient, EraChoice};
+    use duomcp::webhook::receiver::{DeliveryKind, Receiver as Endpoint, ReceiverOptions};
+
+    let (endpoint, mut deliveries) = Endpoint::new(ReceiverOptions::default());
+    let app = axum::Router::new().route("/hooks", endpoint.post_handler());
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let acceptor = tokio_rustls::TlsAcceptor::from(pki().server.clone());
+    let service = hyper_util::service::TowerToHyperService::new(app);
+    tokio::spawn(async move {
+        while let Ok((tcp, _)) = listener.accept().await {
+            let (acceptor, service) = (acceptor.clone(), service.clone());
+            tokio::spawn(async move {
+                let Ok(tls) = acceptor.accept(tcp).await else {
+                    return;
+                };
+                let _ = hyper::server::conn::http1::Builder::new()
+                    .serve_connection(hyper_util::rt::TokioIo::new(tls), service)
+                    .await;
+            });
+        }
+    });
+    let mcp = mcp(config()).await;
+    for (i, era) in [EraChoice::Legacy, EraChoice::Modern]
+        .into_iter()
+        .enumerate()
+    {
+        let client = McpClient::builder()
+            .era(era)
+            .header("authorization", "Bearer alice-token")
+            .connect_http(&mcp.url)
+            .await
+            .unwrap();
+        let secret = Secret::generate();
+        // The id is known only from the answer; the challenge comes before it.
+        endpoint.set_fallback(vec![secret.clone()]);
+        let shop = format!("s{i}");
+        let url = format!("https://localhost:{port}/hooks");
+        let options = WebhookOptions::new(url.clone(), secret.clone())
+            .ttl(Ttl::Suggest(Duration::from_secs(120)));
+        let sub = client
+            .subscribe_webhook(EVENT, json!({ "shop": shop }), &options)
+            .await
+            .unwrap();
+        assert!(sub.id.starts_with("sub_"));
+        assert!(sub.refresh_before.is_some());
+        endpoint.route(sub.id.clone(), secret.clone());
+        let event_id = emit(&mcp, &shop, 7);
+        let d = within(async {
+            loop {
+                let d = deliveries.recv().await.unwrap();
+                if matches!(d.kind, DeliveryKind::Event) {
+                    return d;
+                }
+            }
+        })
+        .await;
+        assert_eq!(d.subscription_id, sub.id);
+        assert_eq!(d.webhook_id, event_id);
+        assert_eq!(d.body["data"], json!({ "shop": shop, "n": 7 }));
+        // A refresh through the client shows a healthy status.
+        let again = client
+            .subscribe_webhook(EVENT, json!({ "shop": shop }), &options)
+            .await
+            .unwrap();
+        assert_eq!(again.id, sub.id);
+        let status = again.delivery_status.unwrap();
+        assert!(status.active && status.last_error.is_none());
+        assert!(status.last_delivery_at.is_some());
+        client
+            .unsubscribe_webhook(EVENT, json!({ "shop": shop }), &url)
+            .await
+            .unwrap();
+    }
+}
