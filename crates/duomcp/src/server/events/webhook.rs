@@ -149,8 +149,9 @@ pub struct WebhookConfig {
     /// routable (default `false`: refused at delivery time). For tests and private
     /// deployments.
     pub allow_private_networks: bool,
-    /// Certificate authorities trusted next to the system's ([`WebhookConfig::root_certificate_pem`]).
-    pub root_certificates: Vec<reqwest::Certificate>,
+    /// Certificate authorities trusted next to the system's, added by
+    /// [`WebhookConfig::root_certificate_pem`] (private: no HTTP client type in the API).
+    root_certificates: Vec<reqwest::Certificate>,
 }
 
 impl Default for WebhookConfig {
