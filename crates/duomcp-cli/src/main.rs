@@ -15,6 +15,8 @@ struct Cli {
     command: Command,
 }
 
+// Parsed once per run: the size of `Serve`, the largest, costs nothing worth a box.
+#[allow(clippy::large_enum_variant)]
 #[derive(Subcommand)]
 enum Command {
     /// Run the bundled reference server (every conformance fixture) over stdio, or over
@@ -90,6 +92,8 @@ enum Command {
         card: duomcp_cli::commands::card::ServeCardArgs,
         #[command(flatten)]
         auth: duomcp_cli::serve_auth::ServeAuthArgs,
+        #[command(flatten)]
+        webhooks: duomcp_cli::reference::events::ServeWebhookArgs,
     },
     /// Serve other MCP servers (stdio commands, URLs) as one, to clients of both revisions,
     /// bridging between them: `duomcp gateway -- CMD ARGS`, `--upstream URL`, `--config FILE`.
@@ -254,6 +258,7 @@ fn main() -> std::process::ExitCode {
                 telemetry,
                 card,
                 auth,
+                webhooks,
             } => {
                 auth.check().map_err(Some)?;
                 let scoped = auth.enabled();
@@ -265,6 +270,7 @@ fn main() -> std::process::ExitCode {
                         return Err(None);
                     }
                 };
+                builder = webhooks.apply(builder).map_err(Some)?;
                 for arg in &extensions {
                     let (id, settings) = duomcp_cli::reference::parse_extension(arg)
                         .map_err(|e| Some(format!("--extension {arg}: {e}")))?;

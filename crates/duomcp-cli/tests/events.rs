@@ -24,8 +24,13 @@ struct Serve {
 
 impl Serve {
     async fn start(modern: bool) -> Serve {
+        Serve::start_with(modern, &[]).await
+    }
+
+    async fn start_with(modern: bool, args: &[&str]) -> Serve {
         let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_duomcp"))
             .arg("serve")
+            .args(args)
             .stdin(std::process::Stdio::piped())
             .stdout(std::process::Stdio::piped())
             .stderr(std::process::Stdio::inherit())
@@ -176,4 +181,36 @@ async fn duomcp_serve_lists_polls_and_pushes_its_demo_event_in_both_revisions() 
         s.send(json!({ "jsonrpc": "2.0", "method": "notifications/cancelled", "params": { "requestId": 9 } }))
             .await;
     }
+}
+
+#[tokio::test]
+async fn with_webhooks_the_demo_event_lists_webhook_and_subscribe_verifies_the_endpoint() {
+    let mut s = Serve::start_with(true, &["--webhooks", "--webhook-allow-private"]).await;
+    let list = s.call(1, "events/list", json!({})).await;
+    assert_eq!(
+        list["result"]["events"][0]["delivery"],
+        json!(["poll", "push", "webhook"]),
+        "{list}"
+    );
+    // Over stdio the principal is the local user: the subscription goes as far as the
+    // verification POST, which nothing answers.
+    let p = json!({
+        "name": "demo.tick",
+        "delivery": {
+            "mode": "webhook",
+            "url": "https://localhost:9/hook",
+            "secret": "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
+        }
+    });
+    let e = s.call(2, "events/subscribe", p).await;
+    assert_eq!(e["error"]["code"], -32015, "{e}");
+    assert_eq!(e["error"]["data"]["reason"], "connection_refused", "{e}");
+    // Without the flag, no webhook.
+    let mut s = Serve::start(true).await;
+    let p = json!({
+        "name": "demo.tick",
+        "delivery": { "mode": "webhook", "url": "https://localhost:9/hook", "secret": "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw" }
+    });
+    let e = s.call(3, "events/subscribe", p).await;
+    assert_eq!(e["error"]["code"], -32014, "{e}");
 }

@@ -328,6 +328,32 @@ impl ServerBuilder {
         self
     }
 
+    /// Webhook delivery for the events extension (feature `webhooks`): `events/subscribe` and
+    /// `events/unsubscribe`, and `"webhook"` among the delivery modes of the event types that
+    /// offer it (all, unless [`EventType::delivery`] leaves it out). Without this call the
+    /// server offers no webhooks.
+    ///
+    /// ```
+    /// use duomcp::server::events::{webhook::WebhookConfig, EventType};
+    /// use duomcp::server::Server;
+    /// use std::time::Duration;
+    ///
+    /// let mut config = WebhookConfig::default();
+    /// config.max_ttl = Duration::from_secs(2 * 3600);
+    /// let server = Server::builder()
+    ///     .event(EventType::new("order.created"))
+    ///     .webhooks(config)
+    ///     .build();
+    /// # let _ = server;
+    /// ```
+    ///
+    /// [`EventType::delivery`]: super::events::EventType::delivery
+    #[cfg(feature = "webhooks")]
+    pub fn webhooks(mut self, config: super::events::webhook::WebhookConfig) -> Self {
+        self.webhooks = Some(config);
+        self
+    }
+
     /// Wraps every request in a [tower] layer (see [`middleware`]): authorization checks, rate
     /// limits, timeouts, metrics. It applies in both eras and on every transport. A layer
     /// added later wraps the ones added before it, so it sees the request first and the
@@ -493,10 +519,12 @@ impl ServerBuilder {
                 changes: RwLock::new(self.changes),
                 batch: Default::default(),
                 #[cfg(feature = "events")]
-                event_hub: Arc::new(super::events::Hub::new(
-                    self.event_types,
-                    self.events_config,
-                )),
+                event_hub: Arc::new({
+                    let hub = super::events::Hub::new(self.event_types, self.events_config);
+                    #[cfg(feature = "webhooks")]
+                    let hub = hub.with_webhooks(self.webhooks);
+                    hub
+                }),
             }),
         }
     }

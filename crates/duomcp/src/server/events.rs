@@ -27,11 +27,29 @@
 //! other. [`Events::emit`] then queues the occurrence for Redis and returns at once; it
 //! appears in the rings (this replica's included) once stored, a few milliseconds later.
 //!
-//! Not in this phase: webhooks (`events/subscribe`), event types changed at run time
-//! (`listChanged` is `false`).
+//! Webhook delivery (`events/subscribe`, `events/unsubscribe`) comes with the feature
+//! `webhooks` and [`ServerBuilder::webhooks`]: see [`webhook`]. A type offers it (lists
+//! `"webhook"`) only when the server has it configured. Webhook subscriptions live in the
+//! memory of the replica that accepted them (clients re-subscribe on their next refresh after
+//! a restart); with Redis, that replica delivers the occurrences emitted on any replica.
+//!
+//! Not in this phase: event types changed at run time (`listChanged` is `false`), webhook
+//! subscriptions kept across a restart or shared between replicas.
 //!
 //! [`ServerBuilder::event`]: crate::server::ServerBuilder::event
 //! [`Server::events`]: crate::server::Server::events
+#![cfg_attr(
+    feature = "webhooks",
+    doc = "[`ServerBuilder::webhooks`]: crate::server::ServerBuilder::webhooks"
+)]
+#![cfg_attr(
+    not(feature = "webhooks"),
+    doc = "[`ServerBuilder::webhooks`]: crate#features"
+)]
+#![cfg_attr(not(feature = "webhooks"), doc = "[`webhook`]: crate#features")]
+
+#[cfg(feature = "webhooks")]
+pub mod webhook;
 
 use crate::era::ProtocolError;
 use crate::server::context::Context;
@@ -69,7 +87,7 @@ pub const HEARTBEAT: &str = "notifications/events/heartbeat";
 /// The prefix of `events/list` page cursors.
 const LIST_CURSOR: &str = "ev:";
 
-/// A delivery mode an event type offers. Webhooks are a later phase.
+/// A delivery mode an event type offers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum Delivery {
@@ -77,6 +95,10 @@ pub enum Delivery {
     Poll,
     /// `events/stream`.
     Push,
+    /// `events/subscribe` with `delivery.mode: "webhook"`: offered (and listed) only when the
+    /// server has webhook delivery configured (feature `webhooks`,
+    /// `ServerBuilder::webhooks`); otherwise left out of the type's list.
+    Webhook,
 }
 
 impl Delivery {
@@ -84,6 +106,7 @@ impl Delivery {
         match self {
             Delivery::Poll => "poll",
             Delivery::Push => "push",
+            Delivery::Webhook => "webhook",
         }
     }
 }
@@ -133,15 +156,15 @@ impl std::fmt::Debug for EventType {
 }
 
 impl EventType {
-    /// A type named `name`, delivered by poll and push, any arguments object accepted, every
-    /// occurrence matching every subscription.
+    /// A type named `name`, delivered by poll, push and (when the server has it configured)
+    /// webhook, any arguments object accepted, every occurrence matching every subscription.
     pub fn new(name: impl Into<String>) -> Self {
         EventType {
             name: name.into(),
             description: None,
             input_schema: json!({ "type": "object" }),
             payload_schema: None,
-            delivery: vec![Delivery::Poll, Delivery::Push],
+            delivery: vec![Delivery::Poll, Delivery::Push, Delivery::Webhook],
             filter: None,
         }
     }
@@ -166,7 +189,7 @@ impl EventType {
     }
 
     /// The delivery modes offered (a mode not listed is `-32014`). An empty list keeps the
-    /// default, both.
+    /// default, all three.
     pub fn delivery(mut self, modes: impl IntoIterator<Item = Delivery>) -> Self {
         let mut unique = Vec::new();
         for mode in modes {
@@ -196,10 +219,16 @@ impl EventType {
         &self.name
     }
 
-    fn listed(&self) -> Value {
+    fn listed(&self, webhooks: bool) -> Value {
+        let modes: Vec<&str> = self
+            .delivery
+            .iter()
+            .filter(|d| webhooks || **d != Delivery::Webhook)
+            .map(|d| d.as_str())
+            .collect();
         let mut v = json!({
             "name": self.name,
-            "delivery": self.delivery.iter().map(|d| d.as_str()).collect::<Vec<_>>(),
+            "delivery": modes,
             "inputSchema": self.input_schema,
         });
         if let Some(d) = &self.description {
@@ -335,6 +364,17 @@ impl Events {
     pub fn is_enabled(&self) -> bool {
         !self.hub.types.is_empty()
     }
+
+    /// Ends the webhook subscriptions of one principal (its [`Principal::key`]), or all of
+    /// them with `None` — when its authorization was revoked, say — POSTing each a
+    /// `{"type":"terminated","error":…}` envelope (one attempt, not retried; `reason` goes
+    /// into the error's message). Returns how many ended (feature `webhooks`).
+    ///
+    /// [`Principal::key`]: crate::server::Principal::key
+    #[cfg(feature = "webhooks")]
+    pub async fn end_webhooks(&self, principal: Option<&str>, reason: &str) -> usize {
+        webhook::end(&self.hub, principal, reason).await
+    }
 }
 
 /// One occurrence in a ring.
@@ -401,6 +441,9 @@ pub(crate) struct Hub {
     types: BTreeMap<String, Arc<Slot>>,
     /// Open streams per caller (an entry exists only while its count is not 0).
     streams: Mutex<HashMap<String, usize>>,
+    /// Webhook delivery, when configured.
+    #[cfg(feature = "webhooks")]
+    webhooks: Option<webhook::Webhooks>,
 }
 
 fn now_ms() -> u64 {
@@ -426,7 +469,7 @@ impl Hub {
             let slot = Slot {
                 index: 0,
                 check: SchemaCheck::new(spec.input_schema.clone()),
-                listed: spec.listed(),
+                listed: spec.listed(false),
                 spec,
                 ring: Mutex::default(),
                 head,
@@ -453,6 +496,40 @@ impl Hub {
             emitted: std::sync::atomic::AtomicU64::new(0),
             types,
             streams: Mutex::default(),
+            #[cfg(feature = "webhooks")]
+            webhooks: None,
+        }
+    }
+
+    /// With webhook delivery (`None`: without).
+    #[cfg(feature = "webhooks")]
+    pub(crate) fn with_webhooks(mut self, config: Option<webhook::WebhookConfig>) -> Self {
+        let Some(config) = config else {
+            return self;
+        };
+        self.webhooks = Some(webhook::Webhooks::new(config));
+        let types = std::mem::take(&mut self.types);
+        self.types = types
+            .into_iter()
+            .map(|(k, slot)| match Arc::try_unwrap(slot) {
+                Ok(mut slot) => {
+                    slot.listed = slot.spec.listed(true);
+                    (k, Arc::new(slot))
+                }
+                Err(slot) => (k, slot),
+            })
+            .collect();
+        self
+    }
+
+    /// Whether `mode` can be offered at all by this server.
+    fn offers(&self, mode: Delivery) -> bool {
+        match mode {
+            #[cfg(feature = "webhooks")]
+            Delivery::Webhook => self.webhooks.is_some(),
+            #[cfg(not(feature = "webhooks"))]
+            Delivery::Webhook => false,
+            Delivery::Poll | Delivery::Push => true,
         }
     }
 
@@ -822,6 +899,9 @@ pub(crate) async fn handle(
         LIST => list(hub, params, ctx.shared().config.page_size),
         POLL => poll(hub, params),
         STREAM => Box::pin(stream(hub, ctx, params)).await,
+        #[cfg(feature = "webhooks")]
+        other => return Box::pin(webhook::handle(hub, ctx, other, params)).await,
+        #[cfg(not(feature = "webhooks"))]
         _ => return None,
     })
 }
@@ -867,7 +947,7 @@ fn subscription<'h>(
             json!({ "kind": "event" }),
         )
     })?;
-    if !slot.spec.delivery.contains(&mode) {
+    if !slot.spec.delivery.contains(&mode) || !hub.offers(mode) {
         return Err(custom(
             UNSUPPORTED,
             format!(

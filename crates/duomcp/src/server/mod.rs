@@ -735,6 +735,8 @@ pub struct ServerBuilder {
     event_types: Vec<events::EventType>,
     #[cfg(feature = "events")]
     events_config: events::EventsConfig,
+    #[cfg(feature = "webhooks")]
+    webhooks: Option<events::webhook::WebhookConfig>,
 }
 
 /// A handler's `State<T>` argument: what it is, and who takes it.
@@ -808,6 +810,8 @@ impl Default for ServerBuilder {
             event_types: Vec::new(),
             #[cfg(feature = "events")]
             events_config: events::EventsConfig::default(),
+            #[cfg(feature = "webhooks")]
+            webhooks: None,
         }
     }
 }
