@@ -279,6 +279,9 @@ fn main() -> std::process::ExitCode {
                 // Exports what is pending when it is dropped, at the end of this block.
                 let (builder, _telemetry) = telemetry.apply(builder).await.map_err(Some)?;
                 let server = builder.try_build().map_err(|e| Some(e.to_string()))?;
+                if let Some(every) = webhooks.event_interval {
+                    duomcp_cli::reference::events::emit_every(&server, every);
+                }
                 let listen = match (http, unix) {
                     (Some(addr), _) => Some(Listen::Tcp(addr)),
                     (None, Some(path)) => Some(Listen::Unix(path, unix_mode.unwrap_or(0o600))),

@@ -8,6 +8,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use bytes::Bytes;
+use duomcp::jsonrpc::ErrorObject;
 use duomcp::server::events::{Delivery, EventType, EventsConfig};
 use duomcp::server::Server;
 use duomcp::transport::http::StreamableHttp;
@@ -865,6 +866,92 @@ async fn anonymous_peers_each_have_their_own_stream_quota() {
         refused["error"]["data"]["limit"], "streamsPerCaller",
         "{refused}"
     );
+}
+
+/// The next message that is not a heartbeat.
+async fn next_not_heartbeat(sse: &mut Sse) -> Value {
+    loop {
+        let m = sse.message().await;
+        if m["method"] != "notifications/events/heartbeat" {
+            return m;
+        }
+    }
+}
+
+#[tokio::test]
+async fn errors_gaps_and_terminations_reach_the_streams_in_both_revisions() {
+    let s = start().await;
+    let events = s.server.events();
+    for (i, (era, c)) in both(s.addr).await.into_iter().enumerate() {
+        let id = 60 + i64::try_from(i).unwrap();
+        let p = json!({ "name": "order.created", "arguments": { "shop": "a" }, "cursor": null });
+        let mut sse = c.send(id, "events/stream", p).await.sse();
+        let active = sse.message().await;
+        assert_eq!(active["params"]["truncated"], false, "{era}: {active}");
+        let before_gap = active["params"]["cursor"].clone();
+
+        // A recoverable error: told, and the stream goes on.
+        let told = events
+            .report_error("order.created", ErrorObject::new(-32603, "upstream 503"))
+            .unwrap();
+        assert_eq!(told, 1, "{era}");
+        let e = next_not_heartbeat(&mut sse).await;
+        assert_eq!(e["method"], "notifications/events/error", "{era}: {e}");
+        assert_eq!(e["params"]["error"]["code"], -32603);
+        assert_eq!(e["params"]["error"]["message"], "upstream 503");
+        assert_eq!(e["params"]["_meta"][SUB], id);
+        events
+            .emit("order.created", json!({ "shop": "a", "n": 1 }))
+            .unwrap();
+        let ev = next_not_heartbeat(&mut sse).await;
+        assert_eq!(ev["method"], "notifications/events/event", "{era}: {ev}");
+
+        // A gap: `active` again, truncated, with a cursor past it; a poll from before it is
+        // told too.
+        events.gap("order.created").unwrap();
+        let again = next_not_heartbeat(&mut sse).await;
+        assert_eq!(
+            again["method"], "notifications/events/active",
+            "{era}: {again}"
+        );
+        assert_eq!(again["params"]["truncated"], true, "{era}: {again}");
+        assert!(pos(&again["params"]["cursor"]) > pos(&ev["params"]["cursor"]));
+        let polled = c
+            .result(
+                id + 10,
+                "events/poll",
+                json!({ "name": "order.created", "cursor": before_gap }),
+            )
+            .await;
+        assert_eq!(polled["truncated"], true, "{era}: {polled}");
+        let from_now = c
+            .result(
+                id + 20,
+                "events/poll",
+                json!({ "name": "order.created", "cursor": again["params"]["cursor"] }),
+            )
+            .await;
+        assert_eq!(from_now["truncated"], false, "{era}: {from_now}");
+
+        // Terminated: told, then the stream's final result, then its end.
+        let ended = events
+            .terminate("order.created", ErrorObject::new(-32012, "access revoked"))
+            .unwrap();
+        assert_eq!(ended, 1, "{era}");
+        let t = next_not_heartbeat(&mut sse).await;
+        assert_eq!(t["method"], "notifications/events/terminated", "{era}: {t}");
+        assert_eq!(t["params"]["error"]["code"], -32012);
+        assert_eq!(t["params"]["_meta"][SUB], id);
+        let last = next_not_heartbeat(&mut sse).await;
+        assert_eq!(last["id"], id, "{era}: {last}");
+        assert!(last["result"]["_meta"].is_object(), "{era}: {last}");
+        assert!(sse.next().await.is_none(), "{era}: the stream ends");
+    }
+    // An unknown type is said so.
+    assert!(events
+        .report_error("nope", ErrorObject::new(-32603, "x"))
+        .is_err());
+    assert!(events.gap("nope").is_err());
 }
 
 // ---------------------------------------------------------------------------------------------

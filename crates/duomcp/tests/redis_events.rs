@@ -227,3 +227,32 @@ async fn a_replica_keeping_fewer_than_were_emitted_says_so_to_an_older_cursor() 
         "the three before were not replayed, and the client is told"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_gap_declared_on_one_replica_is_seen_from_every_replica() {
+    let redis_server = RedisServer::start().expect("redis-server (Debian package redis-server)");
+    let redis = Redis::connect(&redis_server.url()).unwrap();
+    let (a, _) = replica(&redis).await;
+    let (_b, b_url) = replica(&redis).await;
+    redis_server.wait_bus_subscribers(2).unwrap();
+    let on_b = client(&b_url, EraChoice::Modern).await;
+    let start = on_b
+        .poll_events(ORDER, json!({}), None, PollOptions::default())
+        .await
+        .unwrap()
+        .cursor;
+    emit(&a, "x", 1);
+    // B has it: the cursor after it.
+    let (_, c0, _) = poll_until(&on_b, &start, 1).await;
+    a.events().gap(ORDER).unwrap();
+    emit(&a, "x", 2);
+    // B reads the gap marker from Redis: from before it, `truncated`, and what followed.
+    let (got, after, truncated) = poll_until(&on_b, &c0, 1).await;
+    assert_eq!(got, vec![2]);
+    assert!(truncated, "the gap declared on A is seen on B");
+    let r = on_b
+        .poll_events(ORDER, json!({}), Some(after), PollOptions::default())
+        .await
+        .unwrap();
+    assert!(r.events.is_empty() && !r.truncated, "{r:?}");
+}

@@ -105,6 +105,20 @@ async fn append(
         }
         let mut pipe = ::redis::pipe();
         for o in &batch {
+            if o.gap {
+                pipe.cmd("XADD")
+                    .arg(key(redis.prefix(), &o.name))
+                    .arg("MAXLEN")
+                    .arg("~")
+                    .arg(ring)
+                    .arg("*")
+                    .arg("g")
+                    .arg(1)
+                    .arg("t")
+                    .arg(o.at_ms)
+                    .ignore();
+                continue;
+            }
             pipe.cmd("XADD")
                 .arg(key(redis.prefix(), &o.name))
                 .arg("MAXLEN")
@@ -261,6 +275,12 @@ async fn backfill(
 
 /// One stream entry into the rings (an entry that is not one of ours is skipped).
 fn ingest(server: &Server, name: &str, entry: &StreamId, gap_before: bool) {
+    if entry.get::<u8>("g") == Some(1) {
+        if let Some(position) = position(&entry.id) {
+            server.shared.event_hub.ingest_gap(name, position);
+        }
+        return;
+    }
     let (Some(position), Some(event_id), Some(at_ms), Some(data)) = (
         position(&entry.id),
         entry.get::<String>("e"),

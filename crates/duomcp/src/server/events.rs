@@ -52,6 +52,7 @@
 pub mod webhook;
 
 use crate::era::ProtocolError;
+use crate::jsonrpc::ErrorObject;
 use crate::server::context::Context;
 use crate::util::lock;
 use duomcp_proto::schema_check::{SchemaCheck, SchemaViolation};
@@ -83,6 +84,12 @@ pub const ACTIVE: &str = "notifications/events/active";
 pub const EVENT: &str = "notifications/events/event";
 /// A stream's keep-alive, with the cursor checked up to.
 pub const HEARTBEAT: &str = "notifications/events/heartbeat";
+/// A recoverable failure on a stream (it stays open): [`Events::report_error`].
+pub const ERROR: &str = "notifications/events/error";
+/// The end of a stream's subscription, by the server: [`Events::terminate`].
+pub const TERMINATED: &str = "notifications/events/terminated";
+/// The extension's id, under which `capabilities.extensions` declares it too.
+pub const EXTENSION_ID: &str = "io.modelcontextprotocol/events";
 
 /// The prefix of `events/list` page cursors.
 const LIST_CURSOR: &str = "ev:";
@@ -365,6 +372,42 @@ impl Events {
         !self.hub.types.is_empty()
     }
 
+    /// Tells the open `events/stream` streams of `name` (on this replica) of a recoverable
+    /// failure — an upstream fetch failed, say — as `notifications/events/error` with
+    /// `error`; the streams stay open. Returns how many were told.
+    ///
+    /// ```
+    /// use duomcp::jsonrpc::ErrorObject;
+    /// use duomcp::server::{events::EventType, Server};
+    /// let server = Server::builder().event(EventType::new("mail.received")).build();
+    /// let told = server
+    ///     .events()
+    ///     .report_error("mail.received", ErrorObject::new(-32603, "upstream unavailable"))
+    ///     .unwrap();
+    /// assert_eq!(told, 0); // nobody streams yet
+    /// ```
+    pub fn report_error(&self, name: &str, error: ErrorObject) -> Result<usize, EmitError> {
+        let slot = self.hub.slot(name)?;
+        Ok(slot.signals.send(Signal::Error(error)).unwrap_or(0))
+    }
+
+    /// Says that occurrences of `name` may have been lost here (the upstream's history had a
+    /// hole): a stream gets `notifications/events/active` again with `truncated: true` and a
+    /// fresh cursor, and a poll from a cursor before now gets `truncated: true`. With replicas
+    /// sharing occurrences (Redis), every replica's clients are told.
+    pub fn gap(&self, name: &str) -> Result<(), EmitError> {
+        self.hub.gap(name)
+    }
+
+    /// Ends the open `events/stream` streams of `name` (on this replica): each gets
+    /// `notifications/events/terminated` with `error` (the authorization was revoked, the
+    /// source went away…), then its final result. Polls are not affected (they hold no
+    /// subscription); for webhooks see `end_webhooks`. Returns how many ended.
+    pub fn terminate(&self, name: &str, error: ErrorObject) -> Result<usize, EmitError> {
+        let slot = self.hub.slot(name)?;
+        Ok(slot.signals.send(Signal::Terminated(error)).unwrap_or(0))
+    }
+
     /// Ends the webhook subscriptions of one principal (its [`Principal::key`]), or all of
     /// them with `None` — when its authorization was revoked, say — POSTing each a
     /// `{"type":"terminated","error":…}` envelope (one attempt, not retried; `reason` goes
@@ -397,6 +440,16 @@ struct Ring {
     dropped_through: u64,
 }
 
+/// What the application tells a type's open streams besides occurrences.
+#[derive(Clone)]
+enum Signal {
+    Error(ErrorObject),
+    Terminated(ErrorObject),
+}
+
+/// Signals a stream may miss before it skips some (it then misses those).
+const SIGNALS: usize = 16;
+
 /// One declared type with its ring.
 struct Slot {
     index: usize,
@@ -406,6 +459,8 @@ struct Slot {
     ring: Mutex<Ring>,
     /// The newest position, for streams to wait on.
     head: watch::Sender<u64>,
+    /// Errors and terminations for the type's open streams.
+    signals: tokio::sync::broadcast::Sender<Signal>,
 }
 
 /// The largest occurrence (its `data` as JSON) replicas sharing a store carry.
@@ -419,6 +474,8 @@ pub(crate) struct Outgoing {
     pub(crate) at_ms: u64,
     /// `data` as JSON.
     pub(crate) data: String,
+    /// A gap marker ([`Events::gap`]) rather than an occurrence.
+    pub(crate) gap: bool,
 }
 
 /// Where a replica sending its occurrences to a shared store puts them: `false` when its queue
@@ -473,6 +530,7 @@ impl Hub {
                 spec,
                 ring: Mutex::default(),
                 head,
+                signals: tokio::sync::broadcast::channel(SIGNALS).0,
             };
             // A type declared again replaces the earlier one.
             map.insert(slot.spec.name.clone(), slot);
@@ -568,6 +626,21 @@ impl Hub {
         self.config.ring
     }
 
+    /// A gap marker read back from the shared store at `position`.
+    pub(crate) fn ingest_gap(&self, name: &str, position: u64) {
+        let Some(slot) = self.types.get(name) else {
+            return;
+        };
+        let mut ring = lock(&slot.ring);
+        if position <= ring.last {
+            return;
+        }
+        ring.last = position;
+        ring.dropped_through = position;
+        drop(ring);
+        slot.head.send_replace(position);
+    }
+
     /// An occurrence read back from the shared store at `position` (increasing per type).
     /// Older or repeated positions are ignored; `gap_before` says that occurrences before this
     /// one may be gone from the store (the first read of a replica that joins late).
@@ -611,6 +684,38 @@ impl Hub {
         !self.types.is_empty()
     }
 
+    fn slot(&self, name: &str) -> Result<&Arc<Slot>, EmitError> {
+        self.types
+            .get(name)
+            .ok_or_else(|| EmitError::UnknownEvent(name.to_owned()))
+    }
+
+    /// A gap takes a position of its own: everything up to it counts as possibly lost.
+    fn gap(&self, name: &str) -> Result<(), EmitError> {
+        let slot = self.slot(name)?;
+        if let Some(sink) = self.shared.get() {
+            let sent = sink(Outgoing {
+                name: name.to_owned(),
+                event_id: String::new(),
+                at_ms: now_ms(),
+                data: String::new(),
+                gap: true,
+            });
+            return if sent {
+                Ok(())
+            } else {
+                Err(EmitError::Backlog)
+            };
+        }
+        let mut ring = lock(&slot.ring);
+        ring.last += 1;
+        let position = ring.last;
+        ring.dropped_through = position;
+        drop(ring);
+        slot.head.send_replace(position);
+        Ok(())
+    }
+
     fn emit(&self, name: &str, event_id: Option<String>, data: Value) -> Result<String, EmitError> {
         let slot = self
             .types
@@ -634,6 +739,7 @@ impl Hub {
                 event_id: event_id.clone(),
                 at_ms: now_ms(),
                 data: json,
+                gap: false,
             });
             return if sent {
                 Ok(event_id)
@@ -1081,6 +1187,7 @@ async fn stream(
     let tag = json!({ meta::SUBSCRIPTION_ID: ctx.request_id() });
     let sink = ctx.sink().clone();
     let mut head = slot.head.subscribe();
+    let mut signals = slot.signals.subscribe();
     let send = |method: &str, mut params: Value| {
         params["_meta"] = tag.clone();
         let frame = crate::jsonrpc::encode_notification(method, &params).unwrap_or_default();
@@ -1146,6 +1253,20 @@ async fn stream(
             () = shutdown.cancelled() => break 'stream,
             () = sink.closed() => break 'stream,
             changed = head.changed() => if changed.is_err() { break 'stream },
+            signal = signals.recv() => match signal {
+                Ok(Signal::Error(error)) => {
+                    if !send(ERROR, json!({ "error": error })).await {
+                        break 'stream;
+                    }
+                }
+                Ok(Signal::Terminated(error)) => {
+                    let _ = send(TERMINATED, json!({ "error": error })).await;
+                    break 'stream;
+                }
+                // Signals missed by a slow stream are skipped; none can be closed while the
+                // hub (which holds the sender) lives.
+                Err(_) => {}
+            },
             () = heartbeat => {
                 let cursor = hub.cursor(slot, after.unwrap_or(0));
                 if !send(HEARTBEAT, json!({ "cursor": cursor })).await {

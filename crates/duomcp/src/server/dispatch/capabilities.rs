@@ -54,6 +54,12 @@ pub(super) fn capabilities(shared: &Shared, tasks_declared: TasksDeclared) -> Se
         }
         _ => {}
     }
+    // The events extension, also under its id: the design declares `capabilities.events`,
+    // later drafts (and the conformance suite) read `extensions["io.modelcontextprotocol/events"]`.
+    #[cfg(feature = "events")]
+    if let Some(events) = crate::server::events::capability(&shared.event_hub) {
+        extensions.insert(crate::server::events::EXTENSION_ID.into(), events);
+    }
     #[cfg(feature = "skills")]
     if shared.skills.enabled() {
         extensions.insert(
