@@ -211,9 +211,9 @@ impl RequestOptions {
     }
 
     /// Calls `f` with the JSON-RPC id the client gives the request, just before it is sent:
-    /// to match the request with what the transport observed of it (an
-    /// [`HttpExchange`](super::transport::http::HttpExchange)'s `message_id`, feature
-    /// `http-client`). A tool call run as a task reports its first request only.
+    /// to match the request with what the transport observed of it (the `message_id` of an
+    /// `HttpExchange`, feature `http-client`). A tool call run as a task reports its first
+    /// request only.
     ///
     /// ```
     /// use duomcp::client::RequestOptions;
