@@ -477,6 +477,14 @@ fn over_http_each_trace_entry_has_the_headers_of_its_exchange_credentials_redact
             Some("tools/call")
         );
         assert!(header("response", "content-type").is_some(), "{era}: {x}");
+        // A notification's exchange is an entry of its own (2025-11-25: `initialized`).
+        if era == "legacy" {
+            let initialized = trace
+                .iter()
+                .find(|e| e["kind"] == "http" && e["method"] == "notifications/initialized")
+                .unwrap_or_else(|| panic!("{trace:?}"));
+            assert_eq!(initialized["http"][0]["status"], 202, "{initialized}");
+        }
         // The handshake's exchanges go with the connect entry.
         let connect = trace
             .iter()

@@ -167,14 +167,8 @@ impl Shared {
             "status": x.status.as_u16(),
             "request": shown_headers(&x.request_headers),
             "response": shown_headers(&x.response_headers),
+            "message": x.message_method,
         });
-        let entry = |shown: Value, method: Option<&str>| {
-            json!({
-                "dir": "out", "kind": "http",
-                "method": method.unwrap_or(x.method.as_str()),
-                "http": [shown],
-            })
-        };
         match (&x.message_id, &x.message_method) {
             (Some(id), Some(_)) => {
                 let evicted = {
@@ -185,11 +179,21 @@ impl Shared {
                         .flatten()
                 };
                 if let Some((_, old)) = evicted {
-                    self.trace(entry(old, None));
+                    self.http_entry(old);
                 }
             }
-            _ => self.trace(entry(shown, x.message_method.as_deref())),
+            _ => self.http_entry(shown),
         }
+    }
+
+    /// An HTTP exchange as a trace entry of its own: named for the message it carried, else
+    /// for its HTTP method (`GET`, `DELETE`).
+    fn http_entry(&self, shown: Value) {
+        let method = match &shown["message"] {
+            Value::String(m) => m.clone(),
+            _ => shown["method"].as_str().unwrap_or_default().to_owned(),
+        };
+        self.trace(json!({ "dir": "out", "kind": "http", "method": method, "http": [shown] }));
     }
 
     /// Takes the HTTP exchanges kept for the requests `ids` (all of them with `None`).
@@ -422,8 +426,11 @@ impl Inspector {
         let shown = target.shown();
         self.shared.trace(json!({ "dir": "out", "kind": "connect", "target": shown, "era": era_name(target.era) }));
         let started = Instant::now();
-        // The handshake's HTTP exchanges go with its trace entry.
-        self.shared.take_http(None);
+        // The handshake's HTTP exchanges go with its trace entry; those no response took
+        // (requests the client made on its own: task polls, listens) are shown now.
+        for left in self.shared.take_http(None) {
+            self.shared.http_entry(left);
+        }
         let connected = target.connect_with(customize).await;
         let (client, _logs) = match connected {
             Ok(c) => c,

@@ -136,8 +136,9 @@ try {
     seen.exported = entries.length;
     seen.exportedWithHttp = entries.filter((e) => Array.isArray(e.http) && e.http.length).length;
     seen.exportedAuthorization = [...new Set(entries.flatMap((e) => (e.http || []).flatMap((x) => x.request.filter(([n]) => n === "authorization").map(([, v]) => v))))];
-    seen.viewCallTraced = entries.some((e) => e.kind === "response" && e.method === "tools/call" && (e.http || []).length > 0
-      && e.http[0].request.some(([n, v]) => n === "mcp-name" && v === "increment_counter"));
+    // The view's call (the page names its calls v1, v2…) with its POST's headers.
+    seen.viewCallTraced = entries.some((e) => e.kind === "response" && e.method === "tools/call" && /^v\d+$/.test(e.call || "")
+      && (e.http || []).length > 0 && e.http[0].request.some(([n, v]) => n === "mcp-method" && v === "tools/call"));
   } else {
   // A form from a nested-object schema: the field of the nested object filled, then run.
   const nested = flavour === "reference" ? "json_schema_2020_12_tool" : "get-structured-content";

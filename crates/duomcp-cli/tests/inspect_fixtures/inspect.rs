@@ -12,8 +12,8 @@
 //! tool's answer in the view; the trace's HTTP headers with the bearer token redacted; the
 //! checked-in bridge bundle compared with what its sources build.
 //!
-//! Screenshots of each step: `target/inspect-artifacts/ERA-STEP.png` (`apps-STEP.png` for the
-//! view).
+//! Screenshots of each step: `target/inspect-artifacts/ERA-STEP.png` (`apps-ERA-STEP.png` for
+//! the view).
 
 use super::{kit, run_bounded, stdout_json, Kit, TEST_DEADLINE};
 use serde_json::Value;
@@ -290,20 +290,35 @@ async fn inspect_page_against_server_everything() {
 async fn inspect_page_renders_the_mcp_app_view_and_shows_http_headers() {
     let kit = kit();
     assert!(Path::new(CHROMIUM).is_file(), "{CHROMIUM} is missing");
-    tokio::time::timeout(TEST_DEADLINE, async {
+    tokio::time::timeout(TEST_DEADLINE * 2, async {
+        for (era, version) in [("legacy", "2025-11-25"), ("modern", "2026-07-28")] {
+            apps_view(&kit, era, version).await;
+        }
+    })
+    .await
+    .expect("the test took too long");
+}
+
+/// The counter (a fresh one) in the inspector in revision `era`.
+async fn apps_view(kit: &Kit, era: &str, version: &str) {
+    {
         let (_server, url, log) = super::apps::counter_server().await;
         let secret = "inspect-test-bearer-5f2c9d0e7a";
         let auth = format!("Authorization: Bearer {secret}");
-        let args: [&std::ffi::OsStr; 5] = [
+        let args: [&std::ffi::OsStr; 7] = [
+            "--era".as_ref(),
+            era.as_ref(),
             "--timeout".as_ref(),
             "30".as_ref(),
             "--header".as_ref(),
             auth.as_ref(),
             url.as_ref(),
         ];
-        let (_child, _stdout, page) = inspector_with(&args, &kit).await;
-        let seen = drive_with(&kit, &page, "apps", "apps", secret).await;
+        let (_child, _stdout, page) = inspector_with(&args, kit).await;
+        let label = format!("apps-{era}");
+        let seen = drive_with(kit, &page, &label, "apps", secret).await;
         assert!(seen.get("error").is_none(), "{seen}");
+        assert_eq!(seen["info"]["protocolVersion"], version, "{seen}");
         assert_eq!(seen["offsite"], serde_json::json!([]), "{seen}");
         assert_eq!(seen["console"], serde_json::json!([]), "{seen}");
         // The app-only tool is kept from the list; the tool with the view is there.
@@ -364,9 +379,7 @@ async fn inspect_page_renders_the_mcp_app_view_and_shows_http_headers() {
             assert!(size > 10_000, "screenshot {shot} is {size} bytes");
         }
         eprintln!("screenshots: {}", seen["shots"]);
-    })
-    .await
-    .expect("the test took too long");
+    }
 }
 
 /// The host bridge the binary embeds (page/bridge.js, checked in) is what its sources build
