@@ -477,6 +477,38 @@ fn over_http_each_trace_entry_has_the_headers_of_its_exchange_credentials_redact
             Some("tools/call")
         );
         assert!(header("response", "content-type").is_some(), "{era}: {x}");
+        // A tool run as a task: its response has the exchanges of the call and of the requests
+        // that followed the task to its result.
+        let task = i.rpc(
+            "tools/call",
+            json!({ "name": "slow_compute", "arguments": { "seconds": 1 }, "task": {} }),
+        );
+        assert!(task["result"]["content"].is_array(), "{era}: {task}");
+        let trace = i.trace();
+        let done = trace
+            .iter()
+            .rev()
+            .find(|e| e["kind"] == "response" && e["method"] == "tools/call")
+            .unwrap();
+        let methods: Vec<&str> = done["http"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|x| {
+                let header = x["request"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .find(|p| p[0] == "mcp-method");
+                header.and_then(|p| p[1].as_str()).unwrap_or_default()
+            })
+            .collect();
+        assert!(
+            methods.len() >= 2
+                && methods[0] == "tools/call"
+                && methods[1..].iter().all(|m| m.starts_with("tasks/")),
+            "{era}: {methods:?}"
+        );
         // A notification's exchange is an entry of its own (2025-11-25: `initialized`).
         if era == "legacy" {
             let initialized = trace

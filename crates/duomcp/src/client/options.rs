@@ -212,8 +212,8 @@ impl RequestOptions {
 
     /// Calls `f` with the JSON-RPC id the client gives the request, just before it is sent:
     /// to match the request with what the transport observed of it (the `message_id` of an
-    /// `HttpExchange`, feature `http-client`). A tool call run as a task reports its first
-    /// request only.
+    /// `HttpExchange`, feature `http-client`). A tool call run as a task reports each request it
+    /// makes (the call, the polls, the result).
     ///
     /// ```
     /// use duomcp::client::RequestOptions;
