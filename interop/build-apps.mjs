@@ -10,6 +10,11 @@
 //   (crates/duomcp-cli/tests/apps_fixtures/): host.html, sandbox.html, and host.js, bundled
 //   from host.src.js with the SDK's host bridge (@modelcontextprotocol/ext-apps/app-bridge)
 //   and the MCP client SDK.
+// * OUT_DIR/inspect-bridge.js: the App SDK's host bridge for `duomcp inspect`'s page, bundled
+//   from crates/duomcp-cli/src/inspect/page/bridge.src.js. Its copy checked in beside it
+//   (bridge.js, compiled into the binary) must be these bytes: scripts/interop.sh compares
+//   them, and tests/inspect_fixtures/inspect.rs too. After changing the source or the pinned
+//   packages, copy OUT_DIR/inspect-bridge.js over page/bridge.js.
 import { build } from "esbuild";
 import { copyFileSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
@@ -21,12 +26,12 @@ if (!root || !out) {
 }
 const here = new URL(".", import.meta.url).pathname;
 
-async function bundle(entry, outfile) {
+async function bundle(entry, outfile, format = "esm") {
   await build({
     entryPoints: [entry],
     outfile,
     bundle: true,
-    format: "esm",
+    format,
     platform: "browser",
     target: "es2022",
     minify: true,
@@ -42,3 +47,7 @@ mkdirSync(hostOut, { recursive: true });
 for (const f of ["host.html", "sandbox.html"]) copyFileSync(join(host, f), join(hostOut, f));
 await bundle(join(host, "host.src.js"), join(hostOut, "host.js"));
 console.error(`build-apps: ${hostOut}`);
+// A classic script (app.js reads window.DuomcpAppBridge), so the page needs no module loading.
+const bridge = join(out, "inspect-bridge.js");
+await bundle(join(root, "crates/duomcp-cli/src/inspect/page/bridge.src.js"), bridge, "iife");
+console.error(`build-apps: ${bridge}`);

@@ -46,6 +46,14 @@ echo "interop: node $("$NODE_BIN/node" --version), packages in $PKGS" >&2
 # (interop/build-apps.mjs) into $KIT/apps-host (the counter example's view needs no build).
 cp interop/build-apps.mjs "$PKGS/"
 "$NODE_BIN/node" "$PKGS/build-apps.mjs" "$ROOT" "$KIT"
+# `duomcp inspect` embeds the host bridge bundle checked in as page/bridge.js: it must be what
+# the sources build (interop/build-apps.mjs writes $KIT/inspect-bridge.js).
+BRIDGE=crates/duomcp-cli/src/inspect/page/bridge.js
+if ! cmp -s "$KIT/inspect-bridge.js" "$BRIDGE"; then
+  echo "interop: $BRIDGE is not what its sources build; after checking why:" >&2
+  echo "  cp $KIT/inspect-bridge.js $BRIDGE" >&2
+  exit 1
+fi
 
 # The official Python SDK client (pinned, every package, in interop/python/requirements.lock)
 # in a venv of its own: reinstalled whenever the lock changes.

@@ -29,17 +29,14 @@ impl Drop for Inspect {
 }
 
 fn inspect(era: &str) -> Inspect {
+    inspect_with(&["--era", era, "--timeout", "20", "--", BIN, "serve"])
+}
+
+/// `duomcp inspect ARGS…`.
+fn inspect_with(args: &[&str]) -> Inspect {
     let mut child = Command::new(BIN)
-        .args([
-            "inspect",
-            "--era",
-            era,
-            "--timeout",
-            "20",
-            "--",
-            BIN,
-            "serve",
-        ])
+        .arg("inspect")
+        .args(args)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit())
@@ -301,6 +298,235 @@ fn the_page_and_api_need_the_token_a_local_host_and_a_local_origin() {
     );
     assert_eq!(r.status, 200, "{}", r.body);
     assert!(r.json()["result"]["tools"].is_array(), "{}", r.body);
+}
+
+#[test]
+fn the_views_origin_needs_its_own_token_a_local_host_and_a_local_origin() {
+    let i = inspect("auto");
+    let info = i.get("/api/info").json();
+    let views = u16::try_from(info["sandbox"]["port"].as_u64().unwrap()).unwrap();
+    let token = info["sandbox"]["token"].as_str().unwrap().to_owned();
+    assert_ne!(views, i.port, "another port, so another origin");
+    assert_ne!(token, i.token, "a token of its own");
+    let host = format!("localhost:{views}");
+    let path = format!("/sandbox.html?token={token}");
+    // The page's CSP lets it frame the views' origin, and nothing else.
+    let page = http(
+        i.port,
+        "GET",
+        "/",
+        &[("Host", &i.host()), ("Authorization", &i.bearer())],
+        None,
+    );
+    let csp = page.header("content-security-policy").unwrap();
+    assert!(
+        csp.contains(&format!(
+            "frame-src http://127.0.0.1:{views} http://localhost:{views};"
+        )),
+        "{csp}"
+    );
+    // With its token, at its Host (either name): the sandbox proxy, which only the
+    // inspector's page may frame.
+    for h in [host.clone(), format!("127.0.0.1:{views}")] {
+        let r = http(views, "GET", &path, &[("Host", &h)], None);
+        assert_eq!(r.status, 200, "Host {h}: {}", r.body);
+        let csp = r.header("content-security-policy").unwrap();
+        assert_eq!(
+            csp,
+            format!(
+                "frame-ancestors http://127.0.0.1:{p} http://localhost:{p}",
+                p = i.port
+            )
+        );
+        assert!(
+            r.body.contains(&format!("\"http://127.0.0.1:{}\"", i.port)),
+            "{}",
+            r.body
+        );
+        assert!(!r.body.contains(&i.token), "the page's token leaked");
+    }
+    // No token, a wrong one, the page's: 401.
+    let page_token = format!("/sandbox.html?token={}", i.token);
+    for p in [
+        "/sandbox.html",
+        "/sandbox.html?token=0",
+        page_token.as_str(),
+    ] {
+        let r = http(views, "GET", p, &[("Host", &host)], None);
+        assert_eq!(r.status, 401, "{p}");
+    }
+    let r = http(
+        views,
+        "GET",
+        "/sandbox.html",
+        &[("Host", &host), ("Authorization", &i.bearer())],
+        None,
+    );
+    assert_eq!(r.status, 401, "the page's token as a bearer");
+    // A foreign Host (the page's port included) or Origin: 403, token or not.
+    for h in [
+        "evil.example".to_owned(),
+        format!("evil.example:{views}"),
+        i.host(),
+        format!("127.0.0.2:{views}"),
+    ] {
+        let r = http(views, "GET", &path, &[("Host", &h)], None);
+        assert_eq!(r.status, 403, "Host {h}");
+    }
+    for o in [
+        "http://evil.example".to_owned(),
+        "null".to_owned(),
+        format!("http://127.0.0.1:{}", i.port),
+    ] {
+        let r = http(
+            views,
+            "GET",
+            &path,
+            &[("Host", &host), ("Origin", &o)],
+            None,
+        );
+        assert_eq!(r.status, 403, "Origin {o}");
+    }
+    // It serves the proxy and nothing else: not the API, not with the views' token on the page.
+    let api = format!("/api/info?token={token}");
+    assert_eq!(
+        http(views, "GET", &api, &[("Host", &host)], None).status,
+        404
+    );
+    let r = http(
+        i.port,
+        "GET",
+        "/api/info",
+        &[
+            ("Host", &i.host()),
+            ("Authorization", &format!("Bearer {token}")),
+        ],
+        None,
+    );
+    assert_eq!(r.status, 401, "the views' token opens the page's API");
+    // On loopback only, as the page.
+    let outward = outward_address();
+    let refused =
+        TcpStream::connect_timeout(&SocketAddr::new(outward, views), Duration::from_secs(3));
+    assert!(refused.is_err(), "the views' origin answered on {outward}");
+}
+
+/// The reference server over Streamable HTTP on a free port, served by a thread of its own
+/// until the test ends.
+fn http_server() -> String {
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .enable_all()
+            .build()
+            .unwrap();
+        rt.block_on(async move {
+            let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+            tx.send(format!("http://{}/mcp", listener.local_addr().unwrap()))
+                .unwrap();
+            let _ = duomcp::transport::http::StreamableHttp::new(duomcp_cli::reference::server())
+                .serve(listener)
+                .await;
+        });
+    });
+    rx.recv().unwrap()
+}
+
+#[test]
+fn over_http_each_trace_entry_has_the_headers_of_its_exchange_credentials_redacted() {
+    let url = http_server();
+    let secret = "s3cret-bearer-value-0123456789";
+    for era in ["legacy", "modern"] {
+        let auth = format!("Authorization: Bearer {secret}");
+        let i = inspect_with(&["--era", era, "--timeout", "20", "--header", &auth, &url]);
+        let called = i.rpc(
+            "tools/call",
+            json!({ "name": "test_simple_text", "arguments": {} }),
+        );
+        assert!(called["result"]["content"].is_array(), "{called}");
+        let raw = i.get("/api/trace.jsonl").body;
+        assert!(
+            !raw.contains(secret),
+            "{era}: the bearer token is in the trace"
+        );
+        let trace = i.trace();
+        let response = trace
+            .iter()
+            .rev()
+            .find(|e| e["kind"] == "response" && e["method"] == "tools/call")
+            .unwrap_or_else(|| panic!("{era}: {trace:?}"));
+        let x = &response["http"][0];
+        assert_eq!(x["method"], "POST", "{era}: {response}");
+        assert_eq!(x["url"], url.as_str());
+        assert_eq!(x["status"], 200);
+        let header = |side: &str, name: &str| -> Option<String> {
+            x[side]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find_map(|p| (p[0] == name).then(|| p[1].as_str().unwrap().to_owned()))
+        };
+        assert_eq!(
+            header("request", "authorization").as_deref(),
+            Some("Bearer [redacted]"),
+            "{era}: {x}"
+        );
+        assert_eq!(
+            header("request", "mcp-method").as_deref(),
+            Some("tools/call")
+        );
+        assert!(header("response", "content-type").is_some(), "{era}: {x}");
+        // A tool run as a task: its response has the exchanges of the call and of the requests
+        // that followed the task to its result.
+        let task = i.rpc(
+            "tools/call",
+            json!({ "name": "slow_compute", "arguments": { "seconds": 1 }, "task": {} }),
+        );
+        assert!(task["result"]["content"].is_array(), "{era}: {task}");
+        let trace = i.trace();
+        let done = trace
+            .iter()
+            .rev()
+            .find(|e| e["kind"] == "response" && e["method"] == "tools/call")
+            .unwrap();
+        let methods: Vec<&str> = done["http"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|x| {
+                let header = x["request"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .find(|p| p[0] == "mcp-method");
+                header.and_then(|p| p[1].as_str()).unwrap_or_default()
+            })
+            .collect();
+        assert!(
+            methods.len() >= 2
+                && methods[0] == "tools/call"
+                && methods[1..].iter().all(|m| m.starts_with("tasks/")),
+            "{era}: {methods:?}"
+        );
+        // A notification's exchange is an entry of its own (2025-11-25: `initialized`).
+        if era == "legacy" {
+            let initialized = trace
+                .iter()
+                .find(|e| e["kind"] == "http" && e["method"] == "notifications/initialized")
+                .unwrap_or_else(|| panic!("{trace:?}"));
+            assert_eq!(initialized["http"][0]["status"], 202, "{initialized}");
+        }
+        // The handshake's exchanges go with the connect entry.
+        let connect = trace
+            .iter()
+            .find(|e| e["kind"] == "connect" && e["dir"] == "in")
+            .unwrap();
+        assert!(
+            !connect["http"].as_array().unwrap().is_empty(),
+            "{era}: {connect}"
+        );
+    }
 }
 
 /// This machine's address on its way out (a UDP "connect" sends nothing): not loopback.

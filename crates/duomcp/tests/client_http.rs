@@ -870,3 +870,61 @@ async fn servers_of_the_2024_11_05_transport_are_reached_through_their_sse_strea
         ]
     );
 }
+
+#[tokio::test]
+async fn the_exchange_hook_sees_each_request_with_its_headers_and_json_rpc_id() {
+    use duomcp::client::transport::http::HttpExchange;
+    for era in [EraChoice::Legacy, EraChoice::Modern] {
+        let s = start().await;
+        let seen: Arc<Mutex<Vec<HttpExchange>>> = Arc::default();
+        let sink = seen.clone();
+        let client = within(
+            Client::builder()
+                .era(era)
+                .header("Authorization", "Bearer t0ken")
+                .on_http_exchange(move |x| sink.lock().unwrap().push(x.clone()))
+                .connect_http(&s.url),
+        )
+        .await
+        .unwrap();
+        let sent = Arc::new(Mutex::new(Vec::new()));
+        let ids = sent.clone();
+        let opts = RequestOptions::new().on_sent(move |id| ids.lock().unwrap().push(id.clone()));
+        let result = client
+            .request(
+                "tools/call",
+                json!({ "name": "plain", "arguments": {} }),
+                opts,
+            )
+            .await
+            .unwrap();
+        assert_eq!(result["content"][0]["text"], "plain", "{era:?}");
+        let id = {
+            let sent = sent.lock().unwrap();
+            assert_eq!(sent.len(), 1, "{era:?}");
+            sent[0].clone()
+        };
+        let seen = seen.lock().unwrap().clone();
+        let call = seen
+            .iter()
+            .find(|x| x.message_id.as_ref() == Some(&id))
+            .unwrap_or_else(|| panic!("{era:?}: no exchange for {id:?} in {seen:?}"));
+        assert_eq!(call.method, Method::POST);
+        assert_eq!(call.url, s.url);
+        assert_eq!(call.status, StatusCode::OK);
+        assert_eq!(call.message_method.as_deref(), Some("tools/call"));
+        assert_eq!(call.request_headers["mcp-method"], "tools/call");
+        assert_eq!(call.request_headers["authorization"], "Bearer t0ken");
+        assert!(
+            call.response_headers.contains_key("content-type"),
+            "{call:?}"
+        );
+        // The handshake went through it too.
+        let first = seen[0].message_method.as_deref();
+        assert!(
+            matches!(first, Some("initialize" | "server/discover")),
+            "{era:?}: {first:?}"
+        );
+        client.close().await.unwrap();
+    }
+}

@@ -2,7 +2,7 @@
 //!
 //! | route | what |
 //! |---|---|
-//! | `GET /`, `/app.js`, `/app.css` | the page ([`page`]) |
+//! | `GET /`, `/app.js`, `/bridge.js`, `/app.css` | the page ([`page`]) |
 //! | `GET /api/info` | the connection: revision, capabilities, server, instructions |
 //! | `POST /api/connect` | `{"url"}` or `{"command": [..]}`, with `"era"` and `"headers"`; or only `{"era"}` to reconnect in another revision |
 //! | `POST /api/rpc` | `{"method", "params", "call"?}` → `{"result"}` or `{"error"}` |
@@ -12,6 +12,9 @@
 //! | `GET /api/trace`, `/api/trace.jsonl` | the trace kept, as JSON or JSON Lines |
 //! | `POST /api/subscribe`, `/api/unsubscribe` | `{"uri"}`: listen to a resource's updates (`updated` events), or stop |
 //! | `POST /api/roots` | `{"roots": [{"uri", "name"?}]}`: the roots offered to the server from now on |
+//!
+//! The views' origin ([`sandbox_router`], its own port and token) serves one file:
+//! `GET /sandbox.html`, the sandbox proxy a tool's view renders in.
 
 use super::guard;
 use super::page;
@@ -37,6 +40,7 @@ pub(super) fn router(inspector: Arc<Inspector>) -> Router {
     Router::new()
         .route("/", get(page::index))
         .route("/app.js", get(page::script))
+        .route("/bridge.js", get(page::bridge))
         .route("/app.css", get(page::style))
         .route("/api/info", get(info))
         .route("/api/connect", post(connect))
@@ -53,6 +57,17 @@ pub(super) fn router(inspector: Arc<Inspector>) -> Router {
         .layer(axum::middleware::from_fn_with_state(
             inspector.clone(),
             guard::check,
+        ))
+        .with_state(inspector)
+}
+
+/// The views' origin: the sandbox proxy only.
+pub(super) fn sandbox_router(inspector: Arc<Inspector>) -> Router {
+    Router::new()
+        .route("/sandbox.html", get(page::sandbox))
+        .layer(axum::middleware::from_fn_with_state(
+            inspector.clone(),
+            guard::check_sandbox,
         ))
         .with_state(inspector)
 }

@@ -8,6 +8,10 @@
 //!
 //! The cookie's name carries the port: cookies are not scoped by port, and two inspectors on
 //! one machine must not overwrite each other's.
+//!
+//! The views' origin (the second listener, MCP Apps) is checked the same way at its own port,
+//! with its own token (in the sandbox proxy's URL, which the view can read: it opens nothing
+//! else), and sets no cookie. Its page may be framed only by the inspector's page.
 
 use super::session::Inspector;
 use axum::extract::{Request, State};
@@ -60,21 +64,16 @@ fn refuse(status: StatusCode, why: &'static str) -> Response {
     (status, [(header::CACHE_CONTROL, "no-store")], why).into_response()
 }
 
-/// The middleware in front of every route.
-pub(super) async fn check(
-    State(inspector): State<Arc<Inspector>>,
-    request: Request,
-    next: Next,
-) -> Response {
-    let port = inspector.port();
-    let headers = request.headers();
+/// A refusal when `Host` does not name 127.0.0.1 or localhost at `port`, or an `Origin` is
+/// another than theirs.
+fn foreign(headers: &HeaderMap, port: u16) -> Option<Response> {
     let host = headers.get(header::HOST).and_then(|h| h.to_str().ok());
     let local = [format!("127.0.0.1:{port}"), format!("localhost:{port}")];
     if !host.is_some_and(|h| local.iter().any(|l| l.eq_ignore_ascii_case(h))) {
-        return refuse(
+        return Some(refuse(
             StatusCode::FORBIDDEN,
             "forbidden: the inspector answers only to Host 127.0.0.1 or localhost at its port\n",
-        );
+        ));
     }
     if let Some(origin) = headers.get(header::ORIGIN) {
         let ok = origin.to_str().is_ok_and(|o| {
@@ -83,8 +82,55 @@ pub(super) async fn check(
                 .any(|l| o.eq_ignore_ascii_case(&format!("http://{l}")))
         });
         if !ok {
-            return refuse(StatusCode::FORBIDDEN, "forbidden: a foreign Origin\n");
+            return Some(refuse(
+                StatusCode::FORBIDDEN,
+                "forbidden: a foreign Origin\n",
+            ));
         }
+    }
+    None
+}
+
+/// The middleware in front of the views' origin: its Host and Origin, its token.
+pub(super) async fn check_sandbox(
+    State(inspector): State<Arc<Inspector>>,
+    request: Request,
+    next: Next,
+) -> Response {
+    let headers = request.headers();
+    if let Some(refused) = foreign(headers, inspector.sandbox_port()) {
+        return refused;
+    }
+    let token = inspector.sandbox_token().as_bytes();
+    let held = from_query(request.uri().query()).is_some_and(|t| same(t.as_bytes(), token))
+        || from_bearer(headers).is_some_and(|t| same(t.as_bytes(), token));
+    if !held {
+        return refuse(
+            StatusCode::UNAUTHORIZED,
+            "unauthorized: the views' origin answers the inspector's page only\n",
+        );
+    }
+    let mut response = next.run(request).await;
+    let h = response.headers_mut();
+    h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    h.insert(
+        "x-content-type-options",
+        HeaderValue::from_static("nosniff"),
+    );
+    h.insert("referrer-policy", HeaderValue::from_static("no-referrer"));
+    response
+}
+
+/// The middleware in front of every route.
+pub(super) async fn check(
+    State(inspector): State<Arc<Inspector>>,
+    request: Request,
+    next: Next,
+) -> Response {
+    let port = inspector.port();
+    let headers = request.headers();
+    if let Some(refused) = foreign(headers, port) {
+        return refused;
     }
     let token = inspector.token().as_bytes();
     let cookie = cookie_name(port);

@@ -17,7 +17,14 @@
 //! relay (`POST /api/rpc`), the server's notifications, progress and input requests as a
 //! stream of server-sent events (`GET /api/events`), answers to those requests
 //! (`POST /api/input/{id}`), and a bounded trace of every exchange (`GET /api/trace`, JSON
-//! Lines at `GET /api/trace.jsonl`).
+//! Lines at `GET /api/trace.jsonl`). Over HTTP, each trace entry carries the headers of its
+//! exchanges (`Authorization` and cookies redacted).
+//!
+//! MCP Apps: a tool's `ui://` view renders in the page inside the sandbox proxy of the Apps
+//! spec, served by a second loopback listener (another port, so another origin than the page:
+//! the view cannot reach into the page), with a token of its own and the same Host/Origin
+//! checks (module `guard`). The page connects the view with the App SDK's host bridge
+//! (`page/bridge.js`, bundled from `page/bridge.src.js` and checked in).
 
 mod api;
 mod guard;
@@ -69,13 +76,25 @@ async fn inspect(args: InspectArgs) -> Result<(), Failure> {
             .await
             .map_err(|e| Failure::new(format!("cannot listen on 127.0.0.1:{}: {e}", args.port)))?;
     let port = listener.local_addr()?.port();
+    // The views' origin: another port, on loopback too.
+    let sandbox = tokio::net::TcpListener::bind(SocketAddr::from((Ipv4Addr::LOCALHOST, 0)))
+        .await
+        .map_err(|e| Failure::new(format!("cannot listen on 127.0.0.1 for the views: {e}")))?;
+    let sandbox_port = sandbox.local_addr()?.port();
     let token = guard::new_token()?;
-    let state = Arc::new(session::Inspector::new(token.clone(), port, target));
+    let sandbox_token = guard::new_token()?;
+    let state = Arc::new(session::Inspector::new(
+        token.clone(),
+        port,
+        (sandbox_token, sandbox_port),
+        target,
+    ));
     if state.has_target() {
         // Connected before the page is offered: a wrong command or URL is said here, at once.
         state.connect_configured().await?;
     }
     let app = api::router(state.clone());
+    let views = api::sandbox_router(state.clone());
     let url = format!("http://127.0.0.1:{port}/?token={token}");
     // Not println!: a closed stdout (a script that read the URL and left) must not stop it.
     {
@@ -88,13 +107,16 @@ async fn inspect(args: InspectArgs) -> Result<(), Failure> {
     if args.open {
         open_browser(&url);
     }
+    // Served until the page's server stops (the views have nothing to finish).
+    let views = tokio::spawn(async move { axum::serve(sandbox, views).await });
     let shutdown = async {
         let _ = tokio::signal::ctrl_c().await;
     };
-    axum::serve(listener, app)
+    let served = axum::serve(listener, app)
         .with_graceful_shutdown(shutdown)
-        .await
-        .map_err(|e| Failure::new(format!("the page server failed: {e}")))?;
+        .await;
+    views.abort();
+    served.map_err(|e| Failure::new(format!("the page server failed: {e}")))?;
     state.close().await;
     Ok(())
 }

@@ -34,6 +34,16 @@ pub(super) const MAX_ROOTS: usize = 64;
 pub(super) const MAX_ROOT_BYTES: usize = 8 << 10;
 /// Resources the page listens to at once.
 pub(super) const MAX_SUBSCRIPTIONS: usize = 32;
+/// HTTP exchanges of requests kept until their response's trace entry takes them; past it the
+/// oldest becomes a trace entry of its own.
+pub(super) const HTTP_UNCLAIMED: usize = 256;
+/// Headers whose values the trace never shows (the scheme of an `Authorization` stays).
+const REDACTED: [&str; 4] = [
+    "authorization",
+    "proxy-authorization",
+    "cookie",
+    "set-cookie",
+];
 
 /// A live connection.
 struct Live {
@@ -51,6 +61,35 @@ pub(super) struct Shared {
     pending: Mutex<HashMap<u64, (oneshot::Sender<Value>, Value)>>,
     trace: Mutex<Trace>,
     calls: Mutex<HashMap<String, tokio::task::AbortHandle>>,
+    /// HTTP exchanges of requests, by JSON-RPC id, until a trace entry takes them.
+    http: Mutex<VecDeque<(String, Value)>>,
+}
+
+/// A header map as the trace shows it: `[name, value]` pairs, in order, credentials redacted.
+fn shown_headers(headers: &axum::http::HeaderMap) -> Value {
+    let pairs: Vec<Value> = headers
+        .iter()
+        .map(|(name, value)| {
+            let value = String::from_utf8_lossy(value.as_bytes());
+            let value = if REDACTED.contains(&name.as_str()) {
+                match value.split_once(' ') {
+                    Some((scheme, _)) if name.as_str().ends_with("authorization") => {
+                        format!("{scheme} [redacted]")
+                    }
+                    _ => "[redacted]".to_owned(),
+                }
+            } else {
+                value.into_owned()
+            };
+            json!([name.as_str(), value])
+        })
+        .collect();
+    Value::Array(pairs)
+}
+
+/// The JSON-RPC id as a key (the same id gives the same key whatever its type).
+fn id_key(id: &duomcp::jsonrpc::RequestId) -> String {
+    serde_json::to_string(id).unwrap_or_default()
 }
 
 #[derive(Default)]
@@ -65,6 +104,8 @@ struct Trace {
 pub(crate) struct Inspector {
     token: String,
     port: u16,
+    /// The views' origin (MCP Apps): its own token and port.
+    sandbox: (String, u16),
     configured: Option<Target>,
     live: RwLock<Option<Live>>,
     shared: Arc<Shared>,
@@ -114,6 +155,59 @@ impl Shared {
         }
         drop(trace);
         self.event(json!({ "type": "trace", "entry": entry }));
+    }
+
+    /// An HTTP exchange of the connection: a request's is kept for its response's trace entry
+    /// ([`take_http`](Self::take_http)); any other (a notification, a response, a `GET`
+    /// stream, a `DELETE`) is a trace entry of its own.
+    fn http_exchange(&self, x: &duomcp::client::transport::http::HttpExchange) {
+        let shown = json!({
+            "method": x.method.as_str(),
+            "url": x.url,
+            "status": x.status.as_u16(),
+            "request": shown_headers(&x.request_headers),
+            "response": shown_headers(&x.response_headers),
+            "message": x.message_method,
+        });
+        match (&x.message_id, &x.message_method) {
+            (Some(id), Some(_)) => {
+                let evicted = {
+                    let mut http = lock(&self.http);
+                    http.push_back((id_key(id), shown));
+                    (http.len() > HTTP_UNCLAIMED)
+                        .then(|| http.pop_front())
+                        .flatten()
+                };
+                if let Some((_, old)) = evicted {
+                    self.http_entry(old);
+                }
+            }
+            _ => self.http_entry(shown),
+        }
+    }
+
+    /// An HTTP exchange as a trace entry of its own: named for the message it carried, else
+    /// for its HTTP method (`GET`, `DELETE`).
+    fn http_entry(&self, shown: Value) {
+        let method = match &shown["message"] {
+            Value::String(m) => m.clone(),
+            _ => shown["method"].as_str().unwrap_or_default().to_owned(),
+        };
+        self.trace(json!({ "dir": "out", "kind": "http", "method": method, "http": [shown] }));
+    }
+
+    /// Takes the HTTP exchanges kept for the requests `ids` (all of them with `None`).
+    fn take_http(&self, ids: Option<&[String]>) -> Vec<Value> {
+        let mut http = lock(&self.http);
+        let mut taken = Vec::new();
+        http.retain(|(id, x)| {
+            let take = ids.is_none_or(|ids| ids.contains(id));
+            if take {
+                taken.push(x.clone());
+            }
+            !take
+        });
+        taken
     }
 
     /// The trace kept, oldest first, and how many entries were dropped to keep it bounded.
@@ -223,7 +317,12 @@ fn notification_json(n: &ServerEvent) -> (String, Value) {
 }
 
 impl Inspector {
-    pub(super) fn new(token: String, port: u16, target: Target) -> Inspector {
+    pub(super) fn new(
+        token: String,
+        port: u16,
+        sandbox: (String, u16),
+        target: Target,
+    ) -> Inspector {
         let roots = target.roots.iter().map(Root::new).collect();
         let configured = target.usage_problem().is_none().then_some(target);
         Inspector {
@@ -231,6 +330,7 @@ impl Inspector {
             subscriptions: Mutex::new(HashMap::new()),
             token,
             port,
+            sandbox,
             configured,
             live: RwLock::new(None),
             shared: Arc::new(Shared {
@@ -240,6 +340,7 @@ impl Inspector {
                 pending: Mutex::new(HashMap::new()),
                 trace: Mutex::new(Trace::default()),
                 calls: Mutex::new(HashMap::new()),
+                http: Mutex::new(VecDeque::new()),
             }),
         }
     }
@@ -250,6 +351,16 @@ impl Inspector {
 
     pub(super) fn port(&self) -> u16 {
         self.port
+    }
+
+    /// The token of the views' origin.
+    pub(super) fn sandbox_token(&self) -> &str {
+        &self.sandbox.0
+    }
+
+    /// The port of the views' origin.
+    pub(super) fn sandbox_port(&self) -> u16 {
+        self.sandbox.1
     }
 
     pub(super) fn shared(&self) -> &Arc<Shared> {
@@ -274,10 +385,14 @@ impl Inspector {
     pub(super) async fn connect(&self, target: Target) -> Result<Value, Failure> {
         let shared = self.shared.clone();
         let shared2 = self.shared.clone();
+        let shared3 = self.shared.clone();
         // Always offered (an empty list included), so the page can change them later.
         let roots = lock(&self.roots).clone();
         let customize = move |b: ClientBuilder| {
+            // The page renders views (MCP Apps), and the trace shows HTTP headers.
             b.log_level(LoggingLevel::Debug)
+                .apps()
+                .on_http_exchange(move |x| shared3.http_exchange(x))
                 .roots(roots.clone())
                 .on_elicit(move |params: ElicitRequestParams| {
                     let shared = shared.clone();
@@ -311,12 +426,18 @@ impl Inspector {
         let shown = target.shown();
         self.shared.trace(json!({ "dir": "out", "kind": "connect", "target": shown, "era": era_name(target.era) }));
         let started = Instant::now();
+        // The handshake's HTTP exchanges go with its trace entry; those no response took
+        // (requests the client made on its own: task polls, listens) are shown now.
+        for left in self.shared.take_http(None) {
+            self.shared.http_entry(left);
+        }
         let connected = target.connect_with(customize).await;
         let (client, _logs) = match connected {
             Ok(c) => c,
             Err(f) => {
+                let http = self.shared.take_http(None);
                 self.shared.trace(
-                    json!({ "dir": "in", "kind": "connect", "error": { "message": f.message } }),
+                    json!({ "dir": "in", "kind": "connect", "error": { "message": f.message }, "http": http }),
                 );
                 return Err(f);
             }
@@ -344,9 +465,14 @@ impl Inspector {
             close(old).await;
         }
         let info = self.info().await;
-        self.shared.trace(json!({
+        let mut entry = json!({
             "dir": "in", "kind": "connect", "ms": started.elapsed().as_secs_f64() * 1000.0, "result": info
-        }));
+        });
+        let http = self.shared.take_http(None);
+        if !http.is_empty() {
+            entry["http"] = Value::Array(http);
+        }
+        self.shared.trace(entry);
         Ok(info)
     }
 
@@ -371,6 +497,7 @@ impl Inspector {
                 let c = &live.client;
                 json!({
                     "connected": true,
+                    "sandbox": { "port": self.sandbox.1, "token": self.sandbox.0 },
                     "target": live.shown,
                     "era": c.era().to_string(),
                     "eraChoice": era_name(live.target.era),
@@ -399,7 +526,10 @@ impl Inspector {
             None => return json!({ "error": { "message": "not connected" } }),
         };
         let shared = self.shared.clone();
-        let mut options = RequestOptions::new();
+        // The JSON-RPC ids the call went out with: its HTTP exchanges go with its response.
+        let sent: Arc<Mutex<Vec<String>>> = Arc::default();
+        let ids = sent.clone();
+        let mut options = RequestOptions::new().on_sent(move |id| lock(&ids).push(id_key(id)));
         // A tool run as a task goes through `call_tool_with`, which asks for the task in the
         // revision's own form and follows it to its result.
         let as_task = method == "tools/call" && params.get("task").is_some();
@@ -476,6 +606,13 @@ impl Inspector {
             json!({ "dir": "in", "kind": "response", "method": method, "call": call, "ms": ms });
         if let (Value::Object(e), Value::Object(a)) = (&mut entry, &answer) {
             e.extend(a.clone());
+        }
+        let ids = std::mem::take(&mut *lock(&sent));
+        if !ids.is_empty() {
+            let http = shared.take_http(Some(&ids));
+            if !http.is_empty() {
+                entry["http"] = Value::Array(http);
+            }
         }
         shared.trace(entry);
         answer

@@ -60,7 +60,7 @@ fn screenshot_path() -> PathBuf {
 
 /// The counter example over Streamable HTTP on a free port: the child, its URL, and its stderr
 /// lines as they come.
-async fn counter_server() -> (tokio::process::Child, String, Arc<Mutex<Vec<String>>>) {
+pub(super) async fn counter_server() -> (tokio::process::Child, String, Arc<Mutex<Vec<String>>>) {
     let bin = env_path("DUOMCP_MCP_APP_BIN");
     let mut child = tokio::process::Command::new(&bin)
         .args(["--http", "127.0.0.1:0"])

@@ -2,7 +2,7 @@
 // a module of tests/interop.rs):
 //
 //   DUOMCP_INTEROP_DIR=<dir with node_modules> node browser.mjs PAGE_URL CHROMIUM SHOT_DIR LABEL \
-//     [reference|everything]
+//     [reference|everything|apps SECRET]
 //
 // Opens PAGE_URL (the URL `duomcp inspect` printed, token included) in headless Chromium
 // (playwright-core) with every request that leaves the inspector's own origin refused and
@@ -12,7 +12,10 @@
 // messages; an elicitation answered in the page's dialog; a tool run as a task to its end; roots
 // edited and a canned sampling reply (reference); a resource's updates listened to
 // (server-everything); a resource template filled with the server's completion and read; the trace, exported as JSON
-// Lines. It saves a screenshot of each step as SHOT_DIR/LABEL-STEP.png and prints what it saw
+// Lines. With "apps" (the mcp_app example over HTTP, the inspector holding the bearer token
+// SECRET): the app-only tool kept from the list, the counter's view rendered in its sandbox on
+// the views' origin, its button clicked (a tool call through the inspector) and its answer in the
+// view, then a trace entry's HTTP headers, with SECRET nowhere. It saves a screenshot of each step as SHOT_DIR/LABEL-STEP.png and prints what it saw
 // as one JSON line. Exits 1 on any failure.
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { createRequire } from "node:module";
@@ -22,9 +25,9 @@ import { join, resolve } from "node:path";
 const kit = createRequire(join(resolve(process.env.DUOMCP_INTEROP_DIR ?? ""), "package.json"));
 const { chromium } = kit("playwright-core");
 
-const [pageUrl, executablePath, shotDir, label, flavour = "reference"] = process.argv.slice(2);
+const [pageUrl, executablePath, shotDir, label, flavour = "reference", secret = ""] = process.argv.slice(2);
 const origin = new URL(pageUrl).origin;
-const seen = { offsite: [], console: [], shots: [] };
+const seen = { offsite: [], console: [], shots: [], views: [] };
 const STEP = 20_000;
 
 const profile = mkdtempSync(join(tmpdir(), "duomcp-inspect-chromium-"));
@@ -43,6 +46,12 @@ try {
   await context.route("**/*", (route) => {
     const url = route.request().url();
     if (url.startsWith(`${origin}/`) || url.startsWith("data:")) return route.continue();
+    // The views' origin (MCP Apps): the sandbox proxy, counted; checked by inspect.rs.
+    const u = new URL(url);
+    if (u.hostname === "localhost" && u.pathname === "/sandbox.html") {
+      seen.views.push(u.origin);
+      return route.continue();
+    }
     seen.offsite.push(url);
     return route.abort();
   });
@@ -55,9 +64,11 @@ try {
   };
   page.on("console", (m) => { if (m.type() === "error") seen.console.push(m.text()); });
   page.on("pageerror", (e) => seen.console.push(String(e)));
-  const shot = async (step) => {
+  // fullPage: false for a view: a full-page capture resizes the page, and Chromium may not
+  // repaint the view's out-of-process frames in time (they come out blank).
+  const shot = async (step, fullPage = true) => {
     const path = join(shotDir, `${label}-${step}.png`);
-    await page.screenshot({ path, fullPage: true });
+    await page.screenshot({ path, fullPage });
     seen.shots.push(path);
   };
   const tab = (name) => page.click(`#tabs button[data-tab="${name}"]`);
@@ -79,11 +90,56 @@ try {
   seen.status = (await page.locator("#status").innerText()).trim();
   seen.era = await page.locator("#status").getAttribute("data-era");
   await page.waitForSelector("#tool-list li", { timeout: STEP });
-  seen.tools = await page.locator("#tool-list li").evaluateAll((lis) => lis.map((li) => li.dataset.tool));
+  seen.tools = await page.locator("#tool-list li[data-tool]").evaluateAll((lis) => lis.map((li) => li.dataset.tool));
   await tab("server");
   seen.serverInfo = JSON.parse(await page.locator("#server-info").innerText());
   await shot("1-server");
 
+  if (flavour === "apps") {
+    // The counter: its app-only tool is not listed; its view renders when it is called.
+    seen.appOnlyNote = (await page.locator("#app-only-note").innerText()).trim();
+    await tool("show_counter");
+    await page.click('#tool-form button[type="submit"]');
+    seen.counterResult = await result();
+    const view = page.frameLocator("#view-frame").frameLocator("#view");
+    await view.locator("#increment:enabled").waitFor({ timeout: STEP });
+    const counter = async () => ({
+      count: (await view.locator("#count").textContent()).trim(),
+      said: (await view.locator("#said").textContent()).trim(),
+    });
+    seen.initial = await counter();
+    seen.sandboxOrigin = await page.frameLocator("#view-frame").locator("body").evaluate(() => location.origin);
+    seen.info = await page.evaluate(async () => (await fetch("/api/info")).json());
+    await page.locator("#view-frame").scrollIntoViewIfNeeded();
+    await shot("2-view", false);
+    // Its button: the view calls the app-only tool through the inspector, and shows the answer.
+    await view.locator("#increment").click();
+    await view.locator("#said", { hasText: "Incremented" }).waitFor({ timeout: STEP });
+    seen.after = await counter();
+    await page.waitForFunction(() => [...document.querySelectorAll("#tool-detail .view-calls li")].some((li) => / ok$/.test(li.textContent)), null, { timeout: STEP });
+    seen.viewCalls = await page.locator("#tool-detail .view-calls li").allInnerTexts();
+    seen.viewStatus = (await page.locator("#tool-detail .view-status").innerText()).trim();
+    await page.locator("#view-frame").scrollIntoViewIfNeeded();
+    await shot("3-view-clicked", false);
+    // The trace: the view's call, with the headers of its HTTP exchange.
+    await tab("trace");
+    seen.traceRows = await page.locator("#trace-table tbody tr").count();
+    await page.locator("#trace-table tbody tr").filter({ hasText: "increment_counter" }).first().waitFor({ timeout: STEP }).catch(() => {});
+    const row = page.locator("#trace-table tbody tr").filter({ hasText: "⇄" }).filter({ hasText: "tools/call" }).last();
+    await row.click();
+    seen.traceDetail = await page.locator("#trace-detail").innerText();
+    await shot("4-trace-headers");
+    const [download] = await Promise.all([page.waitForEvent("download"), page.click("#trace-export")]);
+    const text = readFileSync(await download.path(), "utf8");
+    seen.exportHasSecret = secret !== "" && text.includes(secret);
+    const entries = text.split("\n").filter(Boolean).map((l) => JSON.parse(l));
+    seen.exported = entries.length;
+    seen.exportedWithHttp = entries.filter((e) => Array.isArray(e.http) && e.http.length).length;
+    seen.exportedAuthorization = [...new Set(entries.flatMap((e) => (e.http || []).flatMap((x) => x.request.filter(([n]) => n === "authorization").map(([, v]) => v))))];
+    // The view's call (the page names its calls v1, v2…) with its POST's headers.
+    seen.viewCallTraced = entries.some((e) => e.kind === "response" && e.method === "tools/call" && /^v\d+$/.test(e.call || "")
+      && (e.http || []).length > 0 && e.http[0].request.some(([n, v]) => n === "mcp-method" && v === "tools/call"));
+  } else {
   // A form from a nested-object schema: the field of the nested object filled, then run.
   const nested = flavour === "reference" ? "json_schema_2020_12_tool" : "get-structured-content";
   await tool(nested);
@@ -222,6 +278,7 @@ try {
   const lines = readFileSync(await download.path(), "utf8").split("\n").filter(Boolean);
   seen.exported = lines.length;
   seen.exportedMethods = [...new Set(lines.map((l) => JSON.parse(l).method).filter(Boolean))].sort();
+  }
 } catch (e) {
   seen.error = String(e && e.stack ? e.stack : e);
   code = 1;

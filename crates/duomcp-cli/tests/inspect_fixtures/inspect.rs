@@ -7,7 +7,13 @@
 //! against `duomcp serve` in each revision and against the official server-everything, with
 //! every request that leaves the inspector's origin refused (the page works offline).
 //!
-//! Screenshots of each step: `target/inspect-artifacts/ERA-STEP.png`.
+//! And MCP Apps: the `mcp_app` example's counter view rendered by the inspector (its sandbox on
+//! the views' origin, through the App SDK's host bridge), its button clicked, the app-only
+//! tool's answer in the view; the trace's HTTP headers with the bearer token redacted; the
+//! checked-in bridge bundle compared with what its sources build.
+//!
+//! Screenshots of each step: `target/inspect-artifacts/ERA-STEP.png` (`apps-ERA-STEP.png` for
+//! the view).
 
 use super::{kit, run_bounded, stdout_json, Kit, TEST_DEADLINE};
 use serde_json::Value;
@@ -38,9 +44,29 @@ async fn inspector(
     tokio::io::Lines<BufReader<tokio::process::ChildStdout>>,
     String,
 ) {
+    let mut args: Vec<&std::ffi::OsStr> = vec![
+        "--era".as_ref(),
+        era.as_ref(),
+        "--timeout".as_ref(),
+        "30".as_ref(),
+        "--".as_ref(),
+    ];
+    args.extend_from_slice(server);
+    inspector_with(&args, kit).await
+}
+
+/// `duomcp inspect ARGS…`: as [`inspector`].
+async fn inspector_with(
+    args: &[&std::ffi::OsStr],
+    kit: &Kit,
+) -> (
+    tokio::process::Child,
+    tokio::io::Lines<BufReader<tokio::process::ChildStdout>>,
+    String,
+) {
     let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_duomcp"))
-        .args(["inspect", "--era", era, "--timeout", "30", "--"])
-        .args(server)
+        .arg("inspect")
+        .args(args)
         .env("DUOMCP_INTEROP_DIR", &kit.dir)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
@@ -66,13 +92,18 @@ async fn inspector(
 }
 
 async fn drive(kit: &Kit, url: &str, label: &str, flavour: &str) -> Value {
+    drive_with(kit, url, label, flavour, "").await
+}
+
+async fn drive_with(kit: &Kit, url: &str, label: &str, flavour: &str, secret: &str) -> Value {
     let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/inspect_fixtures/browser.mjs");
     let mut cmd = kit.node(&fixture);
     cmd.arg(url)
         .arg(CHROMIUM)
         .arg(shots_dir())
         .arg(label)
-        .arg(flavour);
+        .arg(flavour)
+        .arg(secret);
     let out = run_bounded(cmd, "inspect_fixtures/browser.mjs (headless Chromium)").await;
     stdout_json(&out, "inspect_fixtures/browser.mjs")
 }
@@ -253,4 +284,118 @@ async fn inspect_page_against_server_everything() {
     })
     .await
     .expect("the test took too long");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn inspect_page_renders_the_mcp_app_view_and_shows_http_headers() {
+    let kit = kit();
+    assert!(Path::new(CHROMIUM).is_file(), "{CHROMIUM} is missing");
+    tokio::time::timeout(TEST_DEADLINE * 2, async {
+        for (era, version) in [("legacy", "2025-11-25"), ("modern", "2026-07-28")] {
+            apps_view(&kit, era, version).await;
+        }
+    })
+    .await
+    .expect("the test took too long");
+}
+
+/// The counter (a fresh one) in the inspector in revision `era`.
+async fn apps_view(kit: &Kit, era: &str, version: &str) {
+    {
+        let (_server, url, log) = super::apps::counter_server().await;
+        let secret = "inspect-test-bearer-5f2c9d0e7a";
+        let auth = format!("Authorization: Bearer {secret}");
+        let args: [&std::ffi::OsStr; 7] = [
+            "--era".as_ref(),
+            era.as_ref(),
+            "--timeout".as_ref(),
+            "30".as_ref(),
+            "--header".as_ref(),
+            auth.as_ref(),
+            url.as_ref(),
+        ];
+        let (_child, _stdout, page) = inspector_with(&args, kit).await;
+        let label = format!("apps-{era}");
+        let seen = drive_with(kit, &page, &label, "apps", secret).await;
+        assert!(seen.get("error").is_none(), "{seen}");
+        assert_eq!(seen["info"]["protocolVersion"], version, "{seen}");
+        assert_eq!(seen["offsite"], serde_json::json!([]), "{seen}");
+        assert_eq!(seen["console"], serde_json::json!([]), "{seen}");
+        // The app-only tool is kept from the list; the tool with the view is there.
+        let tools: Vec<&str> = seen["tools"].as_array().unwrap().iter().map(text).collect();
+        assert_eq!(tools, ["show_counter"], "{seen}");
+        assert!(
+            text(&seen["appOnlyNote"]).starts_with("1 app-only tool"),
+            "{seen}"
+        );
+        // The view ran on the views' origin: another port, the one the page was told.
+        let port = seen["info"]["sandbox"]["port"].as_u64().unwrap();
+        let views = format!("http://localhost:{port}");
+        assert_eq!(seen["sandboxOrigin"], views.as_str(), "{seen}");
+        assert_eq!(seen["views"], serde_json::json!([views]), "{seen}");
+        assert!(!page.contains(&format!(":{port}/")), "{seen}");
+        // It got the tool result (the text for hosts that render views: the inspector said so),
+        // and its button called the app-only tool through the inspector.
+        assert_eq!(seen["initial"]["count"], "0", "{seen}");
+        assert_eq!(
+            seen["initial"]["said"], "The counter is at 0; the view can increment it.",
+            "{seen}"
+        );
+        assert_eq!(seen["after"]["count"], "1", "{seen}");
+        assert_eq!(
+            seen["after"]["said"], "Incremented: the counter is at 1.",
+            "{seen}"
+        );
+        assert_eq!(
+            seen["viewCalls"],
+            serde_json::json!(["the view called increment_counter: ok"]),
+            "{seen}"
+        );
+        assert!(
+            log.lock()
+                .unwrap()
+                .iter()
+                .any(|l| l == "mcp_app: increment_counter called, count is now 1"),
+            "{:?}",
+            log.lock().unwrap()
+        );
+        // The trace: the headers of each exchange, the bearer token never in clear.
+        assert_eq!(seen["exportHasSecret"], false, "{seen}");
+        assert_eq!(
+            seen["exportedAuthorization"],
+            serde_json::json!(["Bearer [redacted]"]),
+            "{seen}"
+        );
+        assert!(seen["exportedWithHttp"].as_u64().unwrap() >= 3, "{seen}");
+        assert_eq!(seen["viewCallTraced"], true, "{seen}");
+        let detail = text(&seen["traceDetail"]);
+        assert!(
+            detail.starts_with("POST ") && detail.contains("authorization: Bearer [redacted]"),
+            "{detail}"
+        );
+        assert!(!detail.contains(secret), "{detail}");
+        for shot in seen["shots"].as_array().unwrap() {
+            let size = std::fs::metadata(text(shot)).map(|m| m.len()).unwrap_or(0);
+            assert!(size > 10_000, "screenshot {shot} is {size} bytes");
+        }
+        eprintln!("screenshots: {}", seen["shots"]);
+    }
+}
+
+/// The host bridge the binary embeds (page/bridge.js, checked in) is what its sources build
+/// with the pinned packages (scripts/interop.sh builds it into DUOMCP_APPS_KIT, and compares
+/// too).
+#[test]
+fn inspect_bridge_bundle_is_what_its_sources_build() {
+    let built = super::env_path("DUOMCP_APPS_KIT").join("inspect-bridge.js");
+    let built = std::fs::read(&built)
+        .unwrap_or_else(|e| panic!("{}: {e} (scripts/interop.sh builds it)", built.display()));
+    let embedded = include_bytes!("../../src/inspect/page/bridge.js");
+    assert!(
+        built == embedded,
+        "crates/duomcp-cli/src/inspect/page/bridge.js ({} bytes) is not what \
+         interop/build-apps.mjs builds ({} bytes): copy the built one over it",
+        embedded.len(),
+        built.len()
+    );
 }

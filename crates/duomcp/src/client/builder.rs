@@ -389,6 +389,27 @@ impl ClientBuilder {
         self.connect_transport(transport).await
     }
 
+    /// Calls `f` with each HTTP exchange of [`connect_http`](Self::connect_http): the request's
+    /// headers, the answer's status and headers, and the JSON-RPC message it carried (see
+    /// [`HttpExchange`](super::transport::http::HttpExchange)). For a debugger; when none is
+    /// set, nothing is copied.
+    ///
+    /// ```
+    /// use duomcp::client::Client;
+    /// let builder = Client::builder().on_http_exchange(|x| {
+    ///     eprintln!("{} {} -> {}", x.method, x.url, x.status);
+    /// });
+    /// # drop(builder);
+    /// ```
+    #[cfg(feature = "http-client")]
+    pub fn on_http_exchange(
+        mut self,
+        f: impl Fn(&super::transport::http::HttpExchange) + Send + Sync + 'static,
+    ) -> Self {
+        self.http.options.on_exchange = Some(std::sync::Arc::new(f));
+        self
+    }
+
     /// A header sent with every HTTP request of [`connect_http`](Self::connect_http) (an API
     /// key, a tenant…). The protocol's own headers take precedence; an invalid name or value
     /// makes `connect_http` fail.

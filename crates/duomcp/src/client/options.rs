@@ -50,7 +50,12 @@ pub struct RequestOptions {
     pub(crate) on_input: Option<Arc<InputFn>>,
     /// Set while this request waits for its user's answers (see [`AwaitingInput`]).
     pub(crate) awaiting_input: Option<AwaitingInput>,
+    /// Called with the JSON-RPC id of the request, as it is sent.
+    pub(crate) on_sent: Option<Arc<SentFn>>,
 }
+
+/// What [`RequestOptions::on_sent`] calls.
+type SentFn = dyn Fn(&crate::jsonrpc::RequestId) + Send + Sync;
 
 /// A request's flag, set by its owner while the request waits for its user to answer the input
 /// requests it already got (see [`RequestOptions::awaiting_input`]).
@@ -103,6 +108,7 @@ impl fmt::Debug for RequestOptions {
             .field("on_task_status", &self.on_task_status.is_some())
             .field("on_input", &self.on_input.is_some())
             .field("awaiting_input", &self.awaiting_input)
+            .field("on_sent", &self.on_sent.is_some())
             .finish()
     }
 }
@@ -201,6 +207,24 @@ impl RequestOptions {
     /// ```
     pub fn relay_input_required(mut self) -> Self {
         self.relay_input_required = true;
+        self
+    }
+
+    /// Calls `f` with the JSON-RPC id the client gives the request, just before it is sent:
+    /// to match the request with what the transport observed of it (the `message_id` of an
+    /// `HttpExchange`, feature `http-client`). A tool call run as a task reports each request it
+    /// makes (the call, the polls, the result).
+    ///
+    /// ```
+    /// use duomcp::client::RequestOptions;
+    /// let opts = RequestOptions::new().on_sent(|id| eprintln!("sent as {id:?}"));
+    /// # let _ = opts;
+    /// ```
+    pub fn on_sent(
+        mut self,
+        f: impl Fn(&crate::jsonrpc::RequestId) + Send + Sync + 'static,
+    ) -> Self {
+        self.on_sent = Some(Arc::new(f));
         self
     }
 

@@ -73,12 +73,13 @@ fn poll_interval(suggested: Option<Duration>) -> Duration {
     suggested.unwrap_or(DEFAULT_POLL).clamp(MIN_POLL, MAX_POLL)
 }
 
-/// The options of one request made on behalf of a task call: its timeout, nothing else (the
-/// call's progress token and `_meta` belong to the original `tools/call`).
+/// The options of one request made on behalf of a task call: its timeout, its id reporter,
+/// nothing else (the call's progress token and `_meta` belong to the original `tools/call`).
 fn per_request(opts: &RequestOptions) -> RequestOptions {
     RequestOptions {
         timeout: opts.timeout,
         log_level: opts.log_level,
+        on_sent: opts.on_sent.clone(),
         // 2025-11-25: the server's requests on a `tasks/result` stream are the task's.
         on_input: opts.on_input.clone(),
         ..RequestOptions::default()

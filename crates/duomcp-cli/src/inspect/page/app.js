@@ -308,19 +308,111 @@ function renderResult(box, r) {
 
 // ---------------------------------------------------------------- tools
 
+// MCP Apps: a tool's view (`_meta.ui.resourceUri`, or the older `_meta["ui/resourceUri"]`)
+// and who may see the tool (`_meta.ui.visibility`: "model", "app"; both when absent).
+function uiOf(t) { return (t && t._meta && t._meta.ui) || {}; }
+function viewOf(t) { return uiOf(t).resourceUri || (t && t._meta && t._meta["ui/resourceUri"]) || null; }
+function visibleTo(t, who) { const v = uiOf(t).visibility; return !Array.isArray(v) || v.includes(who); }
+
 async function loadTools() {
   const r = await rpc("tools/list");
-  state.tools = (r.result && r.result.tools) || [];
+  state.allTools = (r.result && r.result.tools) || [];
+  // App-only tools are for views to call, not for the list (the Apps spec).
+  state.tools = state.allTools.filter((t) => visibleTo(t, "model"));
+  const hidden = state.allTools.length - state.tools.length;
   const list = $("tool-list");
   list.replaceChildren(...state.tools.map((t) => {
     const a = t.annotations || {};
     const badges = [a.readOnlyHint && "read-only", a.destructiveHint && "destructive", a.idempotentHint && "idempotent",
       a.openWorldHint && "open-world", t.execution && t.execution.taskSupport && t.execution.taskSupport !== "forbidden" && `task: ${t.execution.taskSupport}`,
-      t._meta && t._meta.ui && "view"].filter(Boolean);
+      viewOf(t) && "view"].filter(Boolean);
     return el("li", { "data-tool": t.name, onclick: () => showTool(t) },
       el("span", { class: "tool-name", text: t.title || t.name }), badges.map((b) => el("span", { class: "badge", text: b })));
   }));
+  if (hidden) list.append(el("li", { class: "hint", id: "app-only-note", text: `${hidden} app-only tool(s) not listed: their views call them` }));
   if (r.error) list.append(el("li", { class: "error", text: r.error.message }));
+}
+
+// Renders tool `t`'s view in `box` through the sandbox proxy on the views' origin (another
+// port: the view cannot reach into this page) and connects it with the App SDK's host bridge
+// (bridge.js), as a host would: the view's own calls go through the inspector's connection.
+// Returns { result(answer) } to hand it the tool's result, or null when it cannot be shown.
+async function openView(t, box, args) {
+  if (state.view) { try { state.view.bridge.close(); } catch { /* gone already */ } state.view = null; }
+  const uri = viewOf(t);
+  const status = box.querySelector(".view-status");
+  const body = box.querySelector(".view-body");
+  const say = (text) => { status.textContent = text; };
+  box.hidden = false;
+  say(`reading ${uri}…`);
+  const r = await rpc("resources/read", { uri });
+  const all = (r.result && r.result.contents) || [];
+  const contents = all.find((c) => /^text\/html/.test(c.mimeType || "")) || all[0];
+  if (r.error || !contents) { say(`cannot read the view ${uri}: ${r.error ? r.error.message : "no contents"}`); return null; }
+  const html = contents.text !== undefined ? contents.text
+    : new TextDecoder().decode(Uint8Array.from(atob(contents.blob || ""), (ch) => ch.charCodeAt(0)));
+  const ui = (contents._meta && contents._meta.ui) || {};
+  const sb = state.info.sandbox;
+  const origin = `http://${location.hostname === "localhost" ? "127.0.0.1" : "localhost"}:${sb.port}`;
+  const frame = el("iframe", { id: "view-frame", title: `view ${uri}`, sandbox: "allow-scripts allow-same-origin allow-forms" });
+  if (ui.prefersBorder === false) frame.classList.add("borderless");
+  const ready = new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error("the sandbox proxy did not load within 10 s")), 10_000);
+    const on = (ev) => {
+      if (ev.source === frame.contentWindow && ev.origin === origin && ev.data && ev.data.method === "ui/notifications/sandbox-proxy-ready") {
+        window.removeEventListener("message", on); clearTimeout(timer); resolve();
+      }
+    };
+    window.addEventListener("message", on);
+  });
+  frame.src = `${origin}/sandbox.html?token=${encodeURIComponent(sb.token)}`;
+  body.replaceChildren(frame);
+  try { await ready; } catch (e) { say(String(e.message || e)); return null; }
+
+  const { AppBridge, PostMessageTransport } = window.DuomcpAppBridge;
+  const caps = state.info.capabilities || {};
+  const bridge = new AppBridge(null, { name: "duomcp-inspect", version: "1" },
+    { serverTools: caps.tools ? {} : undefined, serverResources: caps.resources ? {} : undefined, logging: {} },
+    { hostContext: { theme: matchMedia("(prefers-color-scheme: dark)").matches ? "dark" : "light", displayMode: "inline",
+      toolInfo: { tool: t }, locale: navigator.language } });
+  const calls = box.querySelector(".view-calls");
+  bridge.oncalltool = async (params) => {
+    const known = (state.allTools || []).find((x) => x.name === params.name);
+    // A view calls only the tools its app may see.
+    if (known && !visibleTo(known, "app")) throw new Error(`${params.name} is not visible to apps`);
+    const line = el("li", { text: `the view called ${params.name}…` });
+    calls.append(line);
+    const a = await rpc("tools/call", { name: params.name, arguments: params.arguments || {} }, `v${++state.calls}`);
+    if (a.error) { line.textContent = `the view called ${params.name}: ${a.error.message}`; throw new Error(a.error.message); }
+    line.textContent = `the view called ${params.name}: ${a.result.isError ? "error" : "ok"}`;
+    return a.result;
+  };
+  const relay = (method) => async (params) => {
+    const a = await rpc(method, params || {});
+    if (a.error) throw new Error(a.error.message);
+    return a.result;
+  };
+  bridge.onreadresource = relay("resources/read");
+  bridge.onlistresources = relay("resources/list");
+  bridge.onlistresourcetemplates = relay("resources/templates/list");
+  bridge.onloggingmessage = (p) => logLine({ ...p, logger: `view${p.logger ? ` ${p.logger}` : ""}` });
+  bridge.onmessage = async (p) => { calls.append(el("li", { text: `the view says: ${JSON.stringify(p.content || p)}` })); return {}; };
+  bridge.onopenlink = async (p) => { calls.append(el("li", { text: `the view asks to open ${p.url} (not opened)` })); return { isError: true }; };
+  bridge.onsizechange = (p) => { if (p && p.height) frame.style.height = `${Math.min(Math.max(p.height, 80), 2000)}px`; };
+  const initialized = new Promise((resolve) => { bridge.oninitialized = resolve; });
+  await bridge.connect(new PostMessageTransport(frame.contentWindow, frame.contentWindow));
+  await bridge.sendSandboxResourceReady({ html, csp: ui.csp, permissions: ui.permissions });
+  await initialized;
+  await bridge.sendToolInput({ arguments: args });
+  say(`${uri}: connected`);
+  state.view = { bridge };
+  return {
+    result: async (answer) => {
+      if (answer.result) await bridge.sendToolResult(answer.result);
+      else await bridge.sendToolCancelled({ reason: (answer.error && answer.error.message) || "failed" });
+      say(`${uri}: tool result sent`);
+    },
+  };
 }
 
 function showTool(t) {
@@ -356,10 +448,15 @@ function showTool(t) {
     };
     const params = { name: t.name, arguments: r.value || {} };
     if (asTask) params.task = {};
+    const view = viewOf(t) ? await openView(t, viewBox, params.arguments) : null;
     const answer = await rpc("tools/call", params, call);
     cancel.disabled = true;
     renderResult(result, answer);
+    if (view) await view.result(answer);
   };
+  const viewBox = el("section", { class: "view-panel", hidden: true, "aria-label": "view" },
+    el("h3", { text: "View" }), el("div", { class: "view-body" }), el("p", { class: "view-status hint", role: "status" }),
+    el("ol", { class: "view-calls" }));
   $("tool-detail").replaceChildren(
     el("h2", { text: t.title || t.name }),
     t.description ? el("p", { class: "description", text: t.description }) : null,
@@ -369,7 +466,7 @@ function showTool(t) {
         el("button", { type: "submit", text: "Run" }),
         el("button", { type: "button", text: "Run as task", onclick: () => run(true) }),
         cancel)),
-    errors, el("div", { class: "progress-line" }, progress, progressText), taskLine, result,
+    errors, el("div", { class: "progress-line" }, progress, progressText), taskLine, result, viewBox,
     el("details", {}, el("summary", { text: "tool definition" }), el("pre", {}, json(t))),
   );
 }
@@ -534,15 +631,22 @@ function nextInput() {
 // ---------------------------------------------------------------- trace and events
 
 function traceRow(e) {
-  const row = el("tr", { class: `dir-${e.dir} ${e.error ? "has-error" : ""}`, onclick: () => { $("trace-detail").textContent = json(e); } },
+  const row = el("tr", { class: `dir-${e.dir} ${e.error ? "has-error" : ""}`, onclick: () => { $("trace-detail").textContent = httpText(e) + json(e); } },
     el("td", { text: e.seq }), el("td", { text: (e.t || 0).toFixed(1) }), el("td", { text: e.dir === "out" ? "→" : "←" }),
-    el("td", { text: e.kind || "" }), el("td", { text: e.method || e.target || "" }), el("td", { text: e.ms !== undefined ? `${e.ms.toFixed(1)} ms` : "" }));
+    el("td", { text: `${e.kind || ""}${Array.isArray(e.http) && e.http.length ? " ⇄" : ""}` }), el("td", { text: e.method || e.target || "" }), el("td", { text: e.ms !== undefined ? `${e.ms.toFixed(1)} ms` : "" }));
   row.dataset.text = JSON.stringify(e).toLowerCase();
   applyFilter(row);
   const body = document.querySelector("#trace-table tbody");
   body.append(row);
   while (body.rows.length > TRACE_ROWS) body.deleteRow(0);
   $("trace-count").textContent = String(e.seq);
+}
+
+// The HTTP exchanges of a trace entry (HTTP connections), as the wire shows them.
+function httpText(e) {
+  if (!Array.isArray(e.http) || e.http.length === 0) return "";
+  const lines = (hs) => (hs || []).map(([n, v]) => `  ${n}: ${v}`).join("\n");
+  return e.http.map((x) => `${x.method} ${x.url}\n${lines(x.request)}\n→ ${x.status}\n${lines(x.response)}\n`).join("\n") + "\n";
 }
 
 function applyFilter(row) {

@@ -544,6 +544,9 @@ impl Inner {
                 });
             }
         }
+        if let Some(sent) = &opts.on_sent {
+            sent(&id);
+        }
         let mut stream = self.transport.request(msg).await?;
         if !opts.no_cancel {
             flight.cancel = Some("the client abandoned the request");

@@ -24,7 +24,7 @@ impl OldSse {
         headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
         let body = Bytes::from(msg.body.clone());
         let mut response = shared
-            .send_http(|| {
+            .send_http(Some(msg), || {
                 shared
                     .client
                     .post(self.endpoint.clone())
@@ -103,7 +103,7 @@ async fn connect(shared: &Arc<Shared>) -> Result<Arc<OldSse>, TransportError> {
     let mut headers = shared.options.headers.clone();
     headers.insert(ACCEPT, HeaderValue::from_static(ACCEPT_SSE));
     let mut response = shared
-        .send_http(|| {
+        .send_http(None, || {
             shared
                 .client
                 .get(shared.url.clone())

@@ -120,6 +120,36 @@ pub struct HttpOptions {
     pub endpoint_timeout: Duration,
     /// Largest message accepted from the server (default 64 MiB).
     pub max_message_size: usize,
+    /// Called with each HTTP exchange once its answer's headers came (`None`, the default:
+    /// nothing is copied or called). For a debugger or an inspector that shows the headers;
+    /// set it with [`ClientBuilder::on_http_exchange`](crate::client::ClientBuilder::on_http_exchange).
+    pub on_exchange: Option<ExchangeObserver>,
+}
+
+/// What [`HttpOptions::on_exchange`] is called with.
+pub type ExchangeObserver = Arc<dyn Fn(&HttpExchange) + Send + Sync>;
+
+/// One HTTP request of the transport and the head of its answer, as seen by
+/// [`HttpOptions::on_exchange`]. The request's headers are those the transport gives the HTTP
+/// client, the auth provider's `Authorization` included (the HTTP client itself adds `Host`,
+/// `Content-Length` and the like); the body is not copied.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct HttpExchange {
+    /// `POST` (a message), `GET` (a stream) or `DELETE` (the end of a session).
+    pub method: http::Method,
+    /// The URL the request went to.
+    pub url: String,
+    /// The request's headers.
+    pub request_headers: HeaderMap,
+    /// The answer's status.
+    pub status: StatusCode,
+    /// The answer's headers.
+    pub response_headers: HeaderMap,
+    /// The JSON-RPC id of the message a `POST` carried (requests and responses).
+    pub message_id: Option<RequestId>,
+    /// The method of the request or notification a `POST` carried.
+    pub message_method: Option<String>,
 }
 
 impl Default for HttpOptions {
@@ -135,6 +165,7 @@ impl Default for HttpOptions {
             reinitialize_timeout: Duration::from_secs(30),
             endpoint_timeout: Duration::from_secs(10),
             max_message_size: 64 * 1024 * 1024,
+            on_exchange: None,
         }
     }
 }
@@ -151,6 +182,7 @@ impl std::fmt::Debug for HttpOptions {
             .field("reinitialize_timeout", &self.reinitialize_timeout)
             .field("endpoint_timeout", &self.endpoint_timeout)
             .field("max_message_size", &self.max_message_size)
+            .field("on_exchange", &self.on_exchange.is_some())
             .finish_non_exhaustive()
     }
 }

@@ -28,8 +28,10 @@ fn header_value(name: &str, value: &str) -> Option<HeaderValue> {
 impl Shared {
     /// Sends the request `build` makes, with the `Authorization` header of the auth provider;
     /// on `401`/`403` the provider is told and, if it says so, the request is sent again.
+    /// `msg` is the message a POST carries, for [`HttpOptions::on_exchange`](super::HttpOptions::on_exchange).
     pub(super) async fn send_http(
         &self,
+        msg: Option<&Outgoing>,
         build: impl Fn() -> reqwest::RequestBuilder,
     ) -> Result<reqwest::Response, TransportError> {
         let mut retries = 0;
@@ -54,6 +56,21 @@ impl Shared {
                     }
                 }
             }
+            // Only when observed: the built request's headers are copied.
+            let observed = match &self.options.on_exchange {
+                Some(_) => {
+                    let (client, built) = request.build_split();
+                    let built = built.map_err(|e| request_failed(&self.url, &e))?;
+                    let seen = (
+                        built.method().clone(),
+                        built.url().to_string(),
+                        built.headers().clone(),
+                    );
+                    request = reqwest::RequestBuilder::from_parts(client, built);
+                    Some(seen)
+                }
+                None => None,
+            };
             let response = tokio::select! {
                 r = request.send() => r.map_err(|e| request_failed(&self.url, &e))?,
                 _ = self.closing.cancelled() => {
@@ -61,6 +78,19 @@ impl Shared {
                 }
             };
             let status = response.status();
+            if let (Some(observe), Some((method, url, request_headers))) =
+                (&self.options.on_exchange, observed)
+            {
+                observe(&super::HttpExchange {
+                    method,
+                    url,
+                    request_headers,
+                    status,
+                    response_headers: response.headers().clone(),
+                    message_id: msg.and_then(|m| m.id.clone()),
+                    message_method: msg.and_then(|m| m.method.clone()),
+                });
+            }
             if let (Some(auth), true) = (
                 &self.options.auth,
                 status == StatusCode::UNAUTHORIZED || status == StatusCode::FORBIDDEN,
@@ -166,7 +196,7 @@ impl Shared {
             headers.insert(http::header::IF_NONE_MATCH, tag.clone());
         }
         let body = Bytes::from(msg.body.clone());
-        self.send_http(|| {
+        self.send_http(Some(msg), || {
             self.client
                 .post(self.url.clone())
                 .headers(headers.clone())
@@ -196,8 +226,10 @@ impl Shared {
         if let Some(v) = last_event_id.and_then(|id| header_value("Last-Event-ID", id)) {
             h.insert(LAST_EVENT_ID, v);
         }
-        self.send_http(|| self.client.get(self.url.clone()).headers(h.clone()))
-            .await
+        self.send_http(None, || {
+            self.client.get(self.url.clone()).headers(h.clone())
+        })
+        .await
     }
 
     /// `DELETE` of a session (its answer, `405` included, does not matter).
@@ -213,7 +245,9 @@ impl Shared {
             h.insert(SESSION_ID, v);
         }
         match self
-            .send_http(|| self.client.delete(self.url.clone()).headers(h.clone()))
+            .send_http(None, || {
+                self.client.delete(self.url.clone()).headers(h.clone())
+            })
             .await
         {
             Ok(r) => tracing::debug!(status = %r.status(), "ended the session"),
