@@ -954,6 +954,55 @@ async fn errors_gaps_and_terminations_reach_the_streams_in_both_revisions() {
     assert!(events.gap("nope").is_err());
 }
 
+#[tokio::test]
+async fn a_busy_stream_still_gets_heartbeats_and_no_sse_comments_in_both_revisions() {
+    // Transport keep-alives every 50 ms: an events stream keeps itself alive with heartbeats
+    // (data frames with the cursor) instead.
+    let server = server();
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let mut config = duomcp::transport::http::HttpConfig::default();
+    config.keep_alive = Some(Duration::from_millis(50));
+    tokio::spawn(StreamableHttp::with_config(server.clone(), config).serve(listener));
+    for (i, (era, c)) in both(addr).await.into_iter().enumerate() {
+        let id = 80 + i64::try_from(i).unwrap();
+        let p = json!({ "name": "order.created", "cursor": null });
+        let res = c.send(id, "events/stream", p).await;
+        assert_eq!(res.content_type, "text/event-stream", "{era}");
+        let mut body = res.body;
+        // An occurrence every 50 ms for 1 s: busier than the heartbeat (300 ms).
+        let emitter = {
+            let server = server.clone();
+            tokio::spawn(async move {
+                for n in 0..20 {
+                    server
+                        .events()
+                        .emit("order.created", json!({ "n": n }))
+                        .unwrap();
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                }
+            })
+        };
+        let mut raw = Vec::new();
+        let deadline = tokio::time::Instant::now() + Duration::from_millis(1000);
+        while let Ok(Some(Ok(frame))) = tokio::time::timeout_at(deadline, body.frame()).await {
+            if let Ok(data) = frame.into_data() {
+                raw.extend_from_slice(&data);
+            }
+        }
+        emitter.await.unwrap();
+        let text = String::from_utf8(raw).unwrap();
+        assert!(
+            !text.lines().any(|l| l.starts_with(':')),
+            "{era}: no SSE comment on an events stream: {text}"
+        );
+        let events = text.matches("notifications/events/event").count();
+        let beats = text.matches("notifications/events/heartbeat").count();
+        assert!(events >= 10, "{era}: {events} events");
+        assert!(beats >= 2, "{era}: {beats} heartbeats while busy: {text}");
+    }
+}
+
 // ---------------------------------------------------------------------------------------------
 // stdio.
 

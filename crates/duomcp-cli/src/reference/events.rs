@@ -75,6 +75,7 @@ pub(super) fn register(b: ServerBuilder) -> ServerBuilder {
         }));
     let tock = EventType::new(PUSH_ONLY_EVENT)
         .description("A push-only demo type that nothing emits (for terminating a stream)")
+        .payload_schema(json!({ "type": "object" }))
         .delivery([Delivery::Push]);
     let control = |name: &str, what: &str| {
         ToolSpec::new(name.to_owned())

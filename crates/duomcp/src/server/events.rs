@@ -1233,14 +1233,14 @@ async fn stream(
                 if !send(ACTIVE, active).await {
                     break 'stream;
                 }
-                next_beat = Instant::now() + hub.config.heartbeat;
             }
+            // Heartbeats keep their cadence on a busy stream too: a client's liveness check
+            // (and a conformance check) may count heartbeats alone.
             for occ in &batch.events {
                 let v = hub.occurrence_json(slot, occ, Some(occ.seq));
                 if !send(EVENT, v).await {
                     break 'stream;
                 }
-                next_beat = Instant::now() + hub.config.heartbeat;
             }
             after = Some(batch.cursor);
             if !batch.has_more || ctx.is_cancelled() {

@@ -342,7 +342,9 @@ async fn stream_response(
         stream: stream.id,
         pending: VecDeque::from([sse::priming(&event_id(stream.id, 0), t.config.sse_retry)]),
         rx: Some(rx),
-        keep_alive: t.config.keep_alive,
+        // `cancel_on_close` marks an events stream, which keeps itself alive with heartbeats
+        // that carry its cursor; the design does not use SSE comments there.
+        keep_alive: t.config.keep_alive.filter(|_| cancel_on_close.is_none()),
         retry: t.config.sse_retry,
         _guards: Box::new((session.busy(), cancel_on_close)),
     };

@@ -243,7 +243,9 @@ pub(super) async fn post(t: &Arc<Inner>, parts: &Parts, message: Incoming) -> Re
         first,
         sink: sink_rx,
         reply: None,
-        keep_alive: t.config.keep_alive,
+        // An events stream keeps itself alive with heartbeats that carry its cursor; the
+        // design does not use SSE comments there.
+        keep_alive: t.config.keep_alive.filter(|_| !event_stream),
         _guards: Box::new((on_drop, permit)),
     };
     sse::response(sse::modern_body(conn))
