@@ -116,7 +116,7 @@ async fn list_and_poll_in_both_revisions() {
         let next = within(client.poll_events(
             "order.created",
             json!({}),
-            Some(first.cursor),
+            first.cursor,
             PollOptions::default(),
         ))
         .await
