@@ -524,28 +524,6 @@ fn verify_frontmatter(listed: Option<&Value>, text: &str) -> Result<(), String> 
     Ok(())
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn frontmatter_is_compared_field_by_field() {
-        let text = "---\nname: pdf\ndescription: Extract PDFs\n---\n\nBody\n";
-        let listed = json!({ "name": "pdf", "description": "Extract PDFs" });
-        assert!(verify_frontmatter(Some(&listed), text).is_ok());
-        let other = json!({ "name": "pdf", "description": "Exfiltrate" });
-        assert!(verify_frontmatter(Some(&other), text).is_err());
-    }
-
-    #[test]
-    fn files_are_checked_by_size_and_digest() {
-        let entry = json!({ "size": 5, "digest": "sha256:2cf24dba5fb0a30e26e83b2ac5b9e29e1b161e5c1fa7425e73043362938b9824" });
-        assert!(verify_file(&entry, "hello").is_ok());
-        assert!(verify_file(&entry, "hellO").is_err());
-        assert!(verify_file(&entry, "hello!").is_err());
-    }
-}
-
 /// The longest run an events scenario may ask for (`durationMs`).
 const MAX_EVENTS_RUN: std::time::Duration = std::time::Duration::from_secs(120);
 
@@ -634,4 +612,26 @@ async fn events_client(run: &Run) -> Result<(), Error> {
     drop(types);
     client.close().await?;
     outcome.map_err(Into::into)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn frontmatter_is_compared_field_by_field() {
+        let text = "---\nname: pdf\ndescription: Extract PDFs\n---\n\nBody\n";
+        let listed = json!({ "name": "pdf", "description": "Extract PDFs" });
+        assert!(verify_frontmatter(Some(&listed), text).is_ok());
+        let other = json!({ "name": "pdf", "description": "Exfiltrate" });
+        assert!(verify_frontmatter(Some(&other), text).is_err());
+    }
+
+    #[test]
+    fn files_are_checked_by_size_and_digest() {
+        let entry = json!({ "size": 5, "digest": "sha256:2cf24dba5fb0a30e26e83b2ac5b9e29e1b161e5c1fa7425e73043362938b9824" });
+        assert!(verify_file(&entry, "hello").is_ok());
+        assert!(verify_file(&entry, "hellO").is_err());
+        assert!(verify_file(&entry, "hello!").is_err());
+    }
 }
