@@ -641,3 +641,143 @@ async fn keep_webhook_retries_a_failed_refresh_and_stops_at_a_refusal() {
     };
     tokio::join!(run(EraChoice::Legacy), run(EraChoice::Modern));
 }
+
+#[tokio::test]
+async fn truncated_is_ignored_for_a_type_that_cannot_replay() {
+    for era in ERAS {
+        // Poll: `truncated` with `cursor: null`, then with a cursor.
+        let mut n = 0;
+        let (client, _) = scripted(
+            era,
+            declared(),
+            Box::new(move |_, _| {
+                n += 1;
+                let cursor = if n == 1 { Value::Null } else { json!("c") };
+                let events = if n <= 2 {
+                    json!([{ "eventId": format!("e{n}"), "name": "t",
+                             "timestamp": "2026-02-19T16:30:00Z", "data": {} }])
+                } else {
+                    json!([])
+                };
+                Some(
+                    json!({ "events": events, "cursor": cursor, "truncated": n <= 2,
+                             "hasMore": false, "nextPollMs": 0 }),
+                )
+            }),
+        )
+        .await;
+        let options = SubscribeOptions::new(DeliveryMode::Poll).min_poll(Duration::from_millis(20));
+        let mut sub = within(client.subscribe_events("t", json!({}), options))
+            .await
+            .unwrap();
+        let mut items = Vec::new();
+        for _ in 0..3 {
+            items.push(within(sub.next()).await.unwrap().unwrap());
+        }
+        let kinds: Vec<_> = items
+            .iter()
+            .map(|i| match i {
+                duomcp::client::events::EventItem::Event(e) => e.event_id.clone(),
+                _ => "gap".to_owned(),
+            })
+            .collect();
+        assert_eq!(kinds, ["e1", "gap", "e2"], "{era}");
+
+        // Push: an `active` with `truncated` and `cursor: null` is no gap.
+        let (client, _) = scripted(
+            era,
+            declared(),
+            Box::new(|msg, out| {
+                if msg["method"] == "events/stream" {
+                    let meta = json!({ "io.modelcontextprotocol/subscriptionId": msg["id"] });
+                    let _ = out.send(notification(
+                        "notifications/events/active",
+                        json!({ "cursor": null, "truncated": true, "_meta": meta }),
+                    ));
+                    let _ = out.send(notification(
+                        "notifications/events/event",
+                        json!({ "eventId": "e1", "name": "t", "timestamp": "2026-02-19T16:30:00Z",
+                                "data": {}, "cursor": null, "_meta": meta }),
+                    ));
+                }
+                None
+            }),
+        )
+        .await;
+        let mut sub = within(client.subscribe_events(
+            "t",
+            json!({}),
+            SubscribeOptions::new(DeliveryMode::Push),
+        ))
+        .await
+        .unwrap();
+        match within(sub.next()).await {
+            Some(Ok(duomcp::client::events::EventItem::Event(e))) => {
+                assert_eq!(e.event_id, "e1", "{era}")
+            }
+            other => panic!("{era}: {other:?}"),
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_slow_reader_does_not_make_a_stream_look_dead() {
+    for era in ERAS {
+        let (client, tap) = scripted(
+            era,
+            declared(),
+            Box::new(|msg, out| {
+                if msg["method"] != "events/stream" {
+                    return None;
+                }
+                let meta = json!({ "io.modelcontextprotocol/subscriptionId": msg["id"] });
+                let out = out.clone();
+                tokio::spawn(async move {
+                    for n in 0..20 {
+                        let e = notification(
+                            "notifications/events/event",
+                            json!({ "eventId": format!("e{n}"), "name": "t",
+                                    "timestamp": "2026-02-19T16:30:00Z", "data": {},
+                                    "cursor": format!("c{n}"), "_meta": meta }),
+                        );
+                        if out.send(e).is_err() {
+                            return;
+                        }
+                    }
+                    loop {
+                        tokio::time::sleep(Duration::from_millis(50)).await;
+                        let hb = notification(
+                            "notifications/events/heartbeat",
+                            json!({ "cursor": "c19", "_meta": meta }),
+                        );
+                        if out.send(hb).is_err() {
+                            return;
+                        }
+                    }
+                });
+                None
+            }),
+        )
+        .await;
+        // A channel of one, a reader that sleeps, a limit shorter than the nap.
+        let mut options =
+            SubscribeOptions::new(DeliveryMode::Push).stale_after(Duration::from_millis(150));
+        options.buffer = 1;
+        let mut sub = within(client.subscribe_events("t", json!({}), options))
+            .await
+            .unwrap();
+        for n in 0..20 {
+            // Five naps of twice the limit, while frames wait in the buffers.
+            if n < 5 {
+                tokio::time::sleep(Duration::from_millis(300)).await;
+            }
+            match within(sub.next()).await {
+                Some(Ok(duomcp::client::events::EventItem::Event(e))) => {
+                    assert_eq!(e.event_id, format!("e{n}"), "{era}")
+                }
+                other => panic!("{era}: {other:?}"),
+            }
+        }
+        assert_eq!(sent(&tap, "events/stream").len(), 1, "{era}");
+    }
+}

@@ -280,7 +280,7 @@ pub enum EventItem {
     /// An occurrence.
     Event(Occurrence),
     /// Occurrences were lost before what follows (the cursor was older than what the server
-    /// keeps).
+    /// keeps). Never for a type that cannot replay (`cursor: null`): the design has it ignored.
     Truncated,
 }
 
@@ -1151,7 +1151,7 @@ struct Loop {
     options: SubscribeOptions,
     cursor: Arc<Mutex<Option<String>>>,
     seen: Seen,
-    /// Push: the longest quiet before a heartbeat seen so far, on any of the streams.
+    /// Push: the longest wait for a heartbeat seen so far, on any of the streams.
     heartbeat_gap: Option<Duration>,
     tx: mpsc::Sender<Result<EventItem, ClientError>>,
 }
@@ -1213,7 +1213,12 @@ impl Loop {
                     return;
                 }
             };
-            if r.truncated && self.tx.send(Ok(EventItem::Truncated)).await.is_err() {
+            // A type that cannot replay (`cursor: null`) has no position to have skipped
+            // past: its `truncated` is ignored, as the design says.
+            if r.truncated
+                && r.cursor.is_some()
+                && self.tx.send(Ok(EventItem::Truncated)).await.is_err()
+            {
                 return;
             }
             let brought = !r.events.is_empty();
@@ -1276,10 +1281,14 @@ impl Loop {
     /// Reads one stream until it ends, falls silent, or the reader is gone. Dropping `stream`
     /// (on return) cancels it on the wire.
     async fn read_stream(&mut self, mut stream: EventStream) -> Result<Then, ClientError> {
-        let mut last_frame = Instant::now();
         loop {
-            let silent_until = last_frame + self.stale_after();
+            // Silence is counted from when the loop waits again, not from the last frame: a
+            // reader slow to take what was handed over does not make the stream look dead,
+            // and a frame already buffered is taken first.
+            let waiting_since = Instant::now();
+            let silent_until = waiting_since + self.stale_after();
             let n = tokio::select! {
+                biased;
                 n = stream.rx.recv() => n,
                 () = self.tx.closed() => return Ok(Then::Stop),
                 () = tokio::time::sleep_until(silent_until.into()) => {
@@ -1304,9 +1313,7 @@ impl Loop {
                     Ok(Some(e)) => Err(e),
                 };
             };
-            let now = Instant::now();
-            let quiet = now.saturating_duration_since(last_frame);
-            last_frame = now;
+            let quiet = waiting_since.elapsed();
             let ServerEvent::Other { method, params } = n else {
                 continue;
             };
@@ -1325,8 +1332,11 @@ impl Loop {
                         self.heartbeat_gap =
                             Some(self.heartbeat_gap.map_or(quiet, |g| g.max(quiet)));
                     }
+                    // A type that cannot replay (`cursor: null`) has no position to have
+                    // skipped past: its `truncated` is ignored, as the design says.
                     if method == ACTIVE
                         && params.get("truncated").and_then(Value::as_bool) == Some(true)
+                        && params.get("cursor").is_some_and(Value::is_string)
                         && self.tx.send(Ok(EventItem::Truncated)).await.is_err()
                     {
                         return Ok(Then::Stop);
