@@ -76,7 +76,7 @@ const REFRESH_FLOOR: Duration = Duration::from_secs(1);
 const REFRESH_CEILING: Duration = Duration::from_secs(3600);
 /// [`Client::keep_webhook`]: the longest wait before retrying a failed refresh.
 const RETRY_CEILING: Duration = Duration::from_secs(60);
-/// [`KeptWebhook::next`]: outcomes kept unread (older ones are dropped past it).
+/// [`KeptWebhook::next`]: outcomes kept unread (while it is full, later ones are dropped).
 const KEPT_OUTCOMES: usize = 16;
 
 /// One declared event type, as `events/list` lists it.
@@ -227,7 +227,7 @@ pub struct SubscribeOptions {
     pub poll: PollOptions,
     /// Push mode: after this long without an event or a heartbeat the stream is taken for dead,
     /// cancelled, and reopened from the last cursor. `None` (the default): twice the longest
-    /// heartbeat interval seen on the subscription's streams (the quiet before a heartbeat),
+    /// heartbeat interval seen on the subscription's streams (the wait for a heartbeat),
     /// between 1 s and 60 s; 60 s until a heartbeat was seen. An explicit value is used as it
     /// is (at least 50 ms).
     pub stale_after: Option<Duration>,
