@@ -1,7 +1,8 @@
 //! The events extension from the client's side: `Client::list_events`, `poll_events` and
 //! `subscribe_events` (poll and push) against an in-process server, over Streamable HTTP on a
-//! real socket and over the in-memory transport, in both revisions; and against a hostile
-//! server speaking raw JSON lines.
+//! real socket and over the in-memory transport, in both revisions; against a hostile server
+//! speaking raw JSON lines; and against a scripted HTTP server that sends
+//! `notifications/events/list_changed` on a poll's SSE response.
 
 #![cfg(all(feature = "events", feature = "http-server", feature = "http-client"))]
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
@@ -116,7 +117,7 @@ async fn list_and_poll_in_both_revisions() {
         let next = within(client.poll_events(
             "order.created",
             json!({}),
-            Some(first.cursor),
+            first.cursor,
             PollOptions::default(),
         ))
         .await
@@ -403,4 +404,94 @@ async fn a_garbage_pushed_event_is_an_error_not_a_panic() {
         other => panic!("{other:?}"),
     }
     assert!(within(sub.next()).await.is_none());
+}
+
+/// A scripted Streamable HTTP server (both revisions) declaring the extension: `events/list`
+/// counted; the second `events/poll` answered on an SSE stream carrying
+/// `notifications/events/list_changed` before its result, every other poll as JSON.
+async fn list_changed_on_a_poll_response() -> (String, Arc<AtomicUsize>) {
+    use axum::http::{header, StatusCode};
+    use axum::response::IntoResponse;
+    let lists = Arc::new(AtomicUsize::new(0));
+    let polls = Arc::new(AtomicUsize::new(0));
+    let handler = {
+        let lists = lists.clone();
+        move |body: axum::body::Bytes| {
+            let lists = lists.clone();
+            let polls = polls.clone();
+            async move {
+                let msg: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+                let Some(id) = msg.get("id").cloned() else {
+                    return StatusCode::ACCEPTED.into_response();
+                };
+                let caps = json!({ "events": { "listChanged": true } });
+                let result = match msg["method"].as_str() {
+                    Some("initialize") => json!({ "protocolVersion": "2025-11-25",
+                        "capabilities": caps, "serverInfo": { "name": "s", "version": "0" } }),
+                    Some("server/discover") => json!({ "resultType": "complete",
+                        "supportedVersions": ["2026-07-28"], "capabilities": caps,
+                        "ttlMs": 0, "cacheScope": "public" }),
+                    Some("events/list") => {
+                        lists.fetch_add(1, Ordering::SeqCst);
+                        json!({ "events": [{ "name": "t", "delivery": ["poll"] }] })
+                    }
+                    Some("events/poll") => {
+                        let r = json!({ "events": [], "cursor": "c", "hasMore": false, "nextPollMs": 0 });
+                        if polls.fetch_add(1, Ordering::SeqCst) == 1 {
+                            let note = json!({ "jsonrpc": "2.0", "method": "notifications/events/list_changed" });
+                            let reply = json!({ "jsonrpc": "2.0", "id": id, "result": r });
+                            let sse = format!("data: {note}\n\ndata: {reply}\n\n");
+                            return (
+                                [
+                                    (header::CONTENT_TYPE, "text/event-stream"),
+                                    (header::HeaderName::from_static("mcp-session-id"), "s1"),
+                                ],
+                                sse,
+                            )
+                                .into_response();
+                        }
+                        r
+                    }
+                    _ => json!({}),
+                };
+                let reply = json!({ "jsonrpc": "2.0", "id": id, "result": result });
+                (
+                    [
+                        (header::CONTENT_TYPE, "application/json"),
+                        (header::HeaderName::from_static("mcp-session-id"), "s1"),
+                    ],
+                    reply.to_string(),
+                )
+                    .into_response()
+            }
+        }
+    };
+    let app = axum::Router::new().route(
+        "/mcp",
+        axum::routing::post(handler)
+            .get(|| async { StatusCode::METHOD_NOT_ALLOWED })
+            .delete(|| async { StatusCode::OK }),
+    );
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    (format!("http://{addr}/mcp"), lists)
+}
+
+#[tokio::test]
+async fn list_changed_on_a_poll_response_makes_event_types_list_again() {
+    for era in [EraChoice::Legacy, EraChoice::Modern] {
+        let (url, lists) = list_changed_on_a_poll_response().await;
+        let client = within(Client::builder().era(era).connect_http(&url))
+            .await
+            .unwrap();
+        let mut types = within(client.event_types()).await.unwrap();
+        assert_eq!(lists.load(Ordering::SeqCst), 1, "{era}");
+        let _sub = within(client.subscribe_events("t", json!({}), fast(DeliveryMode::Poll)))
+            .await
+            .unwrap();
+        let again = within(types.changed()).await.unwrap();
+        assert_eq!(again[0].name, "t");
+        assert_eq!(lists.load(Ordering::SeqCst), 2, "{era}");
+    }
 }

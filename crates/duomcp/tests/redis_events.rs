@@ -78,7 +78,7 @@ async fn poll_until(c: &Client, cursor: &str, k: usize) -> (Vec<i64>, String, bo
             .unwrap();
         truncated |= r.truncated;
         got.extend(r.events.iter().map(|o| o.data["n"].as_i64().unwrap()));
-        cursor = r.cursor;
+        cursor = r.cursor.expect("a replayable type gives a cursor");
         if r.events.is_empty() {
             tokio::time::sleep(Duration::from_millis(50)).await;
         }
@@ -134,7 +134,7 @@ async fn across(redis: &Redis, (a, a_url): (Server, String), (b, b_url): (Server
         .await
         .unwrap();
     assert!(start.events.is_empty());
-    let c0 = start.cursor;
+    let c0 = start.cursor.expect("a cursor");
 
     // Two tenants on A, streaming from B's cursor: shop x in 2026-07-28, shop y in a
     // 2025-11-25 session.
@@ -195,7 +195,8 @@ async fn a_replica_keeping_fewer_than_were_emitted_says_so_to_an_older_cursor() 
         .poll_events(ORDER, json!({}), None, PollOptions::default())
         .await
         .unwrap()
-        .cursor;
+        .cursor
+        .expect("a cursor");
     for n in 1..=5 {
         emit(&a, "x", n);
     }

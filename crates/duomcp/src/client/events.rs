@@ -1,19 +1,28 @@
 //! The MCP Events extension from the client's side (experimental, feature `events`).
 //!
-//! * [`Client::list_events`] pages `events/list`;
+//! Every method first checks that the server declared the extension (`capabilities.events`, or
+//! `capabilities.extensions["io.modelcontextprotocol/events"]`): to a server that did not, no
+//! `events/*` request is sent, and the call fails with [`ClientError::Unsupported`].
+//!
+//! * [`Client::list_events`] pages `events/list`; [`Client::event_types`] reads every page and
+//!   reads them again whenever the server sends `notifications/events/list_changed`;
 //! * [`Client::poll_events`] sends one `events/poll`;
 //! * [`Client::subscribe_events`] runs the subscription loop for you and hands the occurrences
 //!   over a bounded channel, as an [`EventSubscription`]: in poll mode it polls at the
 //!   server's `nextPollMs` (never faster than [`SubscribeOptions::min_poll`], 1 s by
 //!   default), polls again at once while `hasMore` brings events, and carries the cursor
 //!   forward; in push mode it holds an `events/stream` request open, tracks the cursor from
-//!   its events and heartbeats, and reopens it from the last cursor when the server ends it.
+//!   its events and heartbeats, and reopens it from the last cursor when the server ends it or
+//!   falls silent for longer than [`SubscribeOptions::stale_after`] (by default twice the
+//!   longest heartbeat interval seen). A type whose server gives `cursor: null` (or none: it
+//!   cannot replay) is never sent a cursor back: it is polled and reopened with `null`.
 //!   Either way occurrences already seen are dropped by `eventId` (within a bounded window)
 //!   and a gap (`truncated`) is reported as [`EventItem::Truncated`]. Dropping the
 //!   subscription stops the loop and cancels the stream;
 //! * [`Client::subscribe_webhook`] sends `events/subscribe` (webhook delivery: the server POSTs
 //!   the occurrences to a URL of yours, signed with a secret of yours) and again to refresh it
-//!   before its `refreshBefore`; [`Client::unsubscribe_webhook`] ends it. The receiving end is
+//!   before its `refreshBefore`; [`Client::keep_webhook`] does that refreshing for you until the
+//!   [`KeptWebhook`] is dropped; [`Client::unsubscribe_webhook`] ends it. The receiving end is
 //!   `duomcp::webhook::receiver` (with feature `http-server`).
 //!
 //! Both revisions, over every transport.
@@ -27,10 +36,15 @@ use serde::Deserialize;
 use serde_json::{json, Map, Value};
 use std::collections::{HashSet, VecDeque};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
-use tokio::sync::mpsc;
+use std::time::{Duration, Instant, SystemTime};
+use tokio::sync::{mpsc, watch};
+
+/// The extension's id, under which a 2026-07-28 server may declare it in
+/// `capabilities.extensions` (the design's `capabilities.events` is accepted as well).
+pub const EXTENSION_ID: &str = "io.modelcontextprotocol/events";
 
 const LIST: &str = "events/list";
+const LIST_CHANGED: &str = "notifications/events/list_changed";
 const POLL: &str = "events/poll";
 const STREAM: &str = "events/stream";
 const ACTIVE: &str = "notifications/events/active";
@@ -46,6 +60,24 @@ const MAX_LIST_PAGES: usize = 100;
 const MAX_POLL: Duration = Duration::from_secs(300);
 /// Upper bound on [`SubscribeOptions::buffer`] and [`SubscribeOptions::dedup_window`].
 const MAX_BUFFER: usize = 65_536;
+/// Push: how long a stream may be silent before any heartbeat was seen (twice the 30 s within
+/// which the design says a server SHOULD send one); also the ceiling of the derived limit.
+const STALE_CEILING: Duration = Duration::from_secs(60);
+/// Push: the floor of the derived silence limit (jitter on a fast heartbeat is no death).
+const STALE_FLOOR: Duration = Duration::from_secs(1);
+/// Push: the floor of an explicit [`SubscribeOptions::stale_after`].
+const STALE_MIN: Duration = Duration::from_millis(50);
+/// [`Client::event_types`]: at most one re-list this often, however many notifications come.
+const RELIST_EVERY: Duration = Duration::from_secs(1);
+/// [`Client::keep_webhook`]: never refresh more often than this, whatever the grant.
+const REFRESH_FLOOR: Duration = Duration::from_secs(1);
+/// [`Client::keep_webhook`]: the longest wait between refreshes (and the cadence of a
+/// no-expiry grant's health check).
+const REFRESH_CEILING: Duration = Duration::from_secs(3600);
+/// [`Client::keep_webhook`]: the longest wait before retrying a failed refresh.
+const RETRY_CEILING: Duration = Duration::from_secs(60);
+/// [`KeptWebhook::next`]: outcomes kept unread (while it is full, later ones are dropped).
+const KEPT_OUTCOMES: usize = 16;
 
 /// One declared event type, as `events/list` lists it.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
@@ -103,7 +135,7 @@ pub struct Occurrence {
     /// Its payload.
     #[serde(default)]
     pub data: Value,
-    /// Push mode: the cursor just after it.
+    /// Push mode: the cursor just after it (`None`: `null` or absent, the type cannot replay).
     #[serde(default)]
     pub cursor: Option<String>,
 }
@@ -114,8 +146,9 @@ pub struct Occurrence {
 pub struct PollResult {
     /// The occurrences, oldest first.
     pub events: Vec<Occurrence>,
-    /// Where the next poll starts.
-    pub cursor: String,
+    /// Where the next poll starts; `None` when the server gave `cursor: null` or none (the
+    /// type cannot replay: poll again with `None`).
+    pub cursor: Option<String>,
     /// Whether occurrences were lost before these (the cursor was older than what the
     /// server keeps).
     pub truncated: bool,
@@ -129,7 +162,8 @@ pub struct PollResult {
 #[serde(rename_all = "camelCase")]
 struct RawPoll {
     events: Vec<Occurrence>,
-    cursor: String,
+    #[serde(default)]
+    cursor: Option<String>,
     #[serde(default)]
     truncated: bool,
     #[serde(default)]
@@ -191,6 +225,12 @@ pub struct SubscribeOptions {
     pub dedup_window: usize,
     /// `maxAgeMs` and `maxEvents`.
     pub poll: PollOptions,
+    /// Push mode: after this long without an event or a heartbeat the stream is taken for dead,
+    /// cancelled, and reopened from the last cursor. `None` (the default): twice the longest
+    /// heartbeat interval seen on the subscription's streams (the wait for a heartbeat),
+    /// between 1 s and 60 s; 60 s until a heartbeat was seen. An explicit value is used as it
+    /// is (at least 50 ms).
+    pub stale_after: Option<Duration>,
 }
 
 impl Default for SubscribeOptions {
@@ -209,7 +249,15 @@ impl SubscribeOptions {
             buffer: 256,
             dedup_window: 1024,
             poll: PollOptions::default(),
+            stale_after: None,
         }
+    }
+
+    /// Push mode: reopens a stream silent for `after` (see
+    /// [`stale_after`](Self::stale_after)).
+    pub fn stale_after(mut self, after: Duration) -> Self {
+        self.stale_after = Some(after);
+        self
     }
 
     /// Starts from `cursor`.
@@ -232,7 +280,7 @@ pub enum EventItem {
     /// An occurrence.
     Event(Occurrence),
     /// Occurrences were lost before what follows (the cursor was older than what the server
-    /// keeps).
+    /// keeps). Never for a type that cannot replay (`cursor: null`): the design has it ignored.
     Truncated,
 }
 
@@ -266,6 +314,152 @@ impl EventSubscription {
     /// The mode in use ([`DeliveryMode::Poll`] or [`DeliveryMode::Push`]).
     pub fn mode(&self) -> DeliveryMode {
         self.mode
+    }
+}
+
+/// The server's event types kept current, from [`Client::event_types`]. Dropping it stops
+/// listening for `notifications/events/list_changed`.
+#[derive(Debug)]
+pub struct EventTypes {
+    rx: watch::Receiver<Vec<EventTypeInfo>>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl Drop for EventTypes {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+impl EventTypes {
+    /// The types as last listed.
+    pub fn current(&self) -> Vec<EventTypeInfo> {
+        self.rx.borrow().clone()
+    }
+
+    /// The type called `name`, as last listed.
+    pub fn get(&self, name: &str) -> Option<EventTypeInfo> {
+        self.rx.borrow().iter().find(|t| t.name == name).cloned()
+    }
+
+    /// Waits for the next re-list (after a `list_changed`) and returns it; `None` once the
+    /// connection is closed.
+    pub async fn changed(&mut self) -> Option<Vec<EventTypeInfo>> {
+        self.rx.changed().await.ok()?;
+        Some(self.rx.borrow_and_update().clone())
+    }
+}
+
+/// What [`KeptWebhook`] and its refresh task share.
+#[derive(Debug)]
+struct Kept {
+    grant: WebhookSubscription,
+    cursor: Option<String>,
+}
+
+/// A webhook subscription kept alive by [`Client::keep_webhook`]. Dropping it stops refreshing.
+pub struct KeptWebhook {
+    client: Client,
+    name: String,
+    arguments: Value,
+    url: String,
+    shared: Arc<Mutex<Kept>>,
+    rx: mpsc::Receiver<Result<WebhookSubscription, ClientError>>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl std::fmt::Debug for KeptWebhook {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("KeptWebhook")
+            .field("name", &self.name)
+            .field("url", &self.url)
+            .field("state", &self.shared)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Drop for KeptWebhook {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+impl KeptWebhook {
+    /// The last grant: the first subscription's, then each successful refresh's.
+    pub fn subscription(&self) -> WebhookSubscription {
+        crate::util::lock(&self.shared).grant.clone()
+    }
+
+    /// The cursor the next refresh sends (`None`: `null`, from now; always so for a type that
+    /// cannot replay).
+    pub fn cursor(&self) -> Option<String> {
+        crate::util::lock(&self.shared).cursor.clone()
+    }
+
+    /// Persists a cursor the receiver got in a delivery (or a `gap` envelope), for the next
+    /// refresh; `None` for a delivery whose cursor was `null`.
+    pub fn set_cursor(&self, cursor: Option<String>) {
+        crate::util::lock(&self.shared).cursor = cursor;
+    }
+
+    /// The outcome of the next refresh: the new grant, or why it failed (retried unless final;
+    /// after a final one the refreshing stops and `None` follows). Outcomes not read are kept
+    /// up to 16; later ones are dropped.
+    pub async fn next(&mut self) -> Option<Result<WebhookSubscription, ClientError>> {
+        self.rx.recv().await
+    }
+
+    /// Stops refreshing and ends the subscription by `events/unsubscribe`.
+    pub async fn unsubscribe(self) -> Result<(), ClientError> {
+        self.task.abort();
+        self.client
+            .unsubscribe_webhook(&self.name, self.arguments.clone(), &self.url)
+            .await
+    }
+}
+
+/// The refresh loop of [`Client::keep_webhook`].
+async fn keep_refreshing(
+    client: Client,
+    name: String,
+    arguments: Value,
+    mut options: WebhookOptions,
+    shared: Arc<Mutex<Kept>>,
+    tx: mpsc::Sender<Result<WebhookSubscription, ClientError>>,
+) {
+    let mut failures: u32 = 0;
+    loop {
+        let wait = if failures == 0 {
+            let grant = crate::util::lock(&shared).grant.refresh_before.clone();
+            refresh_wait(grant.as_deref(), SystemTime::now())
+        } else {
+            (REFRESH_FLOOR * 2u32.saturating_pow(failures.min(8) - 1)).min(RETRY_CEILING)
+        };
+        tokio::time::sleep(wait).await;
+        options.cursor = crate::util::lock(&shared).cursor.clone();
+        match client
+            .subscribe_webhook(&name, arguments.clone(), &options)
+            .await
+        {
+            Ok(grant) => {
+                failures = 0;
+                {
+                    let mut s = crate::util::lock(&shared);
+                    s.cursor = grant.cursor.clone();
+                    s.grant = grant.clone();
+                }
+                let _ = tx.try_send(Ok(grant));
+            }
+            Err(e) => {
+                let last = refresh_is_final(&e);
+                tracing::warn!("refreshing the webhook subscription failed: {e}");
+                let _ = tx.try_send(Err(e));
+                if last {
+                    return;
+                }
+                failures = failures.saturating_add(1);
+            }
+        }
     }
 }
 
@@ -464,11 +658,114 @@ fn is_rfc3339(t: &str) -> bool {
     }
 }
 
+/// The instant an RFC 3339 date-time names (`None` when it is not one, or out of range).
+fn rfc3339_time(t: &str) -> Option<SystemTime> {
+    if !is_rfc3339(t) {
+        return None;
+    }
+    let num = |r: std::ops::Range<usize>| t.get(r)?.parse::<i64>().ok();
+    let (y, mo, d) = (num(0..4)?, num(5..7)?, num(8..10)?);
+    let (h, mi, sec) = (num(11..13)?, num(14..16)?, num(17..19)?);
+    if !(1..=12).contains(&mo) || !(1..=31).contains(&d) || h > 23 || mi > 59 || sec > 60 {
+        return None;
+    }
+    let b = t.as_bytes();
+    let mut i = 19;
+    let mut nanos: u32 = 0;
+    if b.get(i) == Some(&b'.') {
+        i += 1;
+        let mut scale = 100_000_000;
+        while let Some(c) = b.get(i).filter(|c| c.is_ascii_digit()) {
+            nanos += u32::from(c - b'0') * scale;
+            scale /= 10;
+            i += 1;
+        }
+    }
+    let offset = match b.get(i) {
+        Some(b'+' | b'-') => {
+            let o = num(i + 1..i + 3)? * 3600 + num(i + 4..i + 6)? * 60;
+            if b[i] == b'-' {
+                -o
+            } else {
+                o
+            }
+        }
+        _ => 0,
+    };
+    // Days since 1970-01-01 of a proleptic Gregorian date (H. Hinnant's days_from_civil).
+    let yy = if mo <= 2 { y - 1 } else { y };
+    let era = yy.div_euclid(400);
+    let yoe = yy - era * 400;
+    let doy = (153 * ((mo + 9) % 12) + 2) / 5 + d - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    let days = era * 146_097 + doe - 719_468;
+    let secs = days * 86_400 + h * 3600 + mi * 60 + sec - offset;
+    let at = if secs >= 0 {
+        SystemTime::UNIX_EPOCH.checked_add(Duration::from_secs(u64::try_from(secs).ok()?))?
+    } else {
+        SystemTime::UNIX_EPOCH.checked_sub(Duration::from_secs(secs.unsigned_abs()))?
+    };
+    at.checked_add(Duration::from_nanos(u64::from(nanos)))
+}
+
+/// How long [`Client::keep_webhook`] waits before refreshing a grant of `refresh_before`: half
+/// the time left (so a clock skew or a slow answer still lands before it), at least
+/// [`REFRESH_FLOOR`], at most [`REFRESH_CEILING`] (also for no expiry, `None`: the health check).
+fn refresh_wait(refresh_before: Option<&str>, now: SystemTime) -> Duration {
+    let Some(at) = refresh_before.and_then(rfc3339_time) else {
+        return REFRESH_CEILING;
+    };
+    let left = at.duration_since(now).unwrap_or(Duration::ZERO);
+    (left / 2).clamp(REFRESH_FLOOR, REFRESH_CEILING)
+}
+
+/// Whether a failed refresh is worth retrying: not when the server refused the subscription
+/// itself (not found, forbidden, invalid, unsupported) or the connection is gone.
+fn refresh_is_final(e: &ClientError) -> bool {
+    match e {
+        ClientError::Rpc { error, .. } => {
+            matches!(error.code, -32602 | -32011 | -32012 | -32014)
+        }
+        ClientError::Closed { .. }
+        | ClientError::Unsupported(_)
+        | ClientError::InvalidArguments(_) => true,
+        _ => false,
+    }
+}
+
 fn millis(d: Duration) -> Value {
     json!(u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
 }
 
 impl Client {
+    /// Whether the server declared the events extension: `capabilities.events` (the design's
+    /// form) or `capabilities.extensions["io.modelcontextprotocol/events"]`. Every events
+    /// method checks it first and sends nothing to a server that did not.
+    ///
+    /// ```no_run
+    /// # async fn run(client: duomcp::client::Client) {
+    /// if !client.offers_events() {
+    ///     eprintln!("no events here");
+    /// }
+    /// # }
+    /// ```
+    pub fn offers_events(&self) -> bool {
+        let caps = self.server_capabilities();
+        caps.extra.contains_key("events") || caps.has_extension(EXTENSION_ID)
+    }
+
+    /// [`ClientError::Unsupported`] unless [`offers_events`](Self::offers_events).
+    fn require_events(&self, method: &str) -> Result<(), ClientError> {
+        if self.offers_events() {
+            Ok(())
+        } else {
+            Err(ClientError::Unsupported(format!(
+                "{method}: the server does not declare the events extension \
+                 (neither `capabilities.events` nor `capabilities.extensions[\"{EXTENSION_ID}\"]`)"
+            )))
+        }
+    }
+
     /// Subscribes `options.url` to `name` with `arguments` (a JSON object) by `events/subscribe`
     /// (webhook delivery), or refreshes that subscription: the same call again, before
     /// [`refresh_before`](WebhookSubscription::refresh_before), with the last cursor
@@ -497,6 +794,7 @@ impl Client {
         arguments: Value,
         options: &WebhookOptions,
     ) -> Result<WebhookSubscription, ClientError> {
+        self.require_events(SUBSCRIBE)?;
         if !arguments.is_object() {
             return Err(ClientError::InvalidArguments(
                 "the arguments of an event subscription must be a JSON object".into(),
@@ -548,6 +846,7 @@ impl Client {
         arguments: Value,
         url: &str,
     ) -> Result<(), ClientError> {
+        self.require_events(UNSUBSCRIBE)?;
         if !arguments.is_object() {
             return Err(ClientError::InvalidArguments(
                 "the arguments of an event subscription must be a JSON object".into(),
@@ -562,11 +861,135 @@ impl Client {
         Ok(())
     }
 
+    /// Every page of `events/list` (at most 100).
+    async fn list_all_events(&self) -> Result<Vec<EventTypeInfo>, ClientError> {
+        let mut all = Vec::new();
+        let mut cursor = None;
+        for _ in 0..MAX_LIST_PAGES {
+            let page = self.list_events(cursor).await?;
+            all.extend(page.events);
+            match page.next_cursor {
+                Some(c) if !c.is_empty() => cursor = Some(c),
+                _ => break,
+            }
+        }
+        Ok(all)
+    }
+
+    /// The server's event types, kept current: every page of `events/list` now, and again
+    /// whenever the server sends `notifications/events/list_changed` (at most once a second;
+    /// notifications meanwhile are folded into one re-list). A re-list that fails keeps the
+    /// previous listing (and is logged). Dropping the [`EventTypes`] stops it.
+    ///
+    /// ```no_run
+    /// # async fn run(client: duomcp::client::Client) -> Result<(), duomcp::client::ClientError> {
+    /// let mut types = client.event_types().await?;
+    /// println!("{} types", types.current().len());
+    /// while let Some(now) = types.changed().await {
+    ///     println!("the server lists {} types now", now.len());
+    /// }
+    /// # Ok(()) }
+    /// ```
+    pub async fn event_types(&self) -> Result<EventTypes, ClientError> {
+        self.require_events(LIST)?;
+        // Listening before the first listing: a change during it is not missed.
+        let mut notes = self.notifications();
+        let first = self.list_all_events().await?;
+        let (tx, rx) = watch::channel(first);
+        let client = self.clone();
+        let task = tokio::spawn(async move {
+            let mut last = Instant::now();
+            loop {
+                match notes.recv().await {
+                    None => return,
+                    Some(ServerEvent::Other { method, .. }) if method == LIST_CHANGED => {}
+                    Some(_) => continue,
+                }
+                tokio::time::sleep_until((last + RELIST_EVERY).into()).await;
+                // What arrived meanwhile is answered by this re-list.
+                while notes.try_recv().is_some() {}
+                last = Instant::now();
+                match client.list_all_events().await {
+                    Ok(types) => {
+                        if tx.send(types).is_err() {
+                            return;
+                        }
+                    }
+                    Err(ClientError::Closed { .. }) => return,
+                    Err(e) => tracing::warn!("re-reading events/list after list_changed: {e}"),
+                }
+            }
+        });
+        Ok(EventTypes { rx, task })
+    }
+
+    /// Subscribes `options.url` to `name` with `arguments` by `events/subscribe`, as
+    /// [`subscribe_webhook`](Self::subscribe_webhook) does, and keeps the subscription alive:
+    /// a task subscribes again with the same url, name, arguments, secret and `ttlMs`, and the
+    /// last cursor (the grant's, or one handed to [`KeptWebhook::set_cursor`]), when half the
+    /// time to `refreshBefore` has passed (never more often than once a second; hourly for a
+    /// grant of no expiry, as a health check). A failed refresh is retried (after 1 s, 2 s, …,
+    /// at most a minute apart) unless the server refused the subscription itself (`-32602`,
+    /// `-32011`, `-32012`, `-32014`) or the connection closed. Dropping the [`KeptWebhook`] stops
+    /// refreshing (the server lets the subscription lapse at its TTL);
+    /// [`KeptWebhook::unsubscribe`] ends it at once.
+    ///
+    /// ```no_run
+    /// # async fn run(client: duomcp::client::Client) -> Result<(), duomcp::client::ClientError> {
+    /// use duomcp::client::events::WebhookOptions;
+    /// use duomcp::webhook::Secret;
+    /// let options = WebhookOptions::new("https://hooks.example.com/mcp", Secret::generate());
+    /// let mut kept = client
+    ///     .keep_webhook("incident.created", serde_json::json!({}), options)
+    ///     .await?;
+    /// println!("{} until {:?}", kept.subscription().id, kept.subscription().refresh_before);
+    /// while let Some(refresh) = kept.next().await {
+    ///     match refresh {
+    ///         Ok(grant) => println!("refreshed until {:?}", grant.refresh_before),
+    ///         Err(e) => eprintln!("refresh failed: {e}"),
+    ///     }
+    /// }
+    /// # Ok(()) }
+    /// ```
+    pub async fn keep_webhook(
+        &self,
+        name: &str,
+        arguments: Value,
+        options: WebhookOptions,
+    ) -> Result<KeptWebhook, ClientError> {
+        let first = self
+            .subscribe_webhook(name, arguments.clone(), &options)
+            .await?;
+        let shared = Arc::new(Mutex::new(Kept {
+            cursor: first.cursor.clone(),
+            grant: first,
+        }));
+        let (tx, rx) = mpsc::channel(KEPT_OUTCOMES);
+        let task = tokio::spawn(keep_refreshing(
+            self.clone(),
+            name.to_owned(),
+            arguments.clone(),
+            options.clone(),
+            shared.clone(),
+            tx,
+        ));
+        Ok(KeptWebhook {
+            client: self.clone(),
+            name: name.to_owned(),
+            arguments,
+            url: options.url,
+            shared,
+            rx,
+            task,
+        })
+    }
+
     /// One page of `events/list` (the first when `cursor` is `None`).
     pub async fn list_events(
         &self,
         cursor: Option<String>,
     ) -> Result<ListEventsResult, ClientError> {
+        self.require_events(LIST)?;
         let v = self
             .request_object(LIST, super::list_params(cursor), RequestOptions::default())
             .await?;
@@ -580,7 +1003,7 @@ impl Client {
     /// # async fn run(client: duomcp::client::Client) -> Result<(), duomcp::client::ClientError> {
     /// use duomcp::client::events::PollOptions;
     /// let first = client.poll_events("demo.tick", serde_json::json!({}), None, PollOptions::default()).await?;
-    /// let next = client.poll_events("demo.tick", serde_json::json!({}), Some(first.cursor), PollOptions::default()).await?;
+    /// let next = client.poll_events("demo.tick", serde_json::json!({}), first.cursor, PollOptions::default()).await?;
     /// for e in next.events {
     ///     println!("{} {}", e.event_id, e.data);
     /// }
@@ -593,6 +1016,7 @@ impl Client {
         cursor: Option<String>,
         options: PollOptions,
     ) -> Result<PollResult, ClientError> {
+        self.require_events(POLL)?;
         let params = sub_params(name, &arguments, cursor.as_deref(), &options);
         let v = self
             .request_object(POLL, params, RequestOptions::default())
@@ -629,6 +1053,11 @@ impl Client {
         arguments: Value,
         options: SubscribeOptions,
     ) -> Result<EventSubscription, ClientError> {
+        self.require_events(if options.mode == DeliveryMode::Push {
+            STREAM
+        } else {
+            POLL
+        })?;
         if !arguments.is_object() {
             return Err(ClientError::InvalidArguments(
                 "the arguments of an event subscription must be a JSON object".into(),
@@ -647,6 +1076,7 @@ impl Client {
             options,
             cursor: cursor.clone(),
             seen: Seen::default(),
+            heartbeat_gap: None,
             tx,
         };
         let task = match mode {
@@ -721,16 +1151,39 @@ struct Loop {
     options: SubscribeOptions,
     cursor: Arc<Mutex<Option<String>>>,
     seen: Seen,
+    /// Push: the longest wait for a heartbeat seen so far, on any of the streams.
+    heartbeat_gap: Option<Duration>,
     tx: mpsc::Sender<Result<EventItem, ClientError>>,
 }
 
+/// What to do after one `events/stream`.
+enum Then {
+    /// Reopen it after [`SubscribeOptions::min_poll`] (the server ended it).
+    Reopen,
+    /// Reopen it at once (it fell silent, or notifications were dropped).
+    ReopenNow,
+    /// Stop: the reader is gone.
+    Stop,
+}
+
 impl Loop {
-    fn set_cursor(&self, c: String) {
-        *crate::util::lock(&self.cursor) = Some(c);
+    /// Persists the cursor a frame carried: `None` for `null` or absent (nothing to replay
+    /// from; the next request sends `null`).
+    fn set_cursor(&self, c: Option<String>) {
+        *crate::util::lock(&self.cursor) = c;
     }
 
     fn current(&self) -> Option<String> {
         crate::util::lock(&self.cursor).clone()
+    }
+
+    /// Push: how long a stream may be silent (see [`SubscribeOptions::stale_after`]).
+    fn stale_after(&self) -> Duration {
+        match (self.options.stale_after, self.heartbeat_gap) {
+            (Some(d), _) => d.max(STALE_MIN),
+            (None, Some(gap)) => gap.saturating_mul(2).clamp(STALE_FLOOR, STALE_CEILING),
+            (None, None) => STALE_CEILING,
+        }
     }
 
     /// Hands `e` over unless seen; `false` when the reader is gone.
@@ -760,7 +1213,12 @@ impl Loop {
                     return;
                 }
             };
-            if r.truncated && self.tx.send(Ok(EventItem::Truncated)).await.is_err() {
+            // A type that cannot replay (`cursor: null`) has no position to have skipped
+            // past: its `truncated` is ignored, as the design says.
+            if r.truncated
+                && r.cursor.is_some()
+                && self.tx.send(Ok(EventItem::Truncated)).await.is_err()
+            {
                 return;
             }
             let brought = !r.events.is_empty();
@@ -769,8 +1227,9 @@ impl Loop {
                     return;
                 }
             }
-            let moved = cursor.as_deref() != Some(r.cursor.as_str());
-            cursor = Some(r.cursor.clone());
+            let moved = cursor != r.cursor;
+            // A `null` (or absent) cursor is not kept: the next poll sends `null` again.
+            cursor.clone_from(&r.cursor);
             self.set_cursor(r.cursor);
             // At once while more events wait; otherwise at the server's pace, never faster
             // than the floor (a server answering `nextPollMs: 0` forever cannot spin us).
@@ -802,8 +1261,9 @@ impl Loop {
                 }
             };
             match self.read_stream(stream).await {
-                Ok(true) => {}
-                Ok(false) => return,
+                Ok(Then::Reopen) => {}
+                Ok(Then::ReopenNow) => continue,
+                Ok(Then::Stop) => return,
                 Err(e) => {
                     let _ = self.tx.send(Err(e)).await;
                     return;
@@ -818,27 +1278,42 @@ impl Loop {
         }
     }
 
-    /// Reads one stream: `Ok(true)` to reopen it (the server ended it gracefully, or
-    /// notifications were dropped), `Ok(false)` when the reader is gone.
-    async fn read_stream(&mut self, mut stream: EventStream) -> Result<bool, ClientError> {
+    /// Reads one stream until it ends, falls silent, or the reader is gone. Dropping `stream`
+    /// (on return) cancels it on the wire.
+    async fn read_stream(&mut self, mut stream: EventStream) -> Result<Then, ClientError> {
         loop {
+            // Silence is counted from when the loop waits again, not from the last frame: a
+            // reader slow to take what was handed over does not make the stream look dead,
+            // and a frame already buffered is taken first.
+            let waiting_since = Instant::now();
+            let silent_until = waiting_since + self.stale_after();
             let n = tokio::select! {
+                biased;
                 n = stream.rx.recv() => n,
-                () = self.tx.closed() => return Ok(false),
+                () = self.tx.closed() => return Ok(Then::Stop),
+                () = tokio::time::sleep_until(silent_until.into()) => {
+                    // Neither an event nor a heartbeat for too long: the stream is dead.
+                    tracing::debug!(
+                        name = %crate::util::excerpt(&self.name, crate::util::EXCERPT_CHARS),
+                        silent = ?self.stale_after(),
+                        "events/stream fell silent; reopening it from the last cursor"
+                    );
+                    return Ok(Then::ReopenNow);
+                }
             };
             if stream.overflowed.load(std::sync::atomic::Ordering::SeqCst) {
                 // Notifications were dropped behind what is buffered: start again from the
                 // cursor of what was handed over (duplicates are dropped by `eventId`).
-                return Ok(true);
+                return Ok(Then::ReopenNow);
             }
             let Some(n) = n else {
                 // The pump ended: it says why.
                 return match (&mut stream.ended).await {
-                    Ok(None) => Ok(true),
+                    Ok(None) | Err(_) => Ok(Then::Reopen),
                     Ok(Some(e)) => Err(e),
-                    Err(_) => Ok(true),
                 };
             };
+            let quiet = waiting_since.elapsed();
             let ServerEvent::Other { method, params } = n else {
                 continue;
             };
@@ -848,22 +1323,27 @@ impl Loop {
                         .map_err(|e| ClientError::Protocol(format!("malformed {EVENT}: {e}")))?;
                     let c = e.cursor.clone();
                     if !self.hand(e).await {
-                        return Ok(false);
+                        return Ok(Then::Stop);
                     }
-                    if let Some(c) = c {
-                        self.set_cursor(c);
-                    }
+                    self.set_cursor(c);
                 }
                 ACTIVE | HEARTBEAT => {
+                    if method == HEARTBEAT {
+                        self.heartbeat_gap =
+                            Some(self.heartbeat_gap.map_or(quiet, |g| g.max(quiet)));
+                    }
+                    // A type that cannot replay (`cursor: null`) has no position to have
+                    // skipped past: its `truncated` is ignored, as the design says.
                     if method == ACTIVE
                         && params.get("truncated").and_then(Value::as_bool) == Some(true)
+                        && params.get("cursor").is_some_and(Value::is_string)
                         && self.tx.send(Ok(EventItem::Truncated)).await.is_err()
                     {
-                        return Ok(false);
+                        return Ok(Then::Stop);
                     }
                     match params.get("cursor") {
-                        Some(Value::String(c)) => self.set_cursor(c.clone()),
-                        Some(Value::Null) | None => {}
+                        Some(Value::String(c)) => self.set_cursor(Some(c.clone())),
+                        Some(Value::Null) | None => self.set_cursor(None),
                         Some(_) => {
                             return Err(ClientError::Protocol(format!(
                                 "malformed {method}: the cursor is not a string"
@@ -903,5 +1383,35 @@ mod tests {
         ] {
             assert!(!is_rfc3339(bad), "{bad}");
         }
+    }
+
+    #[test]
+    fn rfc3339_instants() {
+        let at = |t: &str| {
+            rfc3339_time(t)
+                .and_then(|s| s.duration_since(SystemTime::UNIX_EPOCH).ok())
+                .map(|d| d.as_millis())
+        };
+        assert_eq!(at("1970-01-01T00:00:00Z"), Some(0));
+        assert_eq!(at("2026-02-19T16:30:00Z"), Some(1_771_518_600_000));
+        assert_eq!(at("2026-02-19T18:30:00.250+02:00"), Some(1_771_518_600_250));
+        assert_eq!(at("2000-02-29T00:00:00-00:30"), Some(951_784_200_000));
+        assert_eq!(at("2026-13-01T00:00:00Z"), None);
+        assert_eq!(at("soon"), None);
+        assert!(rfc3339_time("1969-12-31T23:59:59Z").is_some());
+    }
+
+    #[test]
+    fn refresh_waits_half_the_grant_within_bounds() {
+        let now = SystemTime::UNIX_EPOCH + Duration::from_secs(1_771_518_600);
+        let wait = |t: Option<&str>| refresh_wait(t, now);
+        assert_eq!(
+            wait(Some("2026-02-19T16:30:05Z")),
+            Duration::from_millis(2500)
+        );
+        assert_eq!(wait(Some("2026-02-19T16:30:01Z")), REFRESH_FLOOR);
+        assert_eq!(wait(Some("2026-02-19T16:00:00Z")), REFRESH_FLOOR);
+        assert_eq!(wait(Some("2027-02-19T16:30:00Z")), REFRESH_CEILING);
+        assert_eq!(wait(None), REFRESH_CEILING);
     }
 }

@@ -176,6 +176,10 @@ pub(crate) async fn run(run: &Run) -> Result<(), Error> {
         | "sep-2640-client-verify-frontmatter" => skills_verify(run).await,
         "session-renegotiation-404" => session_renegotiation(run).await,
         "legacy-extensions" => legacy_extensions(run).await,
+        "events-client-no-extension"
+        | "events-client-poll"
+        | "events-client-push"
+        | "events-client-webhook" => events_client(run).await,
         s if s.starts_with("auth/") => crate::auth::run(run).await,
         other => Err(format!("unknown scenario `{other}`").into()),
     }
@@ -518,6 +522,96 @@ fn verify_frontmatter(listed: Option<&Value>, text: &str) -> Result<(), String> 
         }
     }
     Ok(())
+}
+
+/// The longest run an events scenario may ask for (`durationMs`).
+const MAX_EVENTS_RUN: std::time::Duration = std::time::Duration::from_secs(120);
+
+/// `events-client-*`: the server plays an events source. When it declares the extension, the
+/// client lists the event types (and keeps the listing current on `list_changed`) and
+/// subscribes to each, in push mode when the type offers it, else poll, else webhook (kept
+/// refreshed; the callback URL is never called by the suite), for the `durationMs` of the
+/// context, then stops. When it does not, the library refuses to send any `events/*` request
+/// and the run ends there. A subscription that fails fails the run.
+async fn events_client(run: &Run) -> Result<(), Error> {
+    use duomcp::client::events::{DeliveryMode, SubscribeOptions, WebhookOptions};
+    use duomcp::client::ClientError;
+    use std::time::Duration;
+
+    let duration = run
+        .context
+        .get("durationMs")
+        .and_then(Value::as_u64)
+        .map_or(Duration::from_secs(5), Duration::from_millis)
+        .min(MAX_EVENTS_RUN);
+    let until = tokio::time::Instant::now() + duration;
+    let client = run.connect().await?;
+    let types = match client.event_types().await {
+        Ok(types) => types,
+        Err(ClientError::Unsupported(why)) => {
+            eprintln!("conformance-client: {why}");
+            client.close().await?;
+            return Ok(());
+        }
+        Err(e) => return Err(e.into()),
+    };
+    let (failed_tx, mut failed) = tokio::sync::mpsc::channel::<String>(16);
+    let mut streams = Vec::new();
+    let mut webhooks = Vec::new();
+    for t in types.current() {
+        let offers = |m: &str| t.delivery.iter().any(|d| d == m);
+        let mode = if offers("push") {
+            DeliveryMode::Push
+        } else if offers("poll") {
+            DeliveryMode::Poll
+        } else if offers("webhook") {
+            let options = WebhookOptions::new(
+                "https://webhook.invalid/duomcp-conformance",
+                duomcp::webhook::Secret::generate(),
+            );
+            webhooks.push(client.keep_webhook(&t.name, json!({}), options).await?);
+            continue;
+        } else {
+            return Err(format!("{} offers no delivery mode", t.name).into());
+        };
+        let mut sub = client
+            .subscribe_events(&t.name, json!({}), SubscribeOptions::new(mode))
+            .await?;
+        let failed_tx = failed_tx.clone();
+        let name = t.name.clone();
+        streams.push(tokio::spawn(async move {
+            while let Some(item) = sub.next().await {
+                match item {
+                    Ok(item) => tracing::info!(%name, ?item, "event item"),
+                    Err(e) => {
+                        let _ = failed_tx.send(format!("{name}: {e}")).await;
+                    }
+                }
+            }
+        }));
+    }
+    let mut refreshes = Vec::new();
+    for mut kept in webhooks {
+        let failed_tx = failed_tx.clone();
+        refreshes.push(tokio::spawn(async move {
+            while let Some(outcome) = kept.next().await {
+                if let Err(e) = outcome {
+                    let _ = failed_tx.send(format!("webhook refresh: {e}")).await;
+                }
+            }
+        }));
+    }
+    drop(failed_tx);
+    let outcome = tokio::select! {
+        () = tokio::time::sleep_until(until) => Ok(()),
+        Some(why) = failed.recv() => Err(why),
+    };
+    for task in streams.into_iter().chain(refreshes) {
+        task.abort();
+    }
+    drop(types);
+    client.close().await?;
+    outcome.map_err(Into::into)
 }
 
 #[cfg(test)]
