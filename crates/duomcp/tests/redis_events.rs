@@ -241,7 +241,8 @@ async fn a_gap_declared_on_one_replica_is_seen_from_every_replica() {
         .poll_events(ORDER, json!({}), None, PollOptions::default())
         .await
         .unwrap()
-        .cursor;
+        .cursor
+        .expect("a cursor");
     emit(&a, "x", 1);
     // B has it: the cursor after it.
     let (_, c0, _) = poll_until(&on_b, &start, 1).await;
