@@ -689,7 +689,13 @@ async fn a_failing_endpoint_gets_the_event_after_retries_with_growing_back_off()
 }
 
 #[tokio::test]
-async fn payload_too_large_is_not_retried() {
+async fn payload_too_large_and_gone_are_not_retried() {
+    for status in [413, 410] {
+        too_large_or_gone(status).await;
+    }
+}
+
+async fn too_large_or_gone(status: u16) {
     let rx = Receiver::start().await;
     let mcp = mcp(config()).await;
     let alice = Client::modern(&mcp.url, Some("alice-token"));
@@ -699,12 +705,12 @@ async fn payload_too_large_is_not_retried() {
             subscribe_params(&rx.url("/413"), &Secret::generate(), "x"),
         )
         .await;
-    rx.plan.lock().unwrap().statuses = [413].into();
+    rx.plan.lock().unwrap().statuses = [status].into();
     let big = emit(&mcp, "x", 1);
     let next = emit(&mcp, "x", 2);
     let got = rx.wait_for(2).await;
     assert_eq!(got[0].id, big);
-    assert_eq!(got[1].id, next, "the 413 was given up at once");
+    assert_eq!(got[1].id, next, "the {status} was given up at once");
     tokio::time::sleep(Duration::from_millis(400)).await;
     assert_eq!(rx.deliveries().len(), 2);
 }

@@ -18,7 +18,7 @@
 //!
 //! Delivery runs one task per subscription, one occurrence at a time: an occurrence is
 //! retried with exponential back-off on a non-`2xx` answer or a connection failure (`413`
-//! is not retried), then given up; after [`WebhookConfig::suspend_after`] failures in a row
+//! and `410` are not retried), then given up; after [`WebhookConfig::suspend_after`] failures in a row
 //! the subscription is suspended (`deliveryStatus.active: false`) until the client refreshes
 //! it. Since one occurrence is in flight at a time, the `cursor` of a delivery (and of a
 //! subscribe answer) never passes an occurrence that was neither acknowledged nor given up.
@@ -1112,8 +1112,13 @@ async fn attempt_all(
         };
         match sent {
             Ok(response) if response.status().is_success() => return Ok(Ok(())),
-            // Too large for the endpoint: retrying will not help.
-            Ok(response) if response.status() == http::StatusCode::PAYLOAD_TOO_LARGE => {
+            // Too large for the endpoint, or the endpoint is gone: retrying will not help.
+            Ok(response)
+                if matches!(
+                    response.status(),
+                    http::StatusCode::PAYLOAD_TOO_LARGE | http::StatusCode::GONE
+                ) =>
+            {
                 return Ok(Err(Reason::Http4xx))
             }
             Ok(response) => last = status_reason(response.status().as_u16()),
