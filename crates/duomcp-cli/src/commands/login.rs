@@ -153,9 +153,14 @@ async fn answers_without_token(url: &str) -> Result<bool, Failure> {
 /// The OAuth client for `url` when `duomcp login` stored tokens for it: client commands use it
 /// so that requests carry the token, and a refresh or step-up happens when needed.
 pub(crate) async fn stored_auth(url: &str) -> Option<OAuthClient> {
-    let store = FileTokenStore::new(FileTokenStore::default_path()?);
+    let store = default_store()?;
     store.load_token(url).await.ok().flatten()?;
     oauth(store, LoopbackRedirect::DEFAULT_PORT, true)
         .build()
         .ok()
+}
+
+/// The credentials file `duomcp login` writes by default (and the inspector's Authorize too).
+pub(crate) fn default_store() -> Option<FileTokenStore> {
+    FileTokenStore::default_path().map(FileTokenStore::new)
 }

@@ -28,6 +28,7 @@
 
 mod api;
 mod guard;
+mod oauth;
 mod page;
 mod session;
 

@@ -114,6 +114,8 @@ pub(crate) struct Inspector {
     roots: Mutex<Vec<Root>>,
     /// The resources the page listens to, each followed by a task (ended with the connection).
     subscriptions: Mutex<HashMap<String, tokio::task::JoinHandle<()>>>,
+    /// The page's OAuth flow (one at a time).
+    oauth: Arc<super::oauth::Flow>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -328,6 +330,7 @@ impl Inspector {
         Inspector {
             roots: Mutex::new(roots),
             subscriptions: Mutex::new(HashMap::new()),
+            oauth: Arc::default(),
             token,
             port,
             sandbox,
@@ -365,6 +368,11 @@ impl Inspector {
 
     pub(super) fn shared(&self) -> &Arc<Shared> {
         &self.shared
+    }
+
+    /// The page's OAuth flow.
+    pub(super) fn oauth(&self) -> &Arc<super::oauth::Flow> {
+        &self.oauth
     }
 
     /// Whether a server was named on the command line.
