@@ -369,3 +369,69 @@ fn authorize_in_the_page_then_connect_and_a_later_inspector_uses_the_stored_toke
     let message = r.json()["error"]["message"].as_str().unwrap().to_owned();
     assert!(message.contains("401"), "{message}");
 }
+
+/// The page's Authorize, the browser's part played here; returns the credentials file.
+fn authorize_through(i: &Inspect, url: &str, config: &Path) -> Value {
+    let r = i.post("/api/authorize", &json!({ "url": url }));
+    assert_eq!(r.status, 200, "{}", r.body);
+    let authorization = r.json()["authorizationUrl"].as_str().unwrap().to_owned();
+    let callback = get_url(&authorization).header("location").unwrap();
+    assert_eq!(get_url(&callback).status, 200);
+    assert_eq!(settled(i)["state"], "authorized");
+    let path = config.join("duomcp").join("credentials.json");
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+/// A config directory whose credentials file is `stored`.
+fn config_with(name: &str, stored: &Value) -> PathBuf {
+    let dir = scratch(name);
+    std::fs::create_dir_all(dir.join("duomcp")).unwrap();
+    std::fs::write(
+        dir.join("duomcp").join("credentials.json"),
+        stored.to_string(),
+    )
+    .unwrap();
+    dir
+}
+
+#[test]
+fn a_refused_stored_token_is_refreshed_or_reported_without_opening_a_browser() {
+    let url = servers();
+    let config = scratch("first");
+    let i = inspect(&config, &[]);
+    let mut stored = authorize_through(&i, &url, &config);
+    drop(i);
+    assert_eq!(
+        stored["tokens"][url.as_str()]["access_token"],
+        "access-1",
+        "{stored}"
+    );
+    stored["tokens"][url.as_str()]["access_token"] = json!("revoked");
+
+    // With its refresh token, the library gets a new access token and the connect goes on.
+    let refreshable = config_with("refreshable", &stored);
+    let i = inspect(&refreshable, &[]);
+    let r = i.post("/api/connect", &json!({ "url": url }));
+    assert_eq!(r.status, 200, "{}", r.body);
+    assert!(i.tool_names().iter().any(|t| t == "test_simple_text"));
+    drop(i);
+
+    // Without one, the connect fails at once, saying what to do (no browser, no loopback
+    // listener waiting minutes).
+    stored["tokens"][url.as_str()]
+        .as_object_mut()
+        .unwrap()
+        .remove("refresh_token");
+    let stale = config_with("stale", &stored);
+    let i = inspect(&stale, &[]);
+    let start = Instant::now();
+    let r = i.post("/api/connect", &json!({ "url": url }));
+    assert_eq!(r.status, 502, "{}", r.body);
+    assert!(start.elapsed() < Duration::from_secs(10));
+    let message = r.json()["error"]["message"].as_str().unwrap().to_owned();
+    assert!(message.contains("Authorize"), "{message}");
+    // Authorize then works as for a first login.
+    authorize_through(&i, &url, &stale);
+    let r = i.post("/api/connect", &json!({ "url": url }));
+    assert_eq!(r.status, 200, "{}", r.body);
+}

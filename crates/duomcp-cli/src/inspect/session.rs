@@ -390,7 +390,9 @@ impl Inspector {
 
     /// Connects to `target` (closing the connection held, if any) and returns what
     /// [`info`](Self::info) says.
-    pub(super) async fn connect(&self, target: Target) -> Result<Value, Failure> {
+    pub(super) async fn connect(&self, mut target: Target) -> Result<Value, Failure> {
+        // A refused stored token is reported; the page's Authorize gets a new one.
+        target.no_browser_login = true;
         let shared = self.shared.clone();
         let shared2 = self.shared.clone();
         let shared3 = self.shared.clone();
