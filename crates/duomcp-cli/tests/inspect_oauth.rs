@@ -435,3 +435,78 @@ fn a_refused_stored_token_is_refreshed_or_reported_without_opening_a_browser() {
     let r = i.post("/api/connect", &json!({ "url": url }));
     assert_eq!(r.status, 200, "{}", r.body);
 }
+
+/// Reads server-sent events until `want` returns something (within 30 s).
+fn wait_event(events: &mut BufReader<TcpStream>, want: impl Fn(&Value) -> bool) -> Value {
+    let deadline = Instant::now() + WITHIN;
+    let mut line = String::new();
+    loop {
+        assert!(Instant::now() < deadline, "no such event within 30 s");
+        line.clear();
+        let n = events.read_line(&mut line).unwrap();
+        assert!(n > 0, "the event stream ended");
+        if let Some(data) = line.trim_end().strip_prefix("data: ") {
+            let v: Value = serde_json::from_str(data).unwrap();
+            if want(&v) {
+                return v;
+            }
+        }
+    }
+}
+
+fn open_events(i: &Inspect) -> BufReader<TcpStream> {
+    let mut s = TcpStream::connect(i.host()).unwrap();
+    s.set_read_timeout(Some(WITHIN)).unwrap();
+    write!(
+        s,
+        "GET /api/events HTTP/1.1\r\nHost: {}\r\nAuthorization: Bearer {}\r\n\r\n",
+        i.host(),
+        i.token
+    )
+    .unwrap();
+    let mut r = BufReader::new(s);
+    let _ = wait_event(&mut r, |v| v["type"] == "hello");
+    r
+}
+
+#[test]
+fn a_denied_authorization_is_reported_to_the_page_and_frees_the_flow() {
+    let url = servers();
+    let config = scratch("denied");
+    let i = inspect(&config, &[]);
+    let mut events = open_events(&i);
+    let r = i.post("/api/authorize", &json!({ "url": url }));
+    assert_eq!(r.status, 200, "{}", r.body);
+    let authorization = url::Url::parse(r.json()["authorizationUrl"].as_str().unwrap()).unwrap();
+    let param = |k: &str| {
+        authorization
+            .query_pairs()
+            .find(|(a, _)| a == k)
+            .map(|(_, v)| v.into_owned())
+            .unwrap()
+    };
+    // The user says no: the authorization server sends the browser back with an error.
+    let mut back = url::Url::parse(&param("redirect_uri")).unwrap();
+    back.query_pairs_mut()
+        .append_pair("error", "access_denied")
+        .append_pair("error_description", "the user said no")
+        .append_pair("state", &param("state"));
+    assert_eq!(get_url(back.as_str()).status, 200);
+
+    let event = wait_event(&mut events, |v| v["type"] == "authorization");
+    assert_eq!(event["state"], "failed", "{event}");
+    let message = event["error"]["message"].as_str().unwrap();
+    assert!(message.contains("access_denied"), "{message}");
+    assert_eq!(settled(&i)["state"], "failed");
+    assert!(
+        !config.join("duomcp").join("credentials.json").exists()
+            || !std::fs::read_to_string(config.join("duomcp").join("credentials.json"))
+                .unwrap()
+                .contains("access-1")
+    );
+
+    // The next flow may start, and succeeds.
+    authorize_through(&i, &url, &config);
+    let r = i.post("/api/connect", &json!({ "url": url }));
+    assert_eq!(r.status, 200, "{}", r.body);
+}

@@ -145,7 +145,7 @@ pub(super) async fn start(
         let outcome =
             match tokio::time::timeout(FLOW_TIMEOUT + START_WAIT * 2, client.login(&url2)).await {
                 Ok(Ok(token)) => Ok(token),
-                Ok(Err(e)) => Err(format!("authorization for {url2} failed: {e}")),
+                Ok(Err(e)) => Err(format!("{url2}: {e}")),
                 Err(_) => Err(format!("authorization for {url2} timed out")),
             };
         let state = match &outcome {
