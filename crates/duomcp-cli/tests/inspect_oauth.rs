@@ -505,6 +505,18 @@ fn a_denied_authorization_is_reported_to_the_page_and_frees_the_flow() {
                 .contains("access-1")
     );
 
+    // A flow that fails before the authorization URL (nothing listens there) is answered at
+    // once, and frees the flow too.
+    let nowhere = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        format!("http://{}/mcp", l.local_addr().unwrap())
+    };
+    let start = Instant::now();
+    let r = i.post("/api/authorize", &json!({ "url": nowhere }));
+    assert_eq!(r.status, 502, "{}", r.body);
+    assert!(start.elapsed() < WITHIN);
+    assert_eq!(settled(&i)["state"], "failed");
+
     // The next flow may start, and succeeds.
     authorize_through(&i, &url, &config);
     let r = i.post("/api/connect", &json!({ "url": url }));
