@@ -726,6 +726,11 @@ async function start() {
     }
   };
   await refreshInfo();
+  // A page loaded while an authorization is under way hears of its end from the events.
+  const flow = await api("/api/authorize");
+  if (flow && flow.state === "pending" && !state.info.connected) {
+    $("connect-error").textContent = `an authorization for ${flow.url} is under way…`;
+  }
   document.body.dataset.ready = "true";
 }
 
