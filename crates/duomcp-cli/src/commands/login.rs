@@ -13,7 +13,11 @@
 
 use super::Failure;
 use clap::Args;
-use duomcp::auth::{FileTokenStore, LoopbackRedirect, OAuthClient, PreRegistered, TokenStore};
+use duomcp::auth::{
+    AuthorizationResponse, FileTokenStore, LoopbackRedirect, OAuthClient, PreRegistered,
+    RedirectHandler, TokenStore,
+};
+use duomcp::client::auth::{AuthError, AuthFuture};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -151,11 +155,48 @@ async fn answers_without_token(url: &str) -> Result<bool, Failure> {
 }
 
 /// The OAuth client for `url` when `duomcp login` stored tokens for it: client commands use it
-/// so that requests carry the token, and a refresh or step-up happens when needed.
-pub(crate) async fn stored_auth(url: &str) -> Option<OAuthClient> {
-    let store = FileTokenStore::new(FileTokenStore::default_path()?);
+/// so that requests carry the token, and a refresh or step-up happens when needed. A new
+/// authorization, when the server refuses the token and no refresh helps, opens the browser if
+/// `browser`; otherwise it fails, saying what to do.
+pub(crate) async fn stored_auth(url: &str, browser: bool) -> Option<OAuthClient> {
+    let store = default_store()?;
     store.load_token(url).await.ok().flatten()?;
-    oauth(store, LoopbackRedirect::DEFAULT_PORT, true)
-        .build()
-        .ok()
+    if browser {
+        oauth(store, LoopbackRedirect::DEFAULT_PORT, true)
+            .build()
+            .ok()
+    } else {
+        OAuthClient::builder()
+            .client_name("duomcp")
+            .redirect(NoNewLogin(url.to_owned()))
+            .store(store)
+            .build()
+            .ok()
+    }
+}
+
+/// A redirect handler that never sends anyone anywhere: the stored tokens are used (and
+/// refreshed), a new authorization is refused with the way to get one.
+struct NoNewLogin(String);
+
+impl RedirectHandler for NoNewLogin {
+    fn redirect_uri(&self) -> String {
+        LoopbackRedirect::new(LoopbackRedirect::DEFAULT_PORT).redirect_uri()
+    }
+
+    fn authorize<'a>(
+        &'a self,
+        _authorization_url: &'a str,
+    ) -> AuthFuture<'a, Result<AuthorizationResponse, AuthError>> {
+        let message = format!(
+            "the server refused the stored token for {} and it could not be refreshed: authorize again (Authorize in the inspector's connect form, or `duomcp login {}`)",
+            self.0, self.0
+        );
+        Box::pin(async move { Err(AuthError::Failed(message)) })
+    }
+}
+
+/// The credentials file `duomcp login` writes by default (and the inspector's Authorize too).
+pub(crate) fn default_store() -> Option<FileTokenStore> {
+    FileTokenStore::default_path().map(FileTokenStore::new)
 }

@@ -126,6 +126,11 @@ pub struct Target {
     /// Environment variables for the server command (from the config file).
     #[arg(skip)]
     pub env: Vec<(String, String)>,
+    /// When the server refuses the stored token (and no refresh helps), fail instead of
+    /// starting a new authorization in the browser: the inspector's page has its own
+    /// Authorize.
+    #[arg(skip)]
+    pub no_browser_login: bool,
 }
 
 /// A command whose only positional argument is the server's URL.
@@ -432,7 +437,7 @@ impl Target {
                     .is_some_and(|(n, _)| n.trim().eq_ignore_ascii_case("authorization"))
             });
             if !explicit {
-                if let Some(auth) = login::stored_auth(url).await {
+                if let Some(auth) = login::stored_auth(url, !self.no_browser_login).await {
                     builder = builder.auth(auth);
                 }
             }

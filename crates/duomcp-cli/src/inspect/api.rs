@@ -11,12 +11,15 @@
 //! | `GET /api/events` | server-sent events: trace entries, progress, task status, input requests |
 //! | `GET /api/trace`, `/api/trace.jsonl` | the trace kept, as JSON or JSON Lines |
 //! | `POST /api/subscribe`, `/api/unsubscribe` | `{"uri"}`: listen to a resource's updates (`updated` events), or stop |
+//! | `POST /api/authorize` | `{"url"}`: starts the OAuth flow for an HTTP server ([`oauth`]) → `{"authorizationUrl"}` to open; the outcome is an `authorization` event |
+//! | `GET /api/authorize` | where the last flow stands: `{"state": "idle" \| "pending" \| "authorized" \| "failed", "url", "error"?}` |
 //! | `POST /api/roots` | `{"roots": [{"uri", "name"?}]}`: the roots offered to the server from now on |
 //!
 //! The views' origin ([`sandbox_router`], its own port and token) serves one file:
 //! `GET /sandbox.html`, the sandbox proxy a tool's view renders in.
 
 use super::guard;
+use super::oauth;
 use super::page;
 use super::session::{parse_era, Inspector};
 use crate::commands::Target;
@@ -50,6 +53,7 @@ pub(super) fn router(inspector: Arc<Inspector>) -> Router {
         .route("/api/events", get(events))
         .route("/api/trace", get(trace))
         .route("/api/trace.jsonl", get(trace_lines))
+        .route("/api/authorize", post(authorize).get(authorize_status))
         .route("/api/roots", post(roots))
         .route("/api/subscribe", post(subscribe))
         .route("/api/unsubscribe", post(unsubscribe))
@@ -156,6 +160,28 @@ async fn connect(
         Ok(info) => Json(info).into_response(),
         Err(f) => problem(StatusCode::BAD_GATEWAY, f.message),
     }
+}
+
+#[derive(Deserialize)]
+struct AuthorizeBody {
+    url: String,
+}
+
+async fn authorize(
+    State(inspector): State<Arc<Inspector>>,
+    Json(body): Json<AuthorizeBody>,
+) -> Response {
+    match oauth::start(inspector.oauth(), inspector.shared(), body.url).await {
+        Ok(oauth::Started::Url(url)) => Json(json!({ "authorizationUrl": url })).into_response(),
+        Ok(oauth::Started::Done(state)) => Json(state).into_response(),
+        Err(oauth::Refused::Busy(m)) => problem(StatusCode::CONFLICT, m),
+        Err(oauth::Refused::Bad(m)) => problem(StatusCode::BAD_REQUEST, m),
+        Err(oauth::Refused::Failed(m)) => problem(StatusCode::BAD_GATEWAY, m),
+    }
+}
+
+async fn authorize_status(State(inspector): State<Arc<Inspector>>) -> Json<Value> {
+    Json(inspector.oauth().status())
 }
 
 #[derive(Deserialize)]

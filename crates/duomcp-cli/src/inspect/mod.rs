@@ -20,6 +20,10 @@
 //! Lines at `GET /api/trace.jsonl`). Over HTTP, each trace entry carries the headers of its
 //! exchanges (`Authorization` and cookies redacted).
 //!
+//! OAuth (module `oauth`): a connect to an HTTP URL uses the tokens `duomcp login` stored for
+//! it; the page's Authorize runs the library's flow from here (`POST /api/authorize`), the
+//! redirect coming back to a loopback port of its own, and stores the tokens the same way.
+//!
 //! MCP Apps: a tool's `ui://` view renders in the page inside the sandbox proxy of the Apps
 //! spec, served by a second loopback listener (another port, so another origin than the page:
 //! the view cannot reach into the page), with a token of its own and the same Host/Origin
@@ -28,6 +32,7 @@
 
 mod api;
 mod guard;
+mod oauth;
 mod page;
 mod session;
 

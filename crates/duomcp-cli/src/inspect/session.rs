@@ -114,6 +114,8 @@ pub(crate) struct Inspector {
     roots: Mutex<Vec<Root>>,
     /// The resources the page listens to, each followed by a task (ended with the connection).
     subscriptions: Mutex<HashMap<String, tokio::task::JoinHandle<()>>>,
+    /// The page's OAuth flow (one at a time).
+    oauth: Arc<super::oauth::Flow>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -328,6 +330,7 @@ impl Inspector {
         Inspector {
             roots: Mutex::new(roots),
             subscriptions: Mutex::new(HashMap::new()),
+            oauth: Arc::default(),
             token,
             port,
             sandbox,
@@ -367,6 +370,11 @@ impl Inspector {
         &self.shared
     }
 
+    /// The page's OAuth flow.
+    pub(super) fn oauth(&self) -> &Arc<super::oauth::Flow> {
+        &self.oauth
+    }
+
     /// Whether a server was named on the command line.
     pub(super) fn has_target(&self) -> bool {
         self.configured.is_some()
@@ -382,7 +390,9 @@ impl Inspector {
 
     /// Connects to `target` (closing the connection held, if any) and returns what
     /// [`info`](Self::info) says.
-    pub(super) async fn connect(&self, target: Target) -> Result<Value, Failure> {
+    pub(super) async fn connect(&self, mut target: Target) -> Result<Value, Failure> {
+        // A refused stored token is reported; the page's Authorize gets a new one.
+        target.no_browser_login = true;
         let shared = self.shared.clone();
         let shared2 = self.shared.clone();
         let shared3 = self.shared.clone();

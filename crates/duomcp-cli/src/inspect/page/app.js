@@ -82,6 +82,38 @@ $("connect-form").addEventListener("submit", async (ev) => {
   await refreshInfo();
 });
 
+// Authorize: the inspector runs the OAuth flow; the page opens the authorization server's page
+// in a new tab and, when the `authorization` event says it succeeded, connects.
+$("authorize").addEventListener("click", async () => {
+  const target = $("connect-target").value.trim();
+  const out = $("connect-error");
+  if (!/^https?:\/\//.test(target)) { out.textContent = "Authorize applies to an http(s) URL"; return; }
+  // Opened within the click (a popup blocker allows it), pointed at the URL once known.
+  const tab = window.open("", "_blank");
+  if (tab) tab.opener = null;
+  out.textContent = "starting the authorization…";
+  const r = await api("/api/authorize", { url: target });
+  if (!r || r.error) {
+    if (tab) tab.close();
+    out.textContent = r && r.error ? r.error.message : "the authorization did not start";
+    return;
+  }
+  if (r.state === "authorized") { authorized(r); return; }
+  if (tab) tab.location = r.authorizationUrl;
+  out.replaceChildren("waiting for the authorization server (",
+    el("a", { href: r.authorizationUrl, target: "_blank", rel: "noopener", text: "open its page" }), ")…");
+});
+
+function authorized(ev) {
+  const out = $("connect-error");
+  if (ev.state === "authorized") {
+    out.textContent = `authorized by ${ev.issuer}; connecting…`;
+    if ($("connect-target").value.trim() === ev.url) $("connect-form").requestSubmit();
+  } else if (ev.state === "failed") {
+    out.textContent = ev.error ? ev.error.message : "the authorization failed";
+  }
+}
+
 async function reconnect(era) {
   $("status").textContent = "reconnecting…";
   const r = await api("/api/connect", { era });
@@ -686,6 +718,7 @@ async function start() {
         while (list.children.length > 100) list.firstElementChild.remove();
       }
     }
+    else if (ev.type === "authorization") authorized(ev);
     else if (ev.type === "input") { state.inputs.push(ev); nextInput(); }
     else if (ev.type === "input_done") {
       state.inputs = state.inputs.filter((i) => i.id !== ev.id);
@@ -693,6 +726,11 @@ async function start() {
     }
   };
   await refreshInfo();
+  // A page loaded while an authorization is under way hears of its end from the events.
+  const flow = await api("/api/authorize");
+  if (flow && flow.state === "pending" && !state.info.connected) {
+    $("connect-error").textContent = `an authorization for ${flow.url} is under way…`;
+  }
   document.body.dataset.ready = "true";
 }
 
