@@ -360,10 +360,11 @@ async fn a_silent_push_stream_is_reopened_from_the_last_cursor() {
         // From the cursor of the last heartbeat…
         assert_eq!(second["params"]["cursor"], "p-4", "{era}");
         // …after the 1 s floor of twice the 100 ms interval, counted from that heartbeat
-        // (~400 ms after the open), and not much later.
+        // (~400 ms after the open), and long before the 60 s used before any heartbeat (the
+        // ceiling leaves room for a loaded machine).
         let after = *reopened - *opened;
         assert!(
-            after >= Duration::from_millis(1300) && after < Duration::from_millis(2500),
+            after >= Duration::from_millis(1300) && after < Duration::from_millis(6000),
             "{era}: reopened {after:?} after opening"
         );
         // 2026-07-28 and 2025-11-25 alike over this byte pipe: the dead one was cancelled.
