@@ -510,6 +510,22 @@ fn now_ms() -> u64 {
         .unwrap_or(0)
 }
 
+/// A gap at `position` (past the ring's last): everything up to it counts as possibly lost;
+/// the type's streams are woken to say so.
+fn mark_gap(slot: &Slot, mut ring: std::sync::MutexGuard<'_, Ring>, position: u64) {
+    ring.last = position;
+    ring.dropped_through = position;
+    drop(ring);
+    slot.head.send_replace(position);
+}
+
+/// `bytes` random bytes from the operating system, as hex.
+fn random_hex(bytes: usize) -> String {
+    let mut buf = vec![0u8; bytes];
+    let _ = getrandom::fill(&mut buf);
+    buf.iter().map(|b| format!("{b:02x}")).collect()
+}
+
 fn ms(d: Duration) -> u64 {
     u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
 }
@@ -543,11 +559,9 @@ impl Hub {
                 (k, Arc::new(slot))
             })
             .collect();
-        let mut epoch = [0u8; 4];
-        let _ = getrandom::fill(&mut epoch);
         Hub {
             config,
-            epoch: epoch.iter().map(|b| format!("{b:02x}")).collect(),
+            epoch: random_hex(4),
             shared_epoch: std::sync::OnceLock::new(),
             shared: std::sync::OnceLock::new(),
             wake: tokio::sync::Notify::new(),
@@ -631,14 +645,10 @@ impl Hub {
         let Some(slot) = self.types.get(name) else {
             return;
         };
-        let mut ring = lock(&slot.ring);
-        if position <= ring.last {
-            return;
+        let ring = lock(&slot.ring);
+        if position > ring.last {
+            mark_gap(slot, ring, position);
         }
-        ring.last = position;
-        ring.dropped_through = position;
-        drop(ring);
-        slot.head.send_replace(position);
     }
 
     /// An occurrence read back from the shared store at `position` (increasing per type).
@@ -664,18 +674,14 @@ impl Hub {
         if gap_before && ring.items.is_empty() {
             ring.dropped_through = ring.dropped_through.max(position.saturating_sub(1));
         }
-        ring.last = position;
-        ring.items.push_back(Arc::new(Occurrence {
+        let occurrence = Occurrence {
             seq: position,
             at_ms,
             event_id,
             data,
             bytes,
-        }));
-        ring.bytes += bytes;
-        self.prune(&mut ring, now_ms());
-        drop(ring);
-        slot.head.send_replace(position);
+        };
+        self.append(slot, ring, occurrence, now_ms());
     }
 }
 
@@ -707,20 +713,14 @@ impl Hub {
                 Err(EmitError::Backlog)
             };
         }
-        let mut ring = lock(&slot.ring);
-        ring.last += 1;
-        let position = ring.last;
-        ring.dropped_through = position;
-        drop(ring);
-        slot.head.send_replace(position);
+        let ring = lock(&slot.ring);
+        let position = ring.last + 1;
+        mark_gap(slot, ring, position);
         Ok(())
     }
 
     fn emit(&self, name: &str, event_id: Option<String>, data: Value) -> Result<String, EmitError> {
-        let slot = self
-            .types
-            .get(name)
-            .ok_or_else(|| EmitError::UnknownEvent(name.to_owned()))?;
+        let slot = self.slot(name)?;
         if !data.is_object() {
             return Err(EmitError::NotAnObject);
         }
@@ -749,23 +749,38 @@ impl Hub {
         }
         let bytes = serde_json::to_vec(&data).map(|v| v.len()).unwrap_or(0);
         let at_ms = now_ms();
-        let mut ring = lock(&slot.ring);
-        ring.last += 1;
-        let seq = ring.last;
+        let ring = lock(&slot.ring);
+        let seq = ring.last + 1;
         let event_id =
             event_id.unwrap_or_else(|| format!("evt_{}_{}_{seq}", self.epoch, slot.index));
-        ring.items.push_back(Arc::new(Occurrence {
+        let occurrence = Occurrence {
             seq,
             at_ms,
             event_id: event_id.clone(),
             data,
             bytes,
-        }));
-        ring.bytes += bytes;
-        self.prune(&mut ring, at_ms);
-        drop(ring);
-        slot.head.send_replace(seq);
+        };
+        self.append(slot, ring, occurrence, at_ms);
         Ok(event_id)
+    }
+
+    /// Puts `occurrence` (its position past the ring's last) at the end of its type's ring,
+    /// drops what the bounds no longer allow, and wakes the type's streams: the one way an
+    /// occurrence enters a ring, emitted here or read back from a shared store.
+    fn append(
+        &self,
+        slot: &Slot,
+        mut ring: std::sync::MutexGuard<'_, Ring>,
+        occurrence: Occurrence,
+        now: u64,
+    ) {
+        let position = occurrence.seq;
+        ring.last = position;
+        ring.bytes += occurrence.bytes;
+        ring.items.push_back(Arc::new(occurrence));
+        self.prune(&mut ring, now);
+        drop(ring);
+        slot.head.send_replace(position);
     }
 
     /// Drops what the bounds do not allow: the oldest beyond the count or the bytes, and

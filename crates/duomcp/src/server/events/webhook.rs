@@ -381,12 +381,6 @@ fn now_secs() -> i64 {
     i64::try_from(super::now_ms() / 1000).unwrap_or(i64::MAX)
 }
 
-fn random_hex(bytes: usize) -> String {
-    let mut buf = vec![0u8; bytes];
-    let _ = getrandom::fill(&mut buf);
-    buf.iter().map(|b| format!("{b:02x}")).collect()
-}
-
 /// Whether `url` is under `prefix`: it starts with it, at a boundary (`prefix` ends with
 /// `/`, or `url` goes on with `/`, `?` or `#`, or ends), so that `https://hooks.example.com`
 /// does not cover `https://hooks.example.com.evil.test/`.
@@ -572,9 +566,9 @@ impl Webhooks {
         url: &reqwest::Url,
         secret: &Secret,
     ) -> Result<(), Reason> {
-        let nonce = random_hex(16);
+        let nonce = super::random_hex(16);
         let body = json!({ "type": "verification", "challenge": nonce }).to_string();
-        let msg_id = format!("msg_verification_{}", random_hex(8));
+        let msg_id = format!("msg_verification_{}", super::random_hex(8));
         let mut response = self
             .post(sub_id, url, &msg_id, body.as_bytes(), |id, ts, b| {
                 secret.sign(id, ts, b)
@@ -1057,7 +1051,7 @@ pub(crate) async fn end(hub: &Hub, principal: Option<&str>, reason: &str) -> usi
             "error": { "code": FORBIDDEN, "message": format!("Forbidden: {reason}"), "data": {} },
         })
         .to_string();
-        let msg_id = format!("msg_terminated_{}", random_hex(8));
+        let msg_id = format!("msg_terminated_{}", super::random_hex(8));
         let sent = hooks
             .post(&sub.id, &sub.url, &msg_id, body.as_bytes(), |id, ts, b| {
                 sub.sign(id, ts, b)
@@ -1309,7 +1303,7 @@ async fn deliver_batch(
             .events
             .first()
             .map_or(batch.cursor, |o| o.seq.saturating_sub(1));
-        let id = format!("msg_gap_{}", random_hex(8));
+        let id = format!("msg_gap_{}", super::random_hex(8));
         let body = gap_body(hub, slot, before);
         deliver_one(hooks, sub, shutdown, p.failures, &id, &body).await?;
         set_watermark(sub, before);
@@ -1346,7 +1340,7 @@ async fn deliver_occurrence(
             max = hooks.config.max_body,
             "an occurrence too large for webhook delivery was skipped"
         );
-        let id = format!("msg_gap_{}", random_hex(8));
+        let id = format!("msg_gap_{}", super::random_hex(8));
         let gap = gap_body(hub, &sub.slot, occ.seq);
         return deliver_one(hooks, sub, shutdown, failures, &id, &gap).await;
     }
