@@ -25,32 +25,17 @@ SECS=${SECS:-10}
 WARMUP=${WARMUP:-1}
 CONNS=${CONNS:-32}
 BASE=${BENCH_REPLICAS_PORT:-39300}
-if [ -z "${DUOMCP_BIN_DIR:-}" ]; then
-  cargo build --release --locked -p duomcp-cli --bin duomcp >&2
-  cargo build --release --locked -p duomcp-echo --features redis >&2
-  DUOMCP_BIN_DIR=${CARGO_TARGET_DIR:-$ROOT/target}/release
-fi
-BIN=$DUOMCP_BIN_DIR
-for tool in redis-server haproxy redis-cli; do
-  command -v "$tool" >/dev/null || { echo "replicas.sh: $tool is not installed" >&2; exit 1; }
-done
+LIB_NAME=replicas.sh
+# shellcheck source=bench/lib.sh
+. "$ROOT/bench/lib.sh"
+build_bins
+need_tools redis-server haproxy redis-cli
 rm -rf "$OUT"; mkdir -p "$OUT"
-
-PIDS=()
-stop_all() { for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done; for p in "${PIDS[@]}"; do wait "$p" 2>/dev/null || true; done; }
 trap stop_all EXIT
-wait_port() {
-  for _ in $(seq 1 200); do
-    if (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; then return 0; fi
-    sleep 0.1
-  done
-  echo "replicas.sh: nothing listens on 127.0.0.1:$1 (logs: $OUT)" >&2; exit 1
-}
 
 REDIS=$((BASE + 9))
-redis-server --port "$REDIS" --bind 127.0.0.1 --save "" --appendonly no --dir "$OUT" >"$OUT/redis.log" 2>&1 &
-PIDS+=($!); wait_port "$REDIS"
-REDIS_PID=$!
+redis_single "$REDIS"
+REDIS_PID=${PIDS[-1]}
 # The single replica (in memory) and the three (on Redis).
 "$BIN/duomcp-echo" http $((BASE + 10)) 2>"$OUT/single.log" & PIDS+=($!)
 SINGLE_PIDS=($!)
@@ -61,26 +46,11 @@ for i in 1 2 3; do
 done
 for i in 0 1 2 3; do wait_port $((BASE + 10 + i)); done
 
-lb() { # port, backend ports...
-  local port=$1; shift
-  {
-    sed -n '/^global/,/^frontend/p' deploy/haproxy.cfg | sed '$d'
-    printf 'frontend mcp\n  bind 127.0.0.1:%s\n  default_backend replicas\n\nbackend replicas\n' "$port"
-    # As deploy/haproxy.cfg: every request balanced, connections to the replicas kept alive.
-    printf '  balance roundrobin\n'
-    local n=0; for b in "$@"; do n=$((n + 1)); printf '  server r%s 127.0.0.1:%s\n' "$n" "$b"; done
-  } >"$OUT/haproxy-$port.cfg"
-  haproxy -db -f "$OUT/haproxy-$port.cfg" >"$OUT/haproxy-$port.log" 2>&1 & PIDS+=($!)
-  wait_port "$port"
-}
 lb "$BASE" $((BASE + 10))
 SINGLE_PIDS+=("${PIDS[-1]}")
 lb $((BASE + 1)) $((BASE + 11)) $((BASE + 12)) $((BASE + 13))
 THREE_PIDS+=("${PIDS[-1]}")
-# CPU time (clock ticks, user + system) of the processes named.
-cpu() { local t=0 f; for p in "$@"; do read -r -a f <"/proc/$p/stat"; t=$((t + f[13] + f[14])); done; echo "$t"; }
-
-stats() { redis-cli -p "$REDIS" INFO commandstats | tr -d '\r' | { grep '^cmdstat_' || true; }; }
+stats() { commandstats "$REDIS"; }
 for pass in $(seq 1 "$PASSES"); do
   for era in modern legacy; do
     for setup in single three; do

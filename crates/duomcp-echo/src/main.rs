@@ -7,6 +7,9 @@
 //! duomcp-echo http 8080 redis://127.0.0.1:6379/   # a replica sharing its state in Redis
 //!                                                  # (built with `--features redis`)
 //! ```
+//!
+//! A replica on Redis prints this process's bus counts to stderr on `SIGUSR1`
+//! (`duomcp-echo: bus published N received M`; bench/scale.sh reads them).
 
 use duomcp::server::{Args, Server};
 
@@ -28,6 +31,23 @@ fn server() -> Server {
         .build()
 }
 // ANCHOR_END: tool
+
+/// On each `SIGUSR1`, one line on stderr with this process's bus counts.
+#[cfg(all(feature = "redis", unix))]
+fn report_bus_counts() -> std::io::Result<()> {
+    use tokio::signal::unix::{signal, SignalKind};
+    let mut usr1 = signal(SignalKind::user_defined1())?;
+    tokio::spawn(async move {
+        while usr1.recv().await.is_some() {
+            let c = duomcp::redis::BusCounts::current();
+            eprintln!(
+                "duomcp-echo: bus published {} received {}",
+                c.published, c.received
+            );
+        }
+    });
+    Ok(())
+}
 
 fn main() -> std::process::ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -63,6 +83,8 @@ fn main() -> std::process::ExitCode {
             // ANCHOR_END: serve
             #[cfg(feature = "redis")]
             ["http", port, redis] => {
+                #[cfg(unix)]
+                report_bus_counts()?;
                 let listener = tokio::net::TcpListener::bind((
                     "127.0.0.1",
                     port.parse::<u16>().unwrap_or(8080),

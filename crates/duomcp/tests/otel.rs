@@ -591,6 +591,17 @@ async fn prometheus_text_has_the_histograms_and_gauges() {
     assert!(text.contains("le=\"+Inf\""), "{text}");
     assert!(text.contains("duomcp_server_requests_active 0"), "{text}");
     assert!(text.contains("duomcp_server_sessions_active 1"), "{text}");
+    // The replicas' bus counters (feature `redis`), one series each, whether a bus runs or not.
+    if cfg!(feature = "redis") {
+        assert!(
+            text.contains("# TYPE duomcp_bus_messages_received_total counter"),
+            "{text}"
+        );
+        assert!(
+            text.contains("duomcp_bus_messages_published_total "),
+            "{text}"
+        );
+    }
     drop(client);
 }
 

@@ -100,6 +100,8 @@ async fn a_message_to_one_replica_reaches_it_alone() {
         RedisBus::new(&redis),
     );
     redis_server.wait_bus_subscribers(3).unwrap();
+    // The process's counts (other tests of this binary may add to them meanwhile).
+    let before = duomcp::redis::BusCounts::current();
     let (mut on_a, mut on_b) = (a.subscribe(), b.subscribe());
     let to_a = a.inbox().expect("a Redis bus has inboxes");
     assert_ne!(Some(to_a), b.inbox());
@@ -112,6 +114,25 @@ async fn a_message_to_one_replica_reaches_it_alone() {
     let inbox = format!("duomcp:bus:{to_a:016x}");
     let subs = redis_server.command(&["PUBSUB", "NUMSUB", &inbox]).unwrap();
     assert_eq!(subs.lines().nth(1), Some("1"), "{subs}");
+    // Two messages published; A received two and B one (C's own broadcast, which comes back
+    // to C, is not counted).
+    // (A `PUBLISH` is counted once answered, which may come a moment after its delivery.)
+    let mut after = duomcp::redis::BusCounts::current();
+    for _ in 0..50 {
+        if after.published >= before.published + 2 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        after = duomcp::redis::BusCounts::current();
+    }
+    assert!(
+        after.published >= before.published + 2,
+        "{before:?} {after:?}"
+    );
+    assert!(
+        after.received >= before.received + 3,
+        "{before:?} {after:?}"
+    );
 }
 
 async fn next(rx: &mut duomcp::server::bus::BusReceiver) -> String {

@@ -25,6 +25,8 @@
 //!   method, tool or prompt, `error.type`), and the up-down counters
 //!   `duomcp.server.requests.active`, `duomcp.server.sessions.active`,
 //!   `duomcp.server.listen_streams.active` and `duomcp.server.tasks` (by `duomcp.task.status`);
+//!   with the `redis` feature, the counters `duomcp.bus.messages.published` and
+//!   `duomcp.bus.messages.received` (the replicas' bus, this process's side);
 //! * an [`AuditLog`] line per tool call, when one is configured.
 //!
 //! Turning it on: [`Pipeline::from_env`] builds the SDK providers from the standard `OTEL_*`
@@ -216,6 +218,30 @@ impl Instruments {
             tasks: gauge(names::TASKS, "tasks held by the server, by status"),
         }
     }
+
+    /// The bus counters of this process's Redis buses ([`BusCounts`](crate::redis::BusCounts)),
+    /// read when the metrics are collected (no label: one series each).
+    #[cfg(feature = "redis")]
+    fn bus_counters(meter: &Meter) {
+        let counter = |name: &'static str, what: &'static str, read: fn() -> u64| {
+            meter
+                .u64_observable_counter(name)
+                .with_unit("{message}")
+                .with_description(what)
+                .with_callback(move |o| o.observe(read(), &[]))
+                .build()
+        };
+        counter(
+            names::BUS_PUBLISHED,
+            "messages this process published on the replicas' Redis bus",
+            || crate::redis::BusCounts::current().published,
+        );
+        counter(
+            names::BUS_RECEIVED,
+            "messages from other replicas this process received on the Redis bus",
+            || crate::redis::BusCounts::current().received,
+        );
+    }
 }
 
 impl Telemetry {
@@ -230,6 +256,8 @@ impl Telemetry {
         let scope = scope();
         let tracer = BoxedTracer::new(Box::new(tracer_provider.tracer_with_scope(scope.clone())));
         let meter = meter_provider.meter_with_scope(scope);
+        #[cfg(feature = "redis")]
+        Instruments::bus_counters(&meter);
         Telemetry {
             tracer: Arc::new(tracer),
             m: Arc::new(Instruments::new(&meter)),
@@ -244,6 +272,8 @@ impl Telemetry {
     pub fn global() -> Self {
         let scope = scope();
         let meter = opentelemetry::global::meter_with_scope(scope.clone());
+        #[cfg(feature = "redis")]
+        Instruments::bus_counters(&meter);
         Telemetry {
             tracer: Arc::new(opentelemetry::global::tracer_provider().tracer_with_scope(scope)),
             m: Arc::new(Instruments::new(&meter)),

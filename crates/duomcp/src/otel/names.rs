@@ -31,3 +31,9 @@ pub const ACTIVE_REQUESTS: &str = "duomcp.server.requests.active";
 pub const ACTIVE_SESSIONS: &str = "duomcp.server.sessions.active";
 pub const LISTEN_STREAMS: &str = "duomcp.server.listen_streams.active";
 pub const TASKS: &str = "duomcp.server.tasks";
+/// Not in the conventions: messages published on the replicas' Redis bus (feature `redis`).
+#[cfg(feature = "redis")]
+pub const BUS_PUBLISHED: &str = "duomcp.bus.messages.published";
+/// Not in the conventions: messages from other replicas received on the Redis bus.
+#[cfg(feature = "redis")]
+pub const BUS_RECEIVED: &str = "duomcp.bus.messages.received";

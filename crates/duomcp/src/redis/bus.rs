@@ -35,6 +35,40 @@ impl Default for BusBounds {
     }
 }
 
+/// Messages published and received by this process's [`RedisBus`]es since it started (one
+/// replica is one process, usually with one bus): for a benchmark, a log line, or a metric
+/// (with the `otel` feature they are the counters `duomcp.bus.messages.published` and
+/// `duomcp.bus.messages.received`, `duomcp_bus_messages_published_total` and
+/// `duomcp_bus_messages_received_total` in the Prometheus text).
+///
+/// ```
+/// let now = duomcp::redis::BusCounts::current();
+/// assert!(duomcp::redis::BusCounts::current().received >= now.received);
+/// ```
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct BusCounts {
+    /// Messages Redis accepted from this process (`PUBLISH`/`SPUBLISH` answered): to every
+    /// replica or to one replica's inbox alike.
+    pub published: u64,
+    /// Messages from other replicas received and decoded (this bus's own, which a message to
+    /// every replica brings back, are not counted; nor are those dropped on arrival).
+    pub received: u64,
+}
+
+static PUBLISHED: AtomicU64 = AtomicU64::new(0);
+static RECEIVED: AtomicU64 = AtomicU64::new(0);
+
+impl BusCounts {
+    /// The counts now.
+    pub fn current() -> Self {
+        BusCounts {
+            published: PUBLISHED.load(Ordering::Relaxed),
+            received: RECEIVED.load(Ordering::Relaxed),
+        }
+    }
+}
+
 /// One replica's place on the bus in Redis. Its tasks stop when it is dropped.
 ///
 /// Every replica publishes on one channel (`PREFIX bus`) and subscribes to it on a connection
@@ -147,6 +181,7 @@ impl RedisBus {
             Target::Single(_) => {
                 tokio::spawn(subscriber(
                     redis.clone(),
+                    origin,
                     channels,
                     incoming.clone(),
                     bounds.max_message_bytes,
@@ -157,6 +192,7 @@ impl RedisBus {
             Target::Cluster(seeds) => {
                 tokio::spawn(cluster_subscriber(
                     redis.clone(),
+                    origin,
                     seeds.clone(),
                     channels,
                     incoming.clone(),
@@ -291,7 +327,10 @@ async fn publisher(redis: Redis, channel: String, mut rx: mpsc::Receiver<Outboun
                 .await;
             match sent {
                 // Every subscription to the channel got it, this bus's own among them.
-                Ok(n) => break Some(usize::try_from(n).unwrap_or(0).saturating_sub(1)),
+                Ok(n) => {
+                    PUBLISHED.fetch_add(1, Ordering::Relaxed);
+                    break Some(usize::try_from(n).unwrap_or(0).saturating_sub(1));
+                }
                 Err(e) if tries >= 2 => {
                     tracing::warn!("bus message dropped: {e}");
                     break None;
@@ -313,6 +352,7 @@ async fn publisher(redis: Redis, channel: String, mut rx: mpsc::Receiver<Outboun
 /// `listening` is the number of the subscription while it holds (from 1), 0 while not.
 async fn subscriber(
     redis: Redis,
+    origin: u64,
     channels: [String; 2],
     incoming: broadcast::Sender<Delivered>,
     max_bytes: usize,
@@ -338,7 +378,7 @@ async fn subscriber(
                         m = messages.next() => m,
                     };
                     let Some(msg) = msg else { break };
-                    deliver(msg.get_payload_bytes(), &incoming, max_bytes);
+                    deliver(msg.get_payload_bytes(), origin, &incoming, max_bytes);
                 }
                 listening.store(0, Ordering::Release);
                 tracing::warn!("the bus lost its Redis subscription; reconnecting");
@@ -377,6 +417,7 @@ async fn subscribe(redis: &Redis, channels: &[String]) -> Result<::redis::aio::P
 /// from 100 ms up to `max_reconnect_delay`, until `stop`.
 async fn cluster_subscriber(
     redis: Redis,
+    origin: u64,
     seeds: Arc<ClusterSeeds>,
     channels: [String; 2],
     incoming: broadcast::Sender<Delivered>,
@@ -391,7 +432,7 @@ async fn cluster_subscriber(
             match push.kind {
                 ::redis::PushKind::SMessage => match push.data.as_slice() {
                     [_, ::redis::Value::BulkString(payload)] => {
-                        deliver(payload, &incoming, max_bytes);
+                        deliver(payload, origin, &incoming, max_bytes);
                     }
                     _ => tracing::warn!("bus message dropped on arrival: not a shard message"),
                 },
@@ -456,7 +497,9 @@ async fn cluster_subscriber(
     }
 }
 
-fn deliver(payload: &[u8], incoming: &broadcast::Sender<Delivered>, max_bytes: usize) {
+/// Decodes a message and hands it to this replica's receivers; `own`: this bus's origin (its
+/// own messages are not counted as received).
+fn deliver(payload: &[u8], own: u64, incoming: &broadcast::Sender<Delivered>, max_bytes: usize) {
     if payload.len() > max_bytes {
         tracing::warn!(
             "bus message dropped on arrival: {} bytes, more than {max_bytes}",
@@ -466,6 +509,9 @@ fn deliver(payload: &[u8], incoming: &broadcast::Sender<Delivered>, max_bytes: u
     }
     match serde_json::from_slice::<Incoming>(payload) {
         Ok(m) => {
+            if m.o != own {
+                RECEIVED.fetch_add(1, Ordering::Relaxed);
+            }
             // No receiver: nothing on this replica listens (yet).
             let _ = incoming.send(Delivered {
                 origin: m.o,

@@ -55,7 +55,7 @@ pub(crate) mod occurrences;
 mod sessions;
 mod tasks;
 
-pub use bus::{BusBounds, RedisBus};
+pub use bus::{BusBounds, BusCounts, RedisBus};
 pub use events::RedisEventStore;
 pub use lease::Lease;
 pub use sessions::RedisSessionStore;
