@@ -5,11 +5,13 @@
 # The sourcing script sets ROOT (the repository), OUT (its report directory) and LIB_NAME (its
 # name, for messages) first.
 
-# Release builds of duomcp (the load generator) and duomcp-echo with Redis, unless
+# Release builds of duomcp-echo with Redis, and with `cli` of duomcp (the load generator), unless
 # DUOMCP_BIN_DIR names a directory holding them; sets BIN.
-build_bins() {
+build_bins() { # [cli]
   if [ -z "${DUOMCP_BIN_DIR:-}" ]; then
-    (cd "$ROOT" && cargo build --release --locked -p duomcp-cli --bin duomcp >&2)
+    if [ "${1:-}" = cli ]; then
+      (cd "$ROOT" && cargo build --release --locked -p duomcp-cli --bin duomcp >&2)
+    fi
     (cd "$ROOT" && cargo build --release --locked -p duomcp-echo --features redis >&2)
     DUOMCP_BIN_DIR=${CARGO_TARGET_DIR:-$ROOT/target}/release
   fi

@@ -28,7 +28,7 @@ BASE=${BENCH_REPLICAS_PORT:-39300}
 LIB_NAME=replicas.sh
 # shellcheck source=bench/lib.sh
 . "$ROOT/bench/lib.sh"
-build_bins
+build_bins cli
 need_tools redis-server haproxy redis-cli
 rm -rf "$OUT"; mkdir -p "$OUT"
 trap stop_all EXIT

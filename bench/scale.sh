@@ -5,24 +5,26 @@
 # initialize, notifications/initialized, 3 tools/call, logging/setLevel, tools/call, DELETE;
 # the requests of a session land on several replicas) and with 2026-07-28 tools/call.
 #
-#   bench/scale.sh                                   # ≈ 4 min: 16 cells of 1 + 6 s, memory
+#   bench/scale.sh                                   # ≈ 2.5 min: 16 cells of 1 + 6 s, memory
 #   SECS=10 REPLICAS="3 12" BACKENDS=cluster ERAS=legacy bench/scale.sh
 #
 # Per request, over each cell's measured window: the Redis commands (INFO commandstats; on the
 # cluster the three masters; inside a script counted too, in brackets the evalsha round
-# trips), the bus messages published, and the bus messages each replica received from the
-# others (each replica prints its counts on SIGUSR1: `duomcp::redis::BusCounts`, the
-# `duomcp_bus_messages_*_total` metrics); the p99 added over the 1-replica cell of the same
-# back end and era; the server CPU (replicas, HAProxy, Redis) per request; the 1-minute load
-# average at the end of the cell. Then Redis memory per idle session (MEMSESSIONS sessions
-# held open on one replica: used_memory before and after, MEMORY USAGE of one record).
+# trips), the bus messages published, and the key figure, the bus messages a replica receives
+# from the others per request it serves (every replica prints its counts on SIGUSR1:
+# `duomcp::redis::BusCounts`, the `duomcp_bus_messages_*_total` metrics; round robin spreads
+# the requests evenly, so that is all replicas' received messages over all requests); the p99
+# added over the 1-replica cell of the same back end and era (medians over PASSES); the server
+# CPU (replicas, HAProxy, Redis) per request; the 1-minute load average at the end of each
+# pass. Then Redis memory per idle session (MEMSESSIONS sessions held open on one replica:
+# used_memory before and after, MEMORY USAGE of one record).
 # The markdown table goes to stdout and to $OUT/table.md (default target/bench-scale/).
 #
 # Knobs (environment): SECS (measured seconds per cell, 6), WARMUP (1), CONNS (connections of
 # the load, 24), CALLS (tools/call before logging/setLevel, 3), REPLICAS ("1 3 6 12"; the
 # added p99 needs 1), BACKENDS ("redis cluster"), ERAS ("legacy modern"), MEMSESSIONS (2000;
-# 0: skip), DUOMCP_BIN_DIR (prebuilt duomcp and duomcp-echo with `--features redis`; else both
-# are built here). Needs redis-server, redis-cli, haproxy and python3. Every process started
+# 0: skip), PASSES (1), DUOMCP_BIN_DIR (a prebuilt duomcp-echo with `--features redis`; else
+# it is built here). Needs redis-server, redis-cli, haproxy and python3. Every process started
 # here binds 127.0.0.1 on a free port and is stopped on exit.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -66,6 +68,7 @@ REPLICAS=${REPLICAS:-1 3 6 12}
 BACKENDS=${BACKENDS:-redis cluster}
 ERAS=${ERAS:-legacy modern}
 MEMSESSIONS=${MEMSESSIONS:-2000}
+PASSES=${PASSES:-1}
 # shellcheck source=bench/lib.sh
 . "$ROOT/bench/lib.sh"
 build_bins
@@ -130,8 +133,8 @@ for backend in $BACKENDS; do
     done
     export SNAP_REPLICA_PIDS="${reps[*]}" SNAP_REPLICA_LOGS="${logs[*]}"
     export SNAP_REDIS_PORTS="${rports[*]}" SNAP_CPU_PIDS="${reps[*]} $haproxy_pid ${rpids[*]}"
-    for era in $ERAS; do
-      tag="$backend-$era-$n"
+    for pass in $(seq 1 "$PASSES"); do for era in $ERAS; do
+      tag="$backend-$era-$n-$pass"
       python3 bench/scale_load.py --url "http://127.0.0.1:$lbport/mcp" --era "$era" \
         --connections "$CONNS" --duration "$SECS" --warmup "$WARMUP" --calls "$CALLS" \
         --at-start "'$ROOT/bench/scale.sh' --snapshot '$OUT/$tag.before'" \
@@ -139,7 +142,7 @@ for backend in $BACKENDS; do
         --json >"$OUT/$tag.json"
       cut -d' ' -f1 /proc/loadavg >"$OUT/$tag.load"
       echo "scale.sh: $tag done (load $(cat "$OUT/$tag.load"))" >&2
-    done
+    done; done
     stop_some "${reps[@]}" "$haproxy_pid"
   done
 done
@@ -172,11 +175,11 @@ if [ "$MEMSESSIONS" -gt 0 ]; then
   done
 fi
 
-python3 - "$OUT" "$(getconf CLK_TCK)" "$REPLICAS" "$BACKENDS" "$ERAS" "$MEMSESSIONS" <<'PY' | tee "$OUT/table.md"
-import json, pathlib, sys
+python3 - "$OUT" "$(getconf CLK_TCK)" "$REPLICAS" "$BACKENDS" "$ERAS" "$MEMSESSIONS" "$PASSES" <<'PY' | tee "$OUT/table.md"
+import json, pathlib, statistics, sys
 out, hz = pathlib.Path(sys.argv[1]), int(sys.argv[2])
 replicas, backends, eras = sys.argv[3].split(), sys.argv[4].split(), sys.argv[5].split()
-memsessions = int(sys.argv[6])
+memsessions, passes = int(sys.argv[6]), int(sys.argv[7])
 def cmds(path):
     d = {}
     for line in path.read_text().splitlines():
@@ -186,29 +189,42 @@ def cmds(path):
 def bus(path):
     return [tuple(int(x) for x in l.split()) for l in path.read_text().splitlines() if l.strip()]
 era_name = {"legacy": "2025-11-25", "modern": "2026-07-28"}
-print("| Redis | era | replicas | req/s | p50 µs | p99 µs | p99 added vs 1 | Redis commands / request (evalsha) | bus published / request | bus received per replica / request | server CPU µs / request | errors | load |")
+print("| Redis | era | replicas | req/s | p50 µs | p99 µs | p99 added vs 1 | Redis commands / request (evalsha) | bus published / request | **bus received per replica per request it serves** | server CPU µs / request | errors | load |")
 print("|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|")
 for backend in backends:
     for era in eras:
         base = None
         for n in replicas:
-            tag = f"{backend}-{era}-{n}"
-            r = json.loads((out / f"{tag}.json").read_text())
-            reqs = max(r["requests"], 1)
-            b, a = cmds(out / f"{tag}.before.cmds"), cmds(out / f"{tag}.after.cmds")
-            total = sum(a.values()) - sum(b.values())
-            evalsha = sum(a.get(k, 0) - b.get(k, 0) for k in ("evalsha", "eval"))
-            bb, ba = bus(out / f"{tag}.before.bus"), bus(out / f"{tag}.after.bus")
-            pub = sum(x[0] for x in ba) - sum(x[0] for x in bb)
-            recv = sum(x[1] for x in ba) - sum(x[1] for x in bb)
-            ticks = int((out / f"{tag}.after.cpu").read_text()) - int((out / f"{tag}.before.cpu").read_text())
-            load = (out / f"{tag}.load").read_text().strip()
+            runs = []
+            for p in range(1, passes + 1):
+                tag = f"{backend}-{era}-{n}-{p}"
+                r = json.loads((out / f"{tag}.json").read_text())
+                b, a = cmds(out / f"{tag}.before.cmds"), cmds(out / f"{tag}.after.cmds")
+                bb, ba = bus(out / f"{tag}.before.bus"), bus(out / f"{tag}.after.bus")
+                runs.append({
+                    "r": r,
+                    "cmds": sum(a.values()) - sum(b.values()),
+                    "evalsha": sum(a.get(k, 0) - b.get(k, 0) for k in ("evalsha", "eval")),
+                    "pub": sum(x[0] for x in ba) - sum(x[0] for x in bb),
+                    "recv": sum(x[1] for x in ba) - sum(x[1] for x in bb),
+                    "ticks": int((out / f"{tag}.after.cpu").read_text()) - int((out / f"{tag}.before.cpu").read_text()),
+                    "load": (out / f"{tag}.load").read_text().strip(),
+                })
+            reqs = max(sum(x["r"]["requests"] for x in runs), 1)
+            per = lambda k: sum(x[k] for x in runs) / reqs
+            rps = statistics.median(x["r"]["rps"] for x in runs)
+            p50 = statistics.median(x["r"]["p50_us"] for x in runs)
+            p99 = statistics.median(x["r"]["p99_us"] for x in runs)
             if n == "1":
-                base = r["p99_us"]
-            added = f"{r['p99_us'] - base:+d}" if base is not None else "–"
-            print(f"| {'one server' if backend == 'redis' else 'cluster 3+3'} | {era_name[era]} | {n} | {r['rps']:.0f} | {r['p50_us']} | {r['p99_us']} | {added} "
-                  f"| {total / reqs:.2f} ({evalsha / reqs:.2f}) | {pub / reqs:.3f} | {recv / int(n) / reqs:.3f} "
-                  f"| {ticks * 1e6 / hz / reqs:.0f} | {r['errors']} | {load} |")
+                base = p99
+            added = f"{p99 - base:+.0f}" if base is not None else "–"
+            errors = sum(x["r"]["errors"] for x in runs)
+            load = ", ".join(x["load"] for x in runs)
+            # Round robin spreads the requests evenly: what every replica received, over the
+            # requests, is what one replica receives per request it serves.
+            print(f"| {'one server' if backend == 'redis' else 'cluster 3+3'} | {era_name[era]} | {n} | {rps:.0f} | {p50:.0f} | {p99:.0f} | {added} "
+                  f"| {per('cmds'):.2f} ({per('evalsha'):.2f}) | {per('pub'):.2f} | **{per('recv'):.2f}** "
+                  f"| {per('ticks') * 1e6 / hz:.0f} | {errors} | {load} |")
 errs = [json.loads(p.read_text()).get("first_error") for p in sorted(out.glob("*.json"))]
 errs = [e for e in errs if e]
 if errs:
