@@ -48,7 +48,10 @@ if [ "${1:-}" = --snapshot ]; then
     kill -USR1 "${pids[$i]}"
   done
   commandstats "${rports[@]}" >"$f.cmds"
+  for p in "${rports[@]}"; do echo "$p $(commandstats "$p" | awk -F= '{ n += $2 } END { print n + 0 }')"; done >"$f.shards"
   cpu "${cpus[@]}" >"$f.cpu"
+  read -r -a rcpus <<<"$SNAP_REDIS_PIDS"
+  cpu "${rcpus[@]}" >"$f.rcpu"
   : >"$f.bus"
   for i in "${!pids[@]}"; do
     for _ in $(seq 1 300); do
@@ -132,7 +135,7 @@ for backend in $BACKENDS; do
       sleep 0.05
     done
     export SNAP_REPLICA_PIDS="${reps[*]}" SNAP_REPLICA_LOGS="${logs[*]}"
-    export SNAP_REDIS_PORTS="${rports[*]}" SNAP_CPU_PIDS="${reps[*]} $haproxy_pid ${rpids[*]}"
+    export SNAP_REDIS_PORTS="${rports[*]}" SNAP_REDIS_PIDS="${rpids[*]}" SNAP_CPU_PIDS="${reps[*]} $haproxy_pid ${rpids[*]}"
     for pass in $(seq 1 "$PASSES"); do for era in $ERAS; do
       tag="$backend-$era-$n-$pass"
       python3 bench/scale_load.py --url "http://127.0.0.1:$lbport/mcp" --era "$era" \
@@ -189,8 +192,10 @@ def cmds(path):
 def bus(path):
     return [tuple(int(x) for x in l.split()) for l in path.read_text().splitlines() if l.strip()]
 era_name = {"legacy": "2025-11-25", "modern": "2026-07-28"}
-print("| Redis | era | replicas | req/s | p50 µs | p99 µs | p99 added vs 1 | Redis commands / request (evalsha) | bus published / request | **bus received per replica per request it serves** | server CPU µs / request | errors | load |")
-print("|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|")
+def shards(path):
+    return {l.split()[0]: int(l.split()[1]) for l in path.read_text().splitlines() if l.strip()}
+print("| Redis | era | replicas | req/s | p50 µs | p99 µs | p99 added vs 1 | Redis commands / request (evalsha) | busiest shard's commands / request | bus published / request | **bus received per replica per request it serves** | server CPU µs / request (Redis's) | errors | load |")
+print("|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|")
 for backend in backends:
     for era in eras:
         base = None
@@ -209,6 +214,8 @@ for backend in backends:
                     "recv": sum(x[1] for x in ba) - sum(x[1] for x in bb),
                     "ticks": int((out / f"{tag}.after.cpu").read_text()) - int((out / f"{tag}.before.cpu").read_text()),
                     "load": (out / f"{tag}.load").read_text().strip(),
+                    "rticks": int((out / f"{tag}.after.rcpu").read_text()) - int((out / f"{tag}.before.rcpu").read_text()),
+                    "shards": (shards(out / f"{tag}.before.shards"), shards(out / f"{tag}.after.shards")),
                 })
             reqs = max(sum(x["r"]["requests"] for x in runs), 1)
             per = lambda k: sum(x[k] for x in runs) / reqs
@@ -219,12 +226,14 @@ for backend in backends:
                 base = p99
             added = f"{p99 - base:+.0f}" if base is not None else "–"
             errors = sum(x["r"]["errors"] for x in runs)
+            ports = runs[0]["shards"][1].keys()
+            busiest = max(sum(x["shards"][1][p] - x["shards"][0].get(p, 0) for x in runs) for p in ports) / reqs
             load = ", ".join(x["load"] for x in runs)
             # Round robin spreads the requests evenly: what every replica received, over the
             # requests, is what one replica receives per request it serves.
             print(f"| {'one server' if backend == 'redis' else 'cluster 3+3'} | {era_name[era]} | {n} | {rps:.0f} | {p50:.0f} | {p99:.0f} | {added} "
-                  f"| {per('cmds'):.2f} ({per('evalsha'):.2f}) | {per('pub'):.2f} | **{per('recv'):.2f}** "
-                  f"| {per('ticks') * 1e6 / hz:.0f} | {errors} | {load} |")
+                  f"| {per('cmds'):.2f} ({per('evalsha'):.2f}) | {busiest:.2f} | {per('pub'):.2f} | **{per('recv'):.2f}** "
+                  f"| {per('ticks') * 1e6 / hz:.0f} ({per('rticks') * 1e6 / hz:.0f}) | {errors} | {load} |")
 errs = [json.loads(p.read_text()).get("first_error") for p in sorted(out.glob("*.json"))]
 errs = [e for e in errs if e]
 if errs:

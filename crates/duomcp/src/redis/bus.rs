@@ -177,14 +177,17 @@ impl RedisBus {
         let stop = CancellationToken::new();
         let subscribed = Arc::new(AtomicU64::new(0));
         tokio::spawn(publisher(redis.clone(), channel.clone(), rx));
+        let arrivals = Arrivals {
+            own: origin,
+            incoming: incoming.clone(),
+            max_bytes: bounds.max_message_bytes,
+        };
         match &redis.target {
             Target::Single(_) => {
                 tokio::spawn(subscriber(
                     redis.clone(),
-                    origin,
                     channels,
-                    incoming.clone(),
-                    bounds.max_message_bytes,
+                    arrivals,
                     subscribed.clone(),
                     stop.clone(),
                 ));
@@ -192,11 +195,9 @@ impl RedisBus {
             Target::Cluster(seeds) => {
                 tokio::spawn(cluster_subscriber(
                     redis.clone(),
-                    origin,
                     seeds.clone(),
                     channels,
-                    incoming.clone(),
-                    bounds.max_message_bytes,
+                    arrivals,
                     subscribed.clone(),
                     stop.clone(),
                 ));
@@ -352,10 +353,8 @@ async fn publisher(redis: Redis, channel: String, mut rx: mpsc::Receiver<Outboun
 /// `listening` is the number of the subscription while it holds (from 1), 0 while not.
 async fn subscriber(
     redis: Redis,
-    origin: u64,
     channels: [String; 2],
-    incoming: broadcast::Sender<Delivered>,
-    max_bytes: usize,
+    arrivals: Arrivals,
     listening: Arc<AtomicU64>,
     stop: CancellationToken,
 ) {
@@ -378,7 +377,7 @@ async fn subscriber(
                         m = messages.next() => m,
                     };
                     let Some(msg) = msg else { break };
-                    deliver(msg.get_payload_bytes(), origin, &incoming, max_bytes);
+                    arrivals.deliver(msg.get_payload_bytes());
                 }
                 listening.store(0, Ordering::Release);
                 tracing::warn!("the bus lost its Redis subscription; reconnecting");
@@ -417,11 +416,9 @@ async fn subscribe(redis: &Redis, channels: &[String]) -> Result<::redis::aio::P
 /// from 100 ms up to `max_reconnect_delay`, until `stop`.
 async fn cluster_subscriber(
     redis: Redis,
-    origin: u64,
     seeds: Arc<ClusterSeeds>,
     channels: [String; 2],
-    incoming: broadcast::Sender<Delivered>,
-    max_bytes: usize,
+    arrivals: Arrivals,
     listening: Arc<AtomicU64>,
     stop: CancellationToken,
 ) {
@@ -432,7 +429,7 @@ async fn cluster_subscriber(
             match push.kind {
                 ::redis::PushKind::SMessage => match push.data.as_slice() {
                     [_, ::redis::Value::BulkString(payload)] => {
-                        deliver(payload, origin, &incoming, max_bytes);
+                        arrivals.deliver(payload);
                     }
                     _ => tracing::warn!("bus message dropped on arrival: not a shard message"),
                 },
@@ -497,27 +494,37 @@ async fn cluster_subscriber(
     }
 }
 
-/// Decodes a message and hands it to this replica's receivers; `own`: this bus's origin (its
-/// own messages are not counted as received).
-fn deliver(payload: &[u8], own: u64, incoming: &broadcast::Sender<Delivered>, max_bytes: usize) {
-    if payload.len() > max_bytes {
-        tracing::warn!(
-            "bus message dropped on arrival: {} bytes, more than {max_bytes}",
-            payload.len()
-        );
-        return;
-    }
-    match serde_json::from_slice::<Incoming>(payload) {
-        Ok(m) => {
-            if m.o != own {
-                RECEIVED.fetch_add(1, Ordering::Relaxed);
-            }
-            // No receiver: nothing on this replica listens (yet).
-            let _ = incoming.send(Delivered {
-                origin: m.o,
-                message: Arc::new(m.m),
-            });
+/// Where the subscription's messages go: this replica's receivers.
+struct Arrivals {
+    /// This bus's origin: its own messages are not counted as received.
+    own: u64,
+    incoming: broadcast::Sender<Delivered>,
+    max_bytes: usize,
+}
+
+impl Arrivals {
+    /// Decodes a message and hands it to this replica's receivers.
+    fn deliver(&self, payload: &[u8]) {
+        let max_bytes = self.max_bytes;
+        if payload.len() > max_bytes {
+            tracing::warn!(
+                "bus message dropped on arrival: {} bytes, more than {max_bytes}",
+                payload.len()
+            );
+            return;
         }
-        Err(e) => tracing::warn!("bus message dropped on arrival: not a bus message ({e})"),
+        match serde_json::from_slice::<Incoming>(payload) {
+            Ok(m) => {
+                if m.o != self.own {
+                    RECEIVED.fetch_add(1, Ordering::Relaxed);
+                }
+                // No receiver: nothing on this replica listens (yet).
+                let _ = self.incoming.send(Delivered {
+                    origin: m.o,
+                    message: Arc::new(m.m),
+                });
+            }
+            Err(e) => tracing::warn!("bus message dropped on arrival: not a bus message ({e})"),
+        }
     }
 }
