@@ -7,6 +7,7 @@
 #
 #   bench/scale.sh                                   # ≈ 2.5 min: 16 cells of 1 + 6 s, memory
 #   SECS=10 REPLICAS="3 12" BACKENDS=cluster ERAS=legacy bench/scale.sh
+#   SECS=1 WARMUP=0.5 REPLICAS="1 3" MEMSESSIONS=100 bench/scale.sh     # a smoke run, ≈ 30 s
 #
 # Per request, over each cell's measured window: the Redis commands (INFO commandstats; on the
 # cluster the three masters; inside a script counted too, in brackets the evalsha round
