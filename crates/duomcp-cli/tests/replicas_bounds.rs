@@ -79,11 +79,22 @@ fn exists(redis: &RedisServer, sid: &str) -> bool {
 
 /// Session records in Redis, counted with `SCAN` (`KEYS` is fine too at this size, but `SCAN`
 /// is what an operator runs).
+/// Session records in Redis (the holders hashes beside them left out, and counted by
+/// [`holders`]).
 fn records(redis: &RedisServer) -> usize {
+    count_keys(redis, "duomcp:session:*") - holders(redis)
+}
+
+/// The sessions' holders hashes in Redis.
+fn holders(redis: &RedisServer) -> usize {
+    count_keys(redis, "duomcp:session:*:holders")
+}
+
+fn count_keys(redis: &RedisServer, pattern: &str) -> usize {
     let script = "local n, c = 0, '0' repeat local r = redis.call('SCAN', c, 'MATCH', \
                   ARGV[1], 'COUNT', 1000) c = r[1] n = n + #r[2] until c == '0' return n";
     redis
-        .command(&["EVAL", script, "0", "duomcp:session:*"])
+        .command(&["EVAL", script, "0", pattern])
         .unwrap()
         .parse()
         .unwrap()
@@ -230,6 +241,8 @@ fn the_fleet_bound_holds_over_two_replicas() {
     let dbsize: usize = redis.command(&["DBSIZE"]).unwrap().parse().unwrap();
     eprintln!("records {held}, fleet set {members}, DBSIZE {dbsize}");
     assert!(held <= 20, "{held} session records in Redis");
+    // Holders only for sessions that made a request: the 5 in use.
+    assert!(holders(&redis) <= 5, "{} holders hashes", holders(&redis));
     assert!(members <= 20, "{members} in the fleet's set");
     for (i, sid) in used.iter().enumerate() {
         assert!(exists(&redis, sid), "used session {i} was evicted");

@@ -633,3 +633,237 @@ fn the_progress_of_a_task_running_on_a_reaches_the_get_stream_on_b_once() {
         );
     }
 }
+
+/// Every message on the replicas' bus channels (`duomcp:bus` and each inbox
+/// `duomcp:bus:<16 hex>`), read by a real `redis-cli --csv psubscribe` beside the replicas:
+/// (channel, message kind), in order.
+struct BusTap {
+    child: std::process::Child,
+    rx: mpsc::Receiver<(String, String)>,
+    seen: Vec<(String, String)>,
+}
+
+impl BusTap {
+    fn start(redis: &RedisServer) -> BusTap {
+        let mut child = std::process::Command::new("redis-cli")
+            .args(["-h", "127.0.0.1", "-p", &redis.addr().port().to_string()])
+            .args(["--csv", "psubscribe", "duomcp:bus*"])
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("redis-cli (Debian package redis-tools)");
+        let out = child.stdout.take().unwrap();
+        let (tx, rx) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(out).lines() {
+                let Ok(line) = line else { return };
+                // "pmessage","duomcp:bus*","CHANNEL","{\"o\":…,\"m\":{\"kind\":\"KIND\",…}}"
+                let fields: Vec<&str> = line.splitn(4, "\",\"").collect();
+                let [kind0, _, channel, payload] = fields[..] else {
+                    continue;
+                };
+                if kind0 != "\"pmessage" {
+                    continue;
+                }
+                let kind = payload
+                    .split_once("kind\\\":\\\"")
+                    .and_then(|(_, rest)| rest.split_once("\\\""))
+                    .map_or("?", |(k, _)| k);
+                if tx.send((channel.to_owned(), kind.to_owned())).is_err() {
+                    return;
+                }
+            }
+        });
+        // The subscription holds before anything is published.
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while redis.command(&["PUBSUB", "NUMPAT"]).unwrap().trim() != "1" {
+            assert!(Instant::now() < deadline, "redis-cli did not subscribe");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        BusTap {
+            child,
+            rx,
+            seen: Vec::new(),
+        }
+    }
+
+    /// What was published until the bus has been quiet for `quiet`.
+    fn settle(&mut self, quiet: Duration) -> Vec<(String, String)> {
+        while let Ok(m) = self.rx.recv_timeout(quiet) {
+            self.seen.push(m);
+        }
+        std::mem::take(&mut self.seen)
+    }
+}
+
+impl Drop for BusTap {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// The `result` of a 2025-11-25 request `method` with `params` in session `sid` on `addr`.
+fn legacy(addr: SocketAddr, sid: &str, id: u64, method: &str, params: Value) -> Value {
+    let r = message(&exchange(
+        addr,
+        &session_headers(sid),
+        &json!({"jsonrpc":"2.0","id":id,"method":method,"params":params}),
+    ));
+    assert!(r.get("result").is_some(), "{method}: {r}");
+    r
+}
+
+#[test]
+fn a_session_change_is_announced_to_the_replicas_holding_the_session_alone() {
+    // Three replicas; the session is used on A and B, never on C.
+    let redis = redis();
+    let rs = replicas(BIN, &redis, 3).unwrap();
+    let (a, b, c) = (&rs[0], &rs[1], &rs[2]);
+    let sid = session(a.addr());
+    legacy(a.addr(), &sid, 1, "tools/list", json!({}));
+    legacy(b.addr(), &sid, 2, "tools/list", json!({}));
+    let mut tap = BusTap::start(&redis);
+
+    // A changes the session's record: only B hears the invalidation, and only A the answer.
+    legacy(
+        a.addr(),
+        &sid,
+        3,
+        "logging/setLevel",
+        json!({"level": "debug"}),
+    );
+    let seen = tap.settle(Duration::from_millis(700));
+    let kinds = |k: &str| {
+        seen.iter()
+            .filter(|(_, kind)| kind == k)
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(kinds("invalidate").len(), 1, "{seen:?}");
+    assert_eq!(
+        kinds("invalidate_ack").len(),
+        1,
+        "B alone confirms: {seen:?}"
+    );
+    assert!(
+        seen.iter().all(|(channel, _)| channel != "duomcp:bus"),
+        "nothing for every replica: {seen:?}"
+    );
+    assert_ne!(kinds("invalidate")[0].0, kinds("invalidate_ack")[0].0);
+
+    // The change holds everywhere: B's copy saw it; DELETE on B ends it on A and C too.
+    let raw = exchange_blocking(
+        b.addr(),
+        format!(
+            "DELETE /mcp HTTP/1.1\r\nHost: {}\r\nMcp-Session-Id: {sid}\r\n\
+             MCP-Protocol-Version: {LEGACY}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
+            b.addr()
+        )
+        .as_bytes(),
+        Duration::from_secs(10),
+    );
+    assert!(raw.starts_with("HTTP/1.1 204"), "{raw}");
+    for r in [a, c] {
+        let raw = exchange(
+            r.addr(),
+            &session_headers(&sid),
+            &json!({"jsonrpc":"2.0","id":9,"method":"tools/list"}),
+        );
+        assert!(raw.starts_with("HTTP/1.1 404"), "{raw}");
+    }
+    let seen = tap.settle(Duration::from_millis(700));
+    let invalidations: Vec<_> = seen.iter().filter(|(_, k)| k == "invalidate").collect();
+    assert_eq!(invalidations.len(), 1, "to A alone: {seen:?}");
+}
+
+#[test]
+fn a_cancellation_goes_to_the_replicas_holding_the_session_and_may_come_before_its_request() {
+    let redis = redis();
+    let rs = replicas(BIN, &redis, 3).unwrap();
+    let (a, b) = (&rs[0], &rs[1]);
+    let sid = session(a.addr());
+    legacy(b.addr(), &sid, 1, "tools/list", json!({}));
+    let mut tap = BusTap::start(&redis);
+
+    // The cancellation of request 30 lands on B before the request reaches A.
+    let raw = exchange(
+        b.addr(),
+        &session_headers(&sid),
+        &json!({"jsonrpc":"2.0","method":"notifications/cancelled",
+                "params":{"requestId": 30, "reason": "never mind"}}),
+    );
+    assert!(raw.starts_with("HTTP/1.1 202"), "{raw}");
+    let seen = tap.settle(Duration::from_millis(500));
+    assert_eq!(
+        seen.iter().filter(|(_, k)| k == "cancel").count(),
+        1,
+        "to A alone (C holds nothing of the session): {seen:?}"
+    );
+    assert!(seen.iter().all(|(ch, _)| ch != "duomcp:bus"), "{seen:?}");
+
+    // Then the request comes to A: it is cancelled as soon as it is admitted (no response,
+    // long before its 10 s).
+    let t0 = Instant::now();
+    let on_a = call_stream(
+        a.addr(),
+        &sid,
+        30,
+        "test_elicitation",
+        json!({"message": "cancelled before it began"}),
+    );
+    let got = on_a.next(Duration::from_secs(15));
+    assert!(
+        got.as_ref()
+            .is_none_or(|m| m["method"] == "elicitation/create"),
+        "{got:?}"
+    );
+    while let Some(m) = on_a.next(Duration::from_secs(15)) {
+        assert!(m.get("result").is_none(), "a response: {m}");
+    }
+    assert!(t0.elapsed() < Duration::from_secs(8), "{:?}", t0.elapsed());
+}
+
+#[test]
+fn a_notification_reaches_the_replica_holding_the_get_stream_alone_and_is_heard_once() {
+    // Three replicas; the session's GET stream is open on A, then on B too; a task of the
+    // session runs on C and reports progress.
+    let redis = redis();
+    let rs = replicas(BIN, &redis, 3).unwrap();
+    let (a, b, c) = (&rs[0], &rs[1], &rs[2]);
+    let sid = session(c.addr());
+    let get_a = get_stream(a.addr(), &sid);
+    std::thread::sleep(Duration::from_millis(300));
+    let get_b = get_stream(b.addr(), &sid);
+    std::thread::sleep(Duration::from_millis(300));
+    let mut tap = BusTap::start(&redis);
+    let r = legacy(
+        c.addr(),
+        &sid,
+        2,
+        "tools/call",
+        json!({"name": "slow_compute", "arguments": {"seconds": 0.5, "label": "x"},
+               "task": {"ttl": 60000}, "_meta": {"progressToken": "tp"}}),
+    );
+    assert!(r["result"]["task"]["taskId"].is_string(), "{r}");
+    std::thread::sleep(Duration::from_secs(2));
+    let heard = |s: &Stream| {
+        let mut v = Vec::new();
+        while let Some(m) = s.next(Duration::from_millis(300)) {
+            v.push(m);
+        }
+        v.into_iter()
+            .filter(|m| m["method"] == "notifications/progress")
+            .collect::<Vec<_>>()
+    };
+    let (on_a, on_b) = (heard(&get_a), heard(&get_b));
+    assert_eq!(
+        on_a.len() + on_b.len(),
+        2,
+        "once each: A {on_a:?} B {on_b:?}"
+    );
+    assert_eq!(on_b.len(), 2, "on the stream opened last: {on_b:?}");
+    let seen = tap.settle(Duration::from_millis(300));
+    let notes: Vec<_> = seen.iter().filter(|(_, k)| k == "notify").collect();
+    assert_eq!(notes.len(), 2, "{seen:?}");
+    assert!(notes.iter().all(|(ch, _)| ch != "duomcp:bus"), "{seen:?}");
+}

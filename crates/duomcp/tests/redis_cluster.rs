@@ -523,3 +523,33 @@ async fn a_master_killed_costs_operations_only_until_its_replica_is_promoted() {
     assert!(total < within, "{total:?}");
     tokio::task::block_in_place(|| cluster.wait_healthy()).unwrap();
 }
+
+#[tokio::test]
+async fn the_holders_of_a_session_are_tracked_on_a_cluster() {
+    use duomcp::redis::RedisSessionStore;
+    use duomcp::transport::http::{CreateBounds, SessionStore};
+    // Every script on the holders hash touches the session's slot only (CROSSSLOT otherwise).
+    let c = cluster();
+    let a = RedisSessionStore::new(Redis::connect(&c.url()).unwrap()).with_inbox(0xa1);
+    let b = RedisSessionStore::new(Redis::connect(&c.url()).unwrap()).with_inbox(0xb2);
+    let idle = Duration::from_secs(60);
+    a.create("c1", &session_record(), CreateBounds::new(idle, idle, 100))
+        .await
+        .unwrap()
+        .unwrap();
+    a.touch("c1", 0, idle).await.unwrap();
+    b.touch("c1", 0, idle).await.unwrap();
+    b.hold_stream("c1", true).await.unwrap();
+    let mut h = a.holders("c1", idle).await.unwrap().unwrap();
+    h.replicas.sort();
+    assert_eq!((h.replicas, h.stream), (vec![0xa1, 0xb2], Some(0xb2)));
+    a.remove("c1").await.unwrap();
+    assert_eq!(
+        b.holders("c1", idle).await.unwrap().unwrap().stream,
+        Some(0xb2)
+    );
+    assert!(
+        !a.release("c1", Duration::ZERO).await.unwrap(),
+        "gone already"
+    );
+}

@@ -362,3 +362,95 @@ async fn session_records_expire_after_the_handshake_and_are_bounded_fleet_wide()
         "0"
     );
 }
+
+/// Two replicas' stores named by their inboxes, and one without (nothing tracked), on `url`;
+/// `raw` runs a command on the Redis holding `key`.
+async fn holders_are_tracked(url: &str, key_prefix: &str, raw: &dyn Fn(&str, &[&str]) -> String) {
+    use duomcp::redis::RedisSessionStore;
+    use duomcp::transport::http::{CreateBounds, SessionStore, Touched};
+    let a = RedisSessionStore::new(Redis::connect(url).unwrap()).with_inbox(0xa1);
+    let b = RedisSessionStore::new(Redis::connect(url).unwrap()).with_inbox(0xb2);
+    let plain = RedisSessionStore::new(Redis::connect(url).unwrap());
+    let idle = Duration::from_secs(60);
+    let record = session_record();
+    let bounds = CreateBounds::new(idle, idle, 100);
+    for id in ["s1", "s2"] {
+        a.create(id, &record, bounds).await.unwrap().unwrap();
+    }
+    // Nobody touched s1 yet: no holders. Then A and B touch it; only A touches s2.
+    let h = a.holders("s1", idle).await.unwrap().unwrap();
+    assert!(h.replicas.is_empty() && h.stream.is_none(), "{h:?}");
+    assert!(matches!(
+        a.touch("s1", 0, idle).await.unwrap(),
+        Touched::Changed(..)
+    ));
+    assert!(matches!(
+        b.touch("s1", 0, idle).await.unwrap(),
+        Touched::Changed(..)
+    ));
+    assert!(matches!(
+        a.touch("s2", 0, idle).await.unwrap(),
+        Touched::Changed(..)
+    ));
+    let mut h = a.holders("s1", idle).await.unwrap().unwrap();
+    h.replicas.sort();
+    assert_eq!(h.replicas, [0xa1, 0xb2]);
+    assert_eq!(
+        b.holders("s2", idle).await.unwrap().unwrap().replicas,
+        [0xa1]
+    );
+    // A store without an inbox neither records nor reports.
+    plain.touch("s2", 0, idle).await.unwrap();
+    assert_eq!(plain.holders("s2", idle).await.unwrap(), None);
+    assert_eq!(
+        a.holders("s2", idle).await.unwrap().unwrap().replicas,
+        [0xa1]
+    );
+
+    // The GET stream: B opens it, then A; B's stale close changes nothing, A's leaves nobody.
+    b.hold_stream("s1", true).await.unwrap();
+    assert_eq!(
+        a.holders("s1", idle).await.unwrap().unwrap().stream,
+        Some(0xb2)
+    );
+    a.hold_stream("s1", true).await.unwrap();
+    b.hold_stream("s1", false).await.unwrap();
+    assert_eq!(
+        a.holders("s1", idle).await.unwrap().unwrap().stream,
+        Some(0xa1)
+    );
+    a.hold_stream("s1", false).await.unwrap();
+    assert_eq!(a.holders("s1", idle).await.unwrap().unwrap().stream, None);
+
+    // A narrow window leaves out touches older than it.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    b.touch("s1", 0, idle).await.unwrap();
+    let h = a
+        .holders("s1", Duration::from_millis(200))
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(h.replicas, [0xb2], "A's touch is older than the window");
+
+    // Ended: the holders are still readable (whom to tell), and go within a minute.
+    a.remove("s1").await.unwrap();
+    let mut h = b.holders("s1", idle).await.unwrap().unwrap();
+    h.replicas.sort();
+    assert_eq!(h.replicas, [0xa1, 0xb2]);
+    let key = format!("{key_prefix}s1}}:holders");
+    let ttl: i64 = raw(&key, &["PTTL", &key]).trim().parse().unwrap();
+    assert!(ttl > 0 && ttl <= 60_000, "{ttl}");
+    // A name in the hash that is no inbox (another kind of store, or a hostile write):
+    // nothing is targeted, the caller broadcasts.
+    let key = format!("{key_prefix}s2}}:holders");
+    let now_ish = "99999999999999";
+    raw(&key, &["HSET", &key, "not-an-inbox", now_ish]);
+    assert_eq!(a.holders("s2", idle).await.unwrap(), None);
+}
+
+#[tokio::test]
+async fn the_replicas_holding_a_session_and_its_stream_are_tracked() {
+    let server = redis();
+    let raw = |_: &str, args: &[&str]| server.command(args).unwrap();
+    holders_are_tracked(&server.url(), "duomcp:session:{", &raw).await;
+}

@@ -274,9 +274,28 @@ impl Bus for RedisBus {
         BusReceiver::new(self.incoming.subscribe(), self.origin)
     }
 
+    fn publish_sent_to(&self, to: u64, message: BusMessage) -> BusSent<'_> {
+        self.sent(&message, Some(inbox_channel(&self.prefix, to)))
+    }
+
     fn publish_sent(&self, message: BusMessage) -> BusSent<'_> {
+        self.sent(&message, None)
+    }
+
+    fn listening(&self) -> Option<u64> {
+        match self.subscribed.load(Ordering::Acquire) {
+            0 => None,
+            n => Some(n),
+        }
+    }
+}
+
+impl RedisBus {
+    /// Queues `message` (to inbox channel `to`, or to every replica) and resolves once it is
+    /// published, to how many other replicas it reached.
+    fn sent(&self, message: &BusMessage, to: Option<String>) -> BusSent<'_> {
         let (tx, rx) = oneshot::channel();
-        let queued = self.queue(&message, Some(tx), None);
+        let queued = self.queue(message, Some(tx), to);
         Box::pin(async move {
             if !queued {
                 return None;
@@ -287,13 +306,6 @@ impl Bus for RedisBus {
                 Ok(Err(_)) | Err(_) => None,
             }
         })
-    }
-
-    fn listening(&self) -> Option<u64> {
-        match self.subscribed.load(Ordering::Acquire) {
-            0 => None,
-            n => Some(n),
-        }
     }
 }
 
@@ -327,10 +339,12 @@ async fn publisher(redis: Redis, channel: String, mut rx: mpsc::Receiver<Outboun
                 })
                 .await;
             match sent {
-                // Every subscription to the channel got it, this bus's own among them.
+                // Every subscription to the channel got it: this bus's own among them on the
+                // replicas' channel, not on another replica's inbox.
                 Ok(n) => {
                     PUBLISHED.fetch_add(1, Ordering::Relaxed);
-                    break Some(usize::try_from(n).unwrap_or(0).saturating_sub(1));
+                    let n = usize::try_from(n).unwrap_or(0);
+                    break Some(if to.is_some() { n } else { n.saturating_sub(1) });
                 }
                 Err(e) if tries >= 2 => {
                     tracing::warn!("bus message dropped: {e}");

@@ -419,8 +419,16 @@ impl crate::transport::http::HttpConfig {
     /// ```
     pub fn redis(mut self, redis: &Redis) -> Self {
         self.event_store = Arc::new(RedisEventStore::new(redis.clone()));
-        self.session_store = Some(Arc::new(RedisSessionStore::new(redis.clone())));
-        self.bus = Some(Arc::new(RedisBus::new(redis)));
+        let bus = RedisBus::new(redis);
+        // Sessions name the replicas holding them by this bus's inbox: what concerns one
+        // session goes to its holders alone.
+        let store = RedisSessionStore::new(redis.clone());
+        let store = match crate::server::bus::Bus::inbox(&bus) {
+            Some(inbox) => store.with_inbox(inbox),
+            None => store,
+        };
+        self.session_store = Some(Arc::new(store));
+        self.bus = Some(Arc::new(bus));
         self.task_store = Some(Arc::new(RedisTaskStore::new(redis.clone())));
         #[cfg(feature = "events")]
         {

@@ -6,6 +6,13 @@
 //! session's first request after `initialize`). It expires after the handshake timeout until
 //! that first touch, then after the idle timeout unless touched again.
 //!
+//! With [`with_inbox`](RedisSessionStore::with_inbox), each touch also writes the replica's
+//! bus inbox and the time into `PREFIX session:{ID}:holders` (a hash, same slot, expiring with
+//! the record, and 60 s after the session ends so that the replica ending it can still read
+//! whom to tell), with the field `@stream` naming the replica holding the session's `GET`
+//! stream: [`SessionStore::holders`] reads it, so that messages about a session go to those
+//! replicas alone.
+//!
 //! The fleet-wide bound ([`CreateBounds::max_sessions`]) is kept in two sorted sets, each
 //! scored by the member's expiry (ms): `PREFIX sessions:all` (every session) and
 //! `PREFIX sessions:fresh` (those that made no request after `initialize`). `create` first
@@ -35,7 +42,8 @@
 
 use super::{Redis, RedisError};
 use crate::transport::http::{
-    CreateBounds, SessionRecord, SessionStore, StoreError, StoreFuture, Touched,
+    CreateBounds, Holders, SessionRecord, SessionStore, StoreError, StoreFuture, Touched,
+    MAX_HOLDERS,
 };
 use std::time::Duration;
 
@@ -50,7 +58,8 @@ local function keep_set(key, ttl)
 end
 "#;
 
-// KEYS: record, all, fresh. ARGV: known version, idle ms, id, sets' ttl ms, this store.
+// KEYS: record, all, fresh, holders. ARGV: known version, idle ms, id, sets' ttl ms, this
+// store, this replica's holder name ('' when it has none).
 const TOUCH: &str = r#"
 if redis.call('PEXPIRE', KEYS[1], ARGV[2]) == 0 then
   redis.call('ZREM', KEYS[2], ARGV[3])
@@ -58,6 +67,10 @@ if redis.call('PEXPIRE', KEYS[1], ARGV[2]) == 0 then
   return false
 end
 local now = now_ms()
+if ARGV[6] ~= '' then
+  redis.call('HSET', KEYS[4], ARGV[6], now)
+  redis.call('PEXPIRE', KEYS[4], ARGV[2])
+end
 local h = redis.call('HMGET', KEYS[1], 't', 'w', 'v')
 if h[2] and h[2] ~= ARGV[5] then
   redis.call('HSET', KEYS[1], 't', now, 'w', ARGV[5], 'o', h[1])
@@ -114,8 +127,9 @@ keep_set(KEYS[3], tonumber(ARGV[2]))
 return v
 "#;
 
-// KEYS: record, all, fresh. ARGV: id, quiet ms, this store. Kept (0) when another store
-// touched it less than `quiet` ago: `t` when the last touch was another's, else `o`.
+// KEYS: record, all, fresh, holders. ARGV: id, quiet ms, this store, holders' linger ms.
+// Kept (0) when another store touched it less than `quiet` ago: `t` when the last touch was
+// another's, else `o`.
 const RELEASE: &str = r#"
 local h = redis.call('HMGET', KEYS[1], 't', 'w', 'o')
 local other = h[3]
@@ -123,26 +137,38 @@ if h[2] and h[2] ~= ARGV[3] then other = h[1] end
 if other and tonumber(other) and tonumber(other) > now_ms() - tonumber(ARGV[2]) then
   return 0
 end
+redis.call('PEXPIRE', KEYS[4], ARGV[4])
 local gone = redis.call('DEL', KEYS[1])
 redis.call('ZREM', KEYS[2], ARGV[1])
 redis.call('ZREM', KEYS[3], ARGV[1])
 return gone
 "#;
 
-// KEYS: record, all, fresh. ARGV: id.
+// KEYS: record, all, fresh, holders. ARGV: id, holders' linger ms.
 const REMOVE: &str = r#"
 redis.call('ZREM', KEYS[2], ARGV[1])
 redis.call('ZREM', KEYS[3], ARGV[1])
+redis.call('PEXPIRE', KEYS[4], ARGV[2])
+return redis.call('DEL', KEYS[1])
+"#;
+
+// Cluster: the record of a session ended (KEYS: record, holders). ARGV: holders' linger ms.
+const R_REMOVE: &str = r#"
+redis.call('PEXPIRE', KEYS[2], ARGV[1])
 return redis.call('DEL', KEYS[1])
 "#;
 
 // Cluster: the record's scripts (KEYS: record) and the sets' (KEYS: all, fresh).
 
-// ARGV: known version, idle ms, this store. Returns false (gone), or {first touch 0/1,
-// version[, record]}.
+// KEYS: record, holders. ARGV: known version, idle ms, this store, this replica's holder
+// name ('' when it has none). Returns false (gone), or {first touch 0/1, version[, record]}.
 const R_TOUCH: &str = r#"
 if redis.call('PEXPIRE', KEYS[1], ARGV[2]) == 0 then return false end
 local now = now_ms()
+if ARGV[4] ~= '' then
+  redis.call('HSET', KEYS[2], ARGV[4], now)
+  redis.call('PEXPIRE', KEYS[2], ARGV[2])
+end
 local h = redis.call('HMGET', KEYS[1], 't', 'w', 'v')
 if h[2] and h[2] ~= ARGV[3] then
   redis.call('HSET', KEYS[1], 't', now, 'w', ARGV[3], 'o', h[1])
@@ -221,7 +247,8 @@ if redis.call('HEXISTS', KEYS[1], 'w') == 1 then return 0 end
 return redis.call('DEL', KEYS[1])
 "#;
 
-// ARGV: quiet ms, this store. As RELEASE, on the record alone.
+// KEYS: record, holders. ARGV: quiet ms, this store, holders' linger ms. As RELEASE, on the
+// record's slot alone.
 const R_RELEASE: &str = r#"
 local h = redis.call('HMGET', KEYS[1], 't', 'w', 'o')
 local other = h[3]
@@ -229,6 +256,7 @@ if h[2] and h[2] ~= ARGV[2] then other = h[1] end
 if other and tonumber(other) and tonumber(other) > now_ms() - tonumber(ARGV[1]) then
   return 0
 end
+redis.call('PEXPIRE', KEYS[2], ARGV[3])
 return redis.call('DEL', KEYS[1])
 "#;
 
@@ -238,6 +266,52 @@ redis.call('ZREM', KEYS[1], ARGV[1])
 redis.call('ZREM', KEYS[2], ARGV[1])
 return 1
 "#;
+
+// The holders of a session (both modes; KEYS: holders). ARGV: within ms, most holders, prune
+// ms. Returns false (more than the most), or {stream holder or '', holder, …} of the
+// holders that touched it within the window; forgets those older than the prune time.
+const HOLDERS: &str = r#"
+local now = now_ms()
+local h = redis.call('HGETALL', KEYS[1])
+local since = now - tonumber(ARGV[1])
+local dead = now - tonumber(ARGV[3])
+local most = tonumber(ARGV[2])
+local out = {''}
+for i = 1, #h, 2 do
+  local f, t = h[i], tonumber(h[i + 1])
+  if f == '@stream' then
+    out[1] = h[i + 1]
+  elseif t and t >= since then
+    if #out > most then return false end
+    out[#out + 1] = f
+  elseif t == nil or t < dead then
+    redis.call('HDEL', KEYS[1], f)
+  end
+end
+return out
+"#;
+
+// The holder of the session's GET stream (KEYS: holders). ARGV: this replica's holder name,
+// '1' (opened) or '0' (its last one closed: forgotten when it is still this replica's).
+const STREAM: &str = r#"
+if ARGV[2] == '1' then
+  if redis.call('EXISTS', KEYS[1]) == 1 then redis.call('HSET', KEYS[1], '@stream', ARGV[1]) end
+elseif redis.call('HGET', KEYS[1], '@stream') == ARGV[1] then
+  redis.call('HDEL', KEYS[1], '@stream')
+end
+return 1
+"#;
+
+/// Holders whose last touch is older than this (or the asked window, when longer) are
+/// forgotten when the holders are read: a session's holders hash holds the replicas of about
+/// this long (replicas restarted under it leave theirs behind until then, or until the
+/// session's idle expiry ends the hash).
+const HOLDER_PRUNE: Duration = Duration::from_secs(3600);
+
+/// How long a session's holders outlive its record (ended, or released): long enough for the
+/// replica that ended it to read them after the end and tell them (twice the longest touch
+/// interval, with room), short enough that ended sessions leave little behind.
+const HOLDER_LINGER: Duration = Duration::from_secs(60);
 
 /// The scripts of a store on a Redis Cluster (see the module's documentation).
 struct ClusterScripts {
@@ -249,6 +323,7 @@ struct ClusterScripts {
     create: ::redis::Script,
     evict: ::redis::Script,
     release: ::redis::Script,
+    remove: ::redis::Script,
     forget: ::redis::Script,
 }
 
@@ -264,6 +339,7 @@ impl ClusterScripts {
             create: ::redis::Script::new(R_CREATE),
             evict: ::redis::Script::new(R_EVICT),
             release: with_common(R_RELEASE),
+            remove: ::redis::Script::new(R_REMOVE),
             forget: ::redis::Script::new(S_FORGET),
         }
     }
@@ -296,6 +372,11 @@ pub struct RedisSessionStore {
     cluster: Option<ClusterScripts>,
     /// Names this store (this replica) in the records it touches.
     me: String,
+    /// This replica's name among a session's holders (its bus inbox, 16 hex digits), when it
+    /// has one ([`with_inbox`](Self::with_inbox)): holders are tracked only then.
+    holder: String,
+    holders: ::redis::Script,
+    stream: ::redis::Script,
 }
 
 impl std::fmt::Debug for RedisSessionStore {
@@ -316,7 +397,36 @@ impl RedisSessionStore {
             cluster: redis.is_cluster().then(ClusterScripts::new),
             redis,
             me: store_name(),
+            holder: String::new(),
+            holders: ::redis::Script::new(&format!("{COMMON}{HOLDERS}")),
+            stream: ::redis::Script::new(STREAM),
         }
+    }
+
+    /// Tracks which replicas hold a copy of each session, naming this one by its bus inbox
+    /// ([`Bus::inbox`](crate::server::bus::Bus::inbox)), so that messages about a session go
+    /// to those replicas alone ([`SessionStore::holders`]; `HttpConfig::redis` does this with
+    /// its [`RedisBus`](super::RedisBus)). Costs one `HSET` inside each touch's script, and a
+    /// hash per session (`PREFIX session:{ID}:holders`, one field per replica that touched it,
+    /// expiring with the session).
+    ///
+    /// ```no_run
+    /// use duomcp::redis::{Redis, RedisBus, RedisSessionStore};
+    /// use duomcp::server::bus::Bus;
+    /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+    /// let redis = Redis::connect("redis://127.0.0.1:6379/").unwrap();
+    /// let bus = RedisBus::new(&redis);
+    /// let store = RedisSessionStore::new(redis).with_inbox(bus.inbox().unwrap());
+    /// # let _ = store;
+    /// # });
+    /// ```
+    pub fn with_inbox(mut self, inbox: u64) -> Self {
+        self.holder = format!("{inbox:016x}");
+        self
+    }
+
+    fn holders_key(&self, id: &str) -> String {
+        format!("{}:holders", self.key(id))
     }
 
     /// The fleet's two sets: `PREFIX sessions:all` and `…:fresh` on one Redis, hash-tagged
@@ -409,7 +519,8 @@ impl RedisSessionStore {
         let prefix = self.redis.prefix();
         call.key(self.key(id))
             .key(format!("{prefix}sessions:all"))
-            .key(format!("{prefix}sessions:fresh"));
+            .key(format!("{prefix}sessions:fresh"))
+            .key(self.holders_key(id));
     }
 
     async fn run<T: ::redis::FromRedisValue + Send + 'static>(
@@ -467,7 +578,11 @@ impl RedisSessionStore {
         idle: Duration,
     ) -> Result<Touched, StoreError> {
         let mut call = self.record_call(&c.touch, id);
-        call.arg(known).arg(millis(idle)).arg(&self.me);
+        call.key(self.holders_key(id));
+        call.arg(known)
+            .arg(millis(idle))
+            .arg(&self.me)
+            .arg(&self.holder);
         let reply: Option<Vec<String>> = self.run(call).await?;
         let Some((first, rest)) = reply.as_deref().and_then(<[String]>::split_first) else {
             self.forget(c, id).await?;
@@ -478,6 +593,20 @@ impl RedisSessionStore {
         self.run::<i64>(sets).await?;
         touched(Some(rest))
     }
+}
+
+/// The holders script's answer (`[stream or '', holder, …]`); `None` when a name is not an
+/// inbox (another kind of store wrote it: nothing can be targeted then).
+fn holders_of(reply: &[String]) -> Option<Holders> {
+    let inbox = |name: &str| (name.len() == 16).then(|| u64::from_str_radix(name, 16).ok())?;
+    let (stream, replicas) = reply.split_first()?;
+    let stream = if stream.is_empty() {
+        None
+    } else {
+        Some(inbox(stream)?)
+    };
+    let replicas = replicas.iter().map(|r| inbox(r)).collect::<Option<_>>()?;
+    Some(Holders { replicas, stream })
 }
 
 fn store_error(e: RedisError) -> StoreError {
@@ -573,7 +702,8 @@ impl SessionStore for RedisSessionStore {
             let quiet_ms = u64::try_from(quiet.as_millis()).unwrap_or(u64::MAX);
             if let Some(c) = &self.cluster {
                 let mut call = self.record_call(&c.release, id);
-                call.arg(quiet_ms).arg(&self.me);
+                call.key(self.holders_key(id));
+                call.arg(quiet_ms).arg(&self.me).arg(millis(HOLDER_LINGER));
                 let gone = self.run::<i64>(call).await? > 0;
                 if gone {
                     self.forget(c, id).await?;
@@ -582,7 +712,10 @@ impl SessionStore for RedisSessionStore {
             }
             let mut call = self.release.prepare_invoke();
             self.keys(&mut call, id);
-            call.arg(id).arg(quiet_ms).arg(&self.me);
+            call.arg(id)
+                .arg(quiet_ms)
+                .arg(&self.me)
+                .arg(millis(HOLDER_LINGER));
             Ok(self.run::<i64>(call).await? > 0)
         })
     }
@@ -603,7 +736,8 @@ impl SessionStore for RedisSessionStore {
                 .arg(millis(idle))
                 .arg(id)
                 .arg(millis(idle))
-                .arg(&self.me);
+                .arg(&self.me)
+                .arg(&self.holder);
             let reply: Option<Vec<String>> = self.run(call).await?;
             touched(reply.as_deref())
         })
@@ -612,21 +746,50 @@ impl SessionStore for RedisSessionStore {
     fn remove<'a>(&'a self, id: &'a str) -> StoreFuture<'a, Result<(), StoreError>> {
         Box::pin(async move {
             if let Some(c) = &self.cluster {
-                let key = self.key(id);
-                self.redis
-                    .run("sessions", |mut c| async move {
-                        ::redis::cmd("DEL")
-                            .arg(&key)
-                            .query_async::<i64>(&mut c)
-                            .await
-                    })
-                    .await
-                    .map_err(store_error)?;
+                let mut call = self.record_call(&c.remove, id);
+                call.key(self.holders_key(id)).arg(millis(HOLDER_LINGER));
+                self.run::<i64>(call).await?;
                 return self.forget(c, id).await;
             }
             let mut call = self.remove.prepare_invoke();
             self.keys(&mut call, id);
-            call.arg(id);
+            call.arg(id).arg(millis(HOLDER_LINGER));
+            self.run::<i64>(call).await.map(drop)
+        })
+    }
+
+    fn holders<'a>(
+        &'a self,
+        id: &'a str,
+        within: Duration,
+    ) -> StoreFuture<'a, Result<Option<Holders>, StoreError>> {
+        Box::pin(async move {
+            if self.holder.is_empty() {
+                return Ok(None);
+            }
+            let mut call = self.holders.prepare_invoke();
+            call.key(self.holders_key(id))
+                .arg(millis(within))
+                .arg(MAX_HOLDERS)
+                .arg(millis(within.max(HOLDER_PRUNE)));
+            let reply: Option<Vec<String>> = self.run(call).await?;
+            Ok(reply.as_deref().and_then(holders_of))
+        })
+    }
+
+    fn hold_stream<'a>(
+        &'a self,
+        id: &'a str,
+        open: bool,
+    ) -> StoreFuture<'a, Result<(), StoreError>> {
+        Box::pin(async move {
+            if self.holder.is_empty() {
+                return Ok(());
+            }
+            let mut call = self.stream.prepare_invoke();
+            call.key(self.holders_key(id))
+                .arg(&self.holder)
+                .arg(if open { "1" } else { "0" });
             self.run::<i64>(call).await.map(drop)
         })
     }

@@ -92,6 +92,11 @@ pub enum BusMessage {
         session: String,
         /// The encoded JSON-RPC notification.
         message: String,
+        /// Sent to the one replica recorded as holding the session's `GET` stream (its
+        /// inbox); a replica that no longer holds one publishes it again to every replica,
+        /// untargeted.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        targeted: bool,
     },
     /// A 2025-11-25 session's shared record changed (`logging/setLevel`, a subscription…) or
     /// the session ended (`DELETE`) on the publishing replica: every other replica forgets
@@ -257,6 +262,15 @@ pub trait Bus: Send + Sync + 'static {
     fn publish_to(&self, to: u64, message: BusMessage) {
         let _ = to;
         self.publish(message);
+    }
+
+    /// As [`publish_to`](Self::publish_to), and resolves as
+    /// [`publish_sent`](Self::publish_sent) does, to whether replica `to` got it (`Some(1)`)
+    /// or not (`Some(0)`: nobody listens on that inbox). The default is
+    /// [`publish_sent`](Self::publish_sent) (to every other replica).
+    fn publish_sent_to(&self, to: u64, message: BusMessage) -> BusSent<'_> {
+        let _ = to;
+        self.publish_sent(message)
     }
 
     /// Whether this replica hears what the others publish now: `Some(n)` while it does, where

@@ -364,23 +364,50 @@ impl Drop for GetStreamCount {
     }
 }
 
-/// Counts a session's connections on its standalone stream while they are open.
-struct StandaloneCount(Option<Arc<HttpSession>>);
+/// Counts a session's connections on its standalone stream while they are open, and tells the
+/// session store (when sessions are shared) that this replica holds the stream: notifications
+/// made on other replicas are sent here ([`SessionStore::hold_stream`]).
+///
+/// [`SessionStore::hold_stream`]: super::SessionStore::hold_stream
+struct StandaloneCount(Option<(Arc<HttpSession>, Option<SharedStore>)>);
+
+type SharedStore = Arc<dyn super::SessionStore>;
 
 impl StandaloneCount {
-    fn open(session: &Arc<HttpSession>, standalone: bool) -> Self {
+    fn open(t: &Inner, session: &Arc<HttpSession>, standalone: bool) -> Self {
         if !standalone {
             return StandaloneCount(None);
         }
         session.standalone_gets.fetch_add(1, Ordering::Relaxed);
-        StandaloneCount(Some(session.clone()))
+        let store = t.config.session_store.clone();
+        if let Some(store) = &store {
+            hold_stream(store.clone(), session, true);
+        }
+        StandaloneCount(Some((session.clone(), store)))
     }
+}
+
+/// Records (in the background) that this replica opened or closed `session`'s stream.
+fn hold_stream(store: SharedStore, session: &HttpSession, open: bool) {
+    // A stream dropped as the runtime ends records nothing (the holder's field expires).
+    let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+        return;
+    };
+    let id = session.id.clone();
+    runtime.spawn(async move {
+        if let Err(e) = store.hold_stream(&id, open).await {
+            tracing::debug!(session = %id, "session store: the GET stream's holder not recorded: {e}");
+        }
+    });
 }
 
 impl Drop for StandaloneCount {
     fn drop(&mut self) {
-        if let Some(s) = &self.0 {
-            s.standalone_gets.fetch_sub(1, Ordering::Relaxed);
+        if let Some((s, store)) = &self.0 {
+            let left = s.standalone_gets.fetch_sub(1, Ordering::Relaxed);
+            if let (1, Some(store)) = (left, store) {
+                hold_stream(store.clone(), s, false);
+            }
         }
     }
 }
@@ -501,7 +528,7 @@ pub(super) async fn get(t: &Arc<Inner>, parts: &Parts) -> Response {
             session.busy(),
             permit,
             count,
-            StandaloneCount::open(&session, stream_id == STANDALONE && attached.live),
+            StandaloneCount::open(t, &session, stream_id == STANDALONE && attached.live),
         )),
     };
     sse::response(sse::legacy_body(conn))

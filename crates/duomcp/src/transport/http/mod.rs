@@ -79,7 +79,7 @@ pub use fair::{PeerAddr, Rate};
 #[cfg(unix)]
 pub use serve::serve_unix_with;
 pub use serve::{serve, serve_with, ServeOptions};
-pub use session_store::{CreateBounds, SessionRecord, SessionStore, Touched};
+pub use session_store::{CreateBounds, Holders, SessionRecord, SessionStore, Touched, MAX_HOLDERS};
 pub use store::{EventStore, MemoryEventStore, StoreError, StoreFuture, StoredEvent, StreamState};
 #[cfg(unix)]
 pub use unix::{bind_unix, UNIX_BACKLOG};
@@ -201,10 +201,13 @@ impl StreamableHttp {
         );
         let closing = shared.shutdown.child_token();
         // Shared sessions: answers and cancellations reaching the wrong replica are routed.
-        let router = config
-            .session_store
-            .is_some()
-            .then(|| routing::Router::new(shared.bus.clone(), closing.clone()));
+        let router = config.session_store.as_ref().map(|store| {
+            routing::Router::with_store(
+                shared.bus.clone(),
+                closing.clone(),
+                Some((store.clone(), config.session_idle_timeout)),
+            )
+        });
         // A copy ended here (evicted, idle) ends in the store too, unless used elsewhere since:
         // copies serve requests without touching the store for up to the touch interval.
         let release = config.session_store.clone().map(|store| {

@@ -33,6 +33,24 @@
 //! ([`Router::generation`]: the bus not listening, a new subscription, or messages lost by
 //! this receiver falling behind), so that none is trusted.
 //!
+//! **Targeted.** With a session store that tracks which replicas hold a copy of each session
+//! ([`SessionStore::holders`]: `RedisSessionStore` named by the bus inbox, as
+//! `HttpConfig::redis` sets it up), a message about one session goes to those replicas'
+//! inboxes alone ([`Bus::publish_to`](crate::server::bus::Bus::publish_to)), not to every
+//! replica, so the bus work of a replica follows the sessions it serves, not the size of the
+//! fleet: an invalidation and a cancellation to the replicas that touched the session (read
+//! from the store after the change, so that none that may trust its copy is left out), a
+//! session notification to the replica holding its `GET` stream
+//! ([`SessionStore::hold_stream`]; one that no longer has it publishes it to every replica,
+//! once). Without such a store, or when the store fails or reports more than
+//! [`MAX_HOLDERS`](super::MAX_HOLDERS), the message is broadcast as before.
+//!
+//! **Early cancellations.** A `notifications/cancelled` may reach a replica before the
+//! request it cancels was admitted (the balancer sent the two POSTs to two replicas, and the
+//! cancellation won). Each router remembers such a cancellation for [`EARLY_CANCEL_TTL`]
+//! (at most [`MAX_EARLY_CANCELS`]); a request admitted meanwhile under that id in that session
+//! is cancelled at once.
+//!
 //! Bounds: the router's map has one entry per live session copy of this transport (at most
 //! `HttpConfig::max_sessions`; an entry goes when its copy closes); invalidations awaiting
 //! confirmation at most [`MAX_AWAITED`] (more wait out the lease); messages are bounded by the
@@ -44,12 +62,14 @@ use crate::correlation::{Limits, LocalTable, Outcome, Refused, Table, Ticket};
 use crate::jsonrpc::RequestId;
 use crate::server::bus::{BusAnswer, BusMessage};
 use crate::server::BusSlot;
+use crate::transport::http::SessionStore;
 use crate::util::lock;
 use std::collections::HashMap;
+use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, Weak};
 use std::time::Duration;
-use tokio::sync::{oneshot, Notify};
+use tokio::sync::{mpsc, oneshot, Notify};
 use tokio_util::sync::CancellationToken;
 
 /// This replica's copy of one shared session, as the router knows it.
@@ -61,6 +81,27 @@ struct Entry {
 /// At most this many invalidations of one transport wait for confirmations at a time; more
 /// wait out the freshness lease instead.
 pub(crate) const MAX_AWAITED: usize = 1024;
+
+/// How long a cancellation of a request not (yet) running here is remembered.
+pub(crate) const EARLY_CANCEL_TTL: Duration = Duration::from_secs(5);
+
+/// Cancellations remembered at most per transport (the oldest go first).
+pub(crate) const MAX_EARLY_CANCELS: usize = 256;
+
+/// Session notifications waiting to be sent to another replica, at most (per transport); and
+/// sessions whose stream holder is remembered, at most.
+pub(crate) const MAX_RELAYED: usize = 1024;
+
+/// How long the replica holding a session's `GET` stream is taken as known without asking the
+/// store again (a stream that moved meanwhile gets the notification through the old holder,
+/// which publishes it to every replica).
+const STREAM_HOLDER_TTL: Duration = Duration::from_secs(1);
+
+/// A session notification for another replica: (session id, its scope, the message).
+type Relayed = (Arc<str>, Arc<str>, String);
+
+/// A cancellation that found no running request: (when, session scope, request id).
+type Early = (std::time::Instant, Arc<str>, RequestId);
 
 /// An invalidation waiting for the other replicas to confirm it.
 #[derive(Default)]
@@ -81,6 +122,13 @@ pub(crate) struct Router {
     /// `s-<8 hex>-<16 hex>-` when the bus has inboxes: the second part is this replica's).
     prefix: Arc<str>,
     tables: Mutex<HashMap<Arc<str>, Entry>>,
+    /// Where the replicas holding each session are known, and the cancellation window (the
+    /// session idle timeout: a copy running a request touched the session within it).
+    store: Option<(Arc<dyn SessionStore>, Duration)>,
+    /// Cancellations that came before their request ([`EARLY_CANCEL_TTL`]).
+    early: Mutex<VecDeque<Early>>,
+    /// Session notifications on their way to another replica (made on first use).
+    notes: OnceLock<mpsc::Sender<Relayed>>,
     /// Set once the task receiving from the bus runs.
     listening: OnceLock<()>,
     /// While that task runs.
@@ -92,7 +140,18 @@ pub(crate) struct Router {
 
 impl Router {
     /// A router publishing on (and, once a session needs it, listening to) the server's bus.
+    #[cfg(test)]
     pub(crate) fn new(bus: BusSlot, closing: CancellationToken) -> Arc<Self> {
+        Self::with_store(bus, closing, None)
+    }
+
+    /// As [`new`](Self::new), targeting its messages at the replicas `store` says hold a
+    /// session (with the session idle timeout).
+    pub(crate) fn with_store(
+        bus: BusSlot,
+        closing: CancellationToken,
+        store: Option<(Arc<dyn SessionStore>, Duration)>,
+    ) -> Arc<Self> {
         let origin = crate::server::bus::origin_id();
         // With an inbox (the bus is attached before the transport's router is made), the ids
         // say where their answers go.
@@ -106,6 +165,9 @@ impl Router {
             awaited: Mutex::default(),
             prefix: Arc::from(prefix),
             tables: Mutex::default(),
+            store,
+            early: Mutex::default(),
+            notes: OnceLock::new(),
             listening: OnceLock::new(),
             hearing: AtomicBool::new(false),
             flushes: AtomicU64::new(0),
@@ -121,6 +183,7 @@ impl Router {
     /// [`bind`](Self::bind), once the copy is in the session table).
     pub(crate) fn table(
         self: &Arc<Self>,
+        id: &str,
         scope: &str,
         limits: Limits,
     ) -> (RoutedTable, Arc<LocalTable<Outcome>>) {
@@ -128,6 +191,7 @@ impl Router {
         let local = Arc::new(LocalTable::new(limits));
         let table = RoutedTable {
             local: local.clone(),
+            id: Arc::from(id),
             scope: Arc::from(scope),
             router: self.clone(),
         };
@@ -153,6 +217,7 @@ impl Router {
         let weak = Arc::downgrade(session);
         let router = Arc::downgrade(self);
         let scope: Arc<str> = Arc::from(scope);
+        let id: Arc<str> = Arc::from(&*session.id);
         session.core.set_relay(Box::new(move |frame| {
             let Some(s) = weak.upgrade() else { return };
             let elsewhere = router.upgrade().filter(|r| r.bus.get().is_some());
@@ -163,15 +228,141 @@ impl Router {
                 return;
             };
             match String::from_utf8(frame) {
-                Ok(message) => {
-                    router.publish(BusMessage::Notify {
-                        session: scope.to_string(),
-                        message,
-                    });
-                }
+                Ok(message) => router.notify_elsewhere(&id, &scope, message),
                 Err(_) => tracing::warn!("a session notification is not UTF-8; dropped"),
             }
         }));
+    }
+
+    /// Sends a notification of session `id` to the replica holding its `GET` stream (as the
+    /// store knows it), or to every replica when that is not known.
+    fn notify_elsewhere(self: &Arc<Self>, id: &Arc<str>, scope: &Arc<str>, message: String) {
+        let Some((store, idle)) = self.store.clone() else {
+            self.publish(BusMessage::Notify {
+                session: scope.to_string(),
+                message,
+                targeted: false,
+            });
+            return;
+        };
+        // In order: one task per router sends them, asking the store where a session's
+        // stream is at most once per `STREAM_HOLDER_TTL`.
+        let notes = self.notes.get_or_init(|| {
+            let (tx, mut rx) = mpsc::channel::<Relayed>(MAX_RELAYED);
+            let router = Arc::downgrade(self);
+            tokio::spawn(async move {
+                let mut known: HashMap<Arc<str>, (std::time::Instant, Option<u64>)> =
+                    HashMap::new();
+                while let Some((id, scope, message)) = rx.recv().await {
+                    let Some(router) = router.upgrade() else {
+                        return;
+                    };
+                    let now = std::time::Instant::now();
+                    let holder = match known.get(&id) {
+                        Some((at, h)) if now.duration_since(*at) < STREAM_HOLDER_TTL => *h,
+                        _ => {
+                            let h = match store.holders(&id, idle).await {
+                                Ok(Some(h)) => h.stream.filter(|h| Some(*h) != router.inbox()),
+                                _ => None,
+                            };
+                            if known.len() >= MAX_RELAYED {
+                                known.clear();
+                            }
+                            known.insert(id, (now, h));
+                            h
+                        }
+                    };
+                    let message = BusMessage::Notify {
+                        session: scope.to_string(),
+                        message,
+                        targeted: holder.is_some(),
+                    };
+                    match (holder, router.bus.get()) {
+                        (Some(to), Some(bus)) => bus.publish_to(to, message),
+                        _ => {
+                            router.publish(message);
+                        }
+                    }
+                }
+            });
+            tx
+        });
+        if notes
+            .try_send((id.clone(), scope.clone(), message))
+            .is_err()
+        {
+            tracing::warn!(
+                "a session notification for another replica dropped: {MAX_RELAYED} wait already"
+            );
+        }
+    }
+
+    /// This replica's inbox on the bus, when it has one.
+    fn inbox(&self) -> Option<u64> {
+        self.bus.get().and_then(|b| b.inbox())
+    }
+
+    /// Sends a cancellation of request `request` of session `id` (not running here) to the
+    /// replicas holding the session, or to every replica when they are not known.
+    fn cancel_elsewhere(self: &Arc<Self>, id: &Arc<str>, scope: &Arc<str>, request: &RequestId) {
+        let message = BusMessage::Cancel {
+            session: scope.to_string(),
+            id: request.clone(),
+        };
+        let Some((store, idle)) = self.store.clone() else {
+            self.publish(message);
+            return;
+        };
+        let (router, id) = (self.clone(), id.clone());
+        tokio::spawn(async move {
+            let me = router.inbox();
+            match (store.holders(&id, idle).await, router.bus.get()) {
+                (Ok(Some(h)), Some(bus)) => {
+                    for to in h.replicas.into_iter().filter(|h| Some(*h) != me) {
+                        bus.publish_to(to, message.clone());
+                    }
+                }
+                _ => {
+                    router.publish(message);
+                }
+            }
+        });
+    }
+
+    /// Remembers a cancellation that found no running request (see the module's
+    /// documentation).
+    fn remember_cancel(&self, scope: &str, request: &RequestId) {
+        let now = std::time::Instant::now();
+        let mut early = lock(&self.early);
+        while early
+            .front()
+            .is_some_and(|(at, _, _)| now.duration_since(*at) >= EARLY_CANCEL_TTL)
+        {
+            early.pop_front();
+        }
+        if early.len() >= MAX_EARLY_CANCELS {
+            early.pop_front();
+        }
+        early.push_back((now, Arc::from(scope), request.clone()));
+    }
+
+    /// Whether request `request` of session `scope` was cancelled before it was admitted here
+    /// (forgotten once asked).
+    fn cancelled_early(&self, scope: &str, request: &RequestId) -> bool {
+        let mut early = lock(&self.early);
+        if early.is_empty() {
+            return false;
+        }
+        let now = std::time::Instant::now();
+        match early.iter().position(|(at, s, r)| {
+            now.duration_since(*at) < EARLY_CANCEL_TTL && &**s == scope && r == request
+        }) {
+            Some(i) => {
+                early.remove(i);
+                true
+            }
+            None => false,
+        }
     }
 
     fn register(&self, scope: &str, local: &Arc<LocalTable<Outcome>>, session: Weak<HttpSession>) {
@@ -236,24 +427,52 @@ impl Router {
     /// freshness, counted from before the store answered it) has passed since the call.
     /// `true` when confirmed (or there is no bus: nobody caches then), `false` when the lease
     /// was waited out.
-    pub(crate) async fn invalidate(self: &Arc<Self>, scope: &str, lease: Duration) -> bool {
+    pub(crate) async fn invalidate(
+        self: &Arc<Self>,
+        id: &str,
+        scope: &str,
+        lease: Duration,
+    ) -> bool {
         let until = tokio::time::Instant::now() + lease;
         let Some(bus) = self.bus.get() else {
             return true;
         };
         self.ensure_listening();
+        // The replicas that may trust a copy: those that touched the session within the lease
+        // (twice, for touches whose answer was still on its way), read after the change.
+        let holders = match &self.store {
+            Some((store, _)) => store
+                .holders(id, lease.saturating_mul(2))
+                .await
+                .ok()
+                .flatten(),
+            None => None,
+        };
         // Confirmations arrive only through this replica's own subscription: it must hold
         // from before the message is published until the last confirmation is in.
         let heard = self.generation();
         let ack = crate::server::bus::origin_id();
         let confirmed = self.await_confirmations(ack);
-        let reached = bus
-            .publish_sent(BusMessage::Invalidate {
-                session: scope.to_owned(),
-                ack: confirmed.is_some().then_some(ack),
-                reply_to: bus.inbox(),
-            })
-            .await;
+        let message = BusMessage::Invalidate {
+            session: scope.to_owned(),
+            ack: confirmed.is_some().then_some(ack),
+            reply_to: bus.inbox(),
+        };
+        let reached = match holders {
+            Some(h) => {
+                let me = bus.inbox();
+                let sends = h
+                    .replicas
+                    .into_iter()
+                    .filter(|h| Some(*h) != me)
+                    .map(|to| bus.publish_sent_to(to, message.clone()));
+                futures_util::future::join_all(sends)
+                    .await
+                    .into_iter()
+                    .try_fold(0usize, |sum, n| n.map(|n| sum + n))
+            }
+            None => bus.publish_sent(message).await,
+        };
         let done = match (heard, reached, confirmed) {
             (Some(g), Some(others), Some(notify)) => {
                 tokio::time::timeout_at(until, self.confirmations(ack, others, &notify))
@@ -362,16 +581,37 @@ impl Router {
                 };
                 local.try_complete(id, outcome).unwrap_or(false)
             }
-            BusMessage::Cancel { session, id } => self
-                .local(session)
-                .is_some_and(|local| Table::<Outcome>::cancel(&*local, id)),
-            BusMessage::Notify { session, message } => match self.session(session) {
+            BusMessage::Cancel { session, id } => {
+                let cancelled = self
+                    .local(session)
+                    .is_some_and(|local| Table::<Outcome>::cancel(&*local, id));
+                if !cancelled {
+                    // Its request may not be admitted here yet.
+                    self.remember_cancel(session, id);
+                }
+                cancelled
+            }
+            BusMessage::Notify {
+                session,
+                message,
+                targeted,
+            } => match self.session(session) {
                 // Only a copy whose GET stream is open here sends it (others have no client).
                 Some(s) if s.standalone_gets.load(Ordering::Relaxed) > 0 => s
                     .core
                     .unrelated
                     .try_send(message.clone().into_bytes())
                     .is_ok(),
+                // Sent here as the stream's holder, which it no longer is: to every replica,
+                // once (the stream may have moved).
+                _ if *targeted => {
+                    self.publish(BusMessage::Notify {
+                        session: session.clone(),
+                        message: message.clone(),
+                        targeted: false,
+                    });
+                    false
+                }
                 _ => false,
             },
             BusMessage::Invalidate {
@@ -435,6 +675,8 @@ fn reply_inbox(id: &RequestId) -> Option<u64> {
 /// `cancel` passed on through the bus (see the [module documentation](self)).
 pub(crate) struct RoutedTable {
     local: Arc<LocalTable<Outcome>>,
+    /// The session's id (asked of the store, never put on the bus).
+    id: Arc<str>,
     scope: Arc<str>,
     router: Arc<Router>,
 }
@@ -467,7 +709,12 @@ impl Table<Outcome> for RoutedTable {
     }
 
     fn insert_running(&self, id: RequestId, cancel: CancellationToken) -> Result<Ticket, Refused> {
-        self.local.insert_running(id, cancel)
+        let early = self.router.cancelled_early(&self.scope, &id);
+        let ticket = self.local.insert_running(id, cancel.clone())?;
+        if early {
+            cancel.cancel();
+        }
+        Ok(ticket)
     }
 
     fn is_running(&self, id: &RequestId) -> bool {
@@ -479,11 +726,16 @@ impl Table<Outcome> for RoutedTable {
     }
 
     fn cancel(&self, id: &RequestId) -> bool {
-        self.local.cancel(id)
-            || self.router.publish(BusMessage::Cancel {
-                session: self.scope.to_string(),
-                id: id.clone(),
-            })
+        if self.local.cancel(id) {
+            return true;
+        }
+        if self.router.bus.get().is_none() {
+            return false;
+        }
+        // Running on another replica, or not admitted yet (here or there).
+        self.router.remember_cancel(&self.scope, id);
+        self.router.cancel_elsewhere(&self.id, &self.scope, id);
+        true
     }
 
     fn cancel_running(&self) {
@@ -516,7 +768,7 @@ mod tests {
 
     /// An engine over a routed table of session `scope`, registered as a copy would be.
     fn engine(router: &Arc<Router>, scope: &str) -> Correlation {
-        let (table, local) = router.table(scope, Limits::default());
+        let (table, local) = router.table(scope, scope, Limits::default());
         router.register(scope, &local, Weak::new());
         Correlation::with_table(router.prefix(), table)
     }
@@ -573,7 +825,7 @@ mod tests {
         let started = std::time::Instant::now();
         let confirmed = tokio::time::timeout(
             Duration::from_secs(20),
-            ra.invalidate("sc", Duration::from_secs(60)),
+            ra.invalidate("sid", "sc", Duration::from_secs(60)),
         )
         .await
         .expect("confirmed before the lease");
@@ -586,14 +838,14 @@ mod tests {
         let _silent = hub.member();
         let lease = Duration::from_millis(300);
         let started = std::time::Instant::now();
-        assert!(!ra.invalidate("sc", lease).await);
+        assert!(!ra.invalidate("sid", "sc", lease).await);
         assert!(started.elapsed() >= lease);
         assert!(lock(&ra.awaited).is_empty());
 
         // No bus: nobody caches, nothing to wait for.
         let alone = Router::new(BusSlot::default(), CancellationToken::new());
         let started = std::time::Instant::now();
-        assert!(alone.invalidate("sc", Duration::from_secs(60)).await);
+        assert!(alone.invalidate("sid", "sc", Duration::from_secs(60)).await);
         assert!(started.elapsed() < Duration::from_secs(20));
     }
 
@@ -738,7 +990,7 @@ mod tests {
         let (ra, _rb, _rc) = (addressed(1), addressed(2), addressed(3));
         let confirmed = tokio::time::timeout(
             Duration::from_secs(20),
-            ra.invalidate("sc", Duration::from_secs(60)),
+            ra.invalidate("sid", "sc", Duration::from_secs(60)),
         )
         .await
         .expect("confirmed before the lease");

@@ -64,6 +64,25 @@ pub enum Touched {
     Changed(u64, Box<SessionRecord>),
 }
 
+/// The replicas that hold a copy of a session, as a store that tracks them knows it
+/// ([`SessionStore::holders`]): each named by its bus inbox
+/// ([`Bus::inbox`](crate::server::bus::Bus::inbox)), so that a message about the session goes
+/// to them alone instead of to every replica.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Holders {
+    /// The replicas that touched the session within the asked window (at most
+    /// [`MAX_HOLDERS`]).
+    pub replicas: Vec<u64>,
+    /// The replica that last opened the session's standalone `GET` stream and has not closed
+    /// it since ([`SessionStore::hold_stream`]), if any.
+    pub stream: Option<u64>,
+}
+
+/// Holders a store reports at most; a session held by more replicas than this is reported
+/// as not tracked (`Ok(None)`), and its messages go to every replica.
+pub const MAX_HOLDERS: usize = 64;
+
 /// The bounds a new session's record is written under ([`SessionStore::create`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
@@ -150,5 +169,32 @@ pub trait SessionStore: Send + Sync + 'static {
     ) -> StoreFuture<'a, Result<bool, StoreError>> {
         let _ = (id, quiet);
         Box::pin(async { Ok(false) })
+    }
+
+    /// The replicas holding a copy of session `id`: those whose last [`touch`](Self::touch)
+    /// of it was less than `within` ago, and the one holding its `GET` stream (see
+    /// [`Holders`]). Read after a [`save`](Self::save) or a [`remove`](Self::remove), it
+    /// names every replica that may still trust its copy, so a change announced to them alone
+    /// reaches every copy that needs it. `Ok(None)`: this store does not know (the default),
+    /// or more than [`MAX_HOLDERS`] replicas hold it; the transport then tells every replica.
+    fn holders<'a>(
+        &'a self,
+        id: &'a str,
+        within: Duration,
+    ) -> StoreFuture<'a, Result<Option<Holders>, StoreError>> {
+        let _ = (id, within);
+        Box::pin(async { Ok(None) })
+    }
+
+    /// This replica opened (`open`) the standalone `GET` stream of session `id`, or closed
+    /// its last one (`!open`: forgotten only if this replica is still the one recorded). The
+    /// default records nothing.
+    fn hold_stream<'a>(
+        &'a self,
+        id: &'a str,
+        open: bool,
+    ) -> StoreFuture<'a, Result<(), StoreError>> {
+        let _ = (id, open);
+        Box::pin(async { Ok(()) })
     }
 }

@@ -267,7 +267,10 @@ pub(super) async fn ended_or_changed(t: &Inner, session: &HttpSession) {
     let (Some(router), Some(scope)) = (t.sessions.router(), session.core.scope()) else {
         return;
     };
-    if !router.invalidate(scope, touch_interval(t)).await {
+    if !router
+        .invalidate(&session.id, scope, touch_interval(t))
+        .await
+    {
         tracing::debug!(
             session = %session.id,
             "not every other replica confirmed that this session changed or ended; waited \

@@ -178,7 +178,7 @@ impl Sessions {
         let scope = self.shared.then(|| shared_scope(&id));
         let (correlation, routed) = match (&self.router, &scope) {
             (Some(router), Some(scope)) => {
-                let (table, local) = router.table(scope, limits);
+                let (table, local) = router.table(&id, scope, limits);
                 let c = Correlation::with_table(router.prefix(), table);
                 (c, Some((router, scope, local)))
             }
