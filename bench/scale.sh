@@ -18,7 +18,7 @@
 # added over the 1-replica cell of the same back end and era (medians over PASSES); the server
 # CPU (replicas, HAProxy, Redis) per request; the 1-minute load average at the end of each
 # pass. Then Redis memory per idle session (MEMSESSIONS sessions held open on one replica:
-# used_memory before and after, MEMORY USAGE of one record).
+# used_memory before and after, on a Redis emptied first; MEMORY USAGE of one session's keys).
 # The markdown table goes to stdout and to $OUT/table.md (default target/bench-scale/).
 #
 # Knobs (environment): SECS (measured seconds per cell, 6), WARMUP (1), CONNS (connections of
@@ -163,6 +163,8 @@ if [ "$MEMSESSIONS" -gt 0 ]; then
     mem() { local p t=0 m; for p in "${rports[@]}"; do
       m=$(redis-cli -p "$p" INFO memory | tr -d '\r' | sed -n 's/^used_memory://p'); t=$((t + m)); done; echo "$t"; }
     keys() { local p t=0 k; for p in "${rports[@]}"; do k=$(redis-cli -p "$p" DBSIZE); t=$((t + k)); done; echo "$t"; }
+    # What the load cells left (keys expiring by themselves) would blur the count.
+    for p in "${rports[@]}"; do redis-cli -p "$p" FLUSHALL >/dev/null; done
     port=$(free_ports 1)
     "$BIN/duomcp-echo" http "$port" "$url" 2>"$OUT/$backend-memory.log" & PIDS+=($!)
     rep=$!
@@ -172,8 +174,16 @@ if [ "$MEMSESSIONS" -gt 0 ]; then
     sleep 0.5
     after=$(mem); kafter=$(keys)
     sid=$(head -n 1 "$OUT/$backend-memory.sids")
-    record=$("${cli[@]}" MEMORY USAGE "duomcp:session:{$sid}" SAMPLES 0)
-    echo "$backend $MEMSESSIONS $before $after $kbefore $kafter $record" >"$OUT/$backend-memory.txt"
+    # Every key of one session (its id is their hash tag: one node holds them all).
+    record=0; names=()
+    for p in "${rports[@]}"; do
+      while read -r key; do
+        [ -n "$key" ] || continue
+        record=$((record + $(redis-cli -p "$p" MEMORY USAGE "$key" SAMPLES 0)))
+        names+=("${key//$sid/ID}")
+      done < <(redis-cli -p "$p" --scan --pattern "*$sid*")
+    done
+    echo "$backend $MEMSESSIONS $before $after $kbefore $kafter $record $(IFS=,; echo "${names[*]}")" >"$OUT/$backend-memory.txt"
     echo "scale.sh: $backend memory: $(cat "$OUT/$backend-memory.txt")" >&2
     stop_some "$rep"
   done
@@ -240,14 +250,15 @@ errs = [e for e in errs if e]
 if errs:
     print(f"\nfirst error: {errs[0]}")
 if memsessions:
-    print("\n| Redis | sessions held | used_memory added / session | keys added / session | MEMORY USAGE of one record |")
-    print("|---|--:|--:|--:|--:|")
+    print("\n| Redis | sessions held | used_memory added / session | keys added / session | MEMORY USAGE of one session's keys | its keys |")
+    print("|---|--:|--:|--:|--:|---|")
     for backend in backends:
         p = out / f"{backend}-memory.txt"
         if not p.exists():
             continue
-        _, n, before, after, kb, ka, record = p.read_text().split()
+        _, n, before, after, kb, ka, record, names = p.read_text().split()
         n = int(n)
-        print(f"| {'one server' if backend == 'redis' else 'cluster 3+3 (masters)'} | {n} | {(int(after) - int(before)) / n:.0f} B | {(int(ka) - int(kb)) / n:.2f} | {record} B |")
+        keys = ", ".join("`" + k + "`" for k in sorted(names.split(",")))
+        print(f"| {'one server' if backend == 'redis' else 'cluster 3+3 (masters)'} | {n} | {(int(after) - int(before)) / n:.0f} B | {(int(ka) - int(kb)) / n:.2f} | {record} B | {keys} |")
 PY
 echo "scale.sh: $(( $(date +%s) - started )) s; reports in $OUT" >&2
