@@ -48,8 +48,11 @@ if [ "${1:-}" = --snapshot ]; then
     seen[i]=$(grep -c '^duomcp-echo: bus ' "${logs[$i]}" || true)
     kill -USR1 "${pids[$i]}"
   done
-  commandstats "${rports[@]}" >"$f.cmds"
-  for p in "${rports[@]}"; do echo "$p $(commandstats "$p" | awk -F= '{ n += $2 } END { print n + 0 }')"; done >"$f.shards"
+  # One reading per Redis: the shards' and the sums agree.
+  for p in "${rports[@]}"; do commandstats "$p" >"$f.cmds-$p"; done
+  for p in "${rports[@]}"; do cat "$f.cmds-$p"; done |
+    awk -F'[:=]' '{ n[$1] += $3 } END { for (k in n) printf "%s:calls=%d\n", k, n[k] }' | sort >"$f.cmds"
+  for p in "${rports[@]}"; do echo "$p $(awk -F= '{ n += $2 } END { print n + 0 }' "$f.cmds-$p")"; done >"$f.shards"
   cpu "${cpus[@]}" >"$f.cpu"
   read -r -a rcpus <<<"$SNAP_REDIS_PIDS"
   cpu "${rcpus[@]}" >"$f.rcpu"
