@@ -65,12 +65,18 @@ PY
 
 # HAProxy on 127.0.0.1:PORT, round robin over the backend ports (as deploy/haproxy.cfg: every
 # request balanced, connections to the replicas kept alive). Its pid is the last of PIDS.
+# BALANCE=session balances by a hash of the Mcp-Session-Id header instead (consistent hashing;
+# requests without one, `initialize` and 2026-07-28 requests, still round robin).
 lb() { # port, backend ports...
   local port=$1; shift
   {
     sed -n '/^global/,/^frontend/p' "$ROOT/deploy/haproxy.cfg" | sed '$d'
     printf 'frontend mcp\n  bind 127.0.0.1:%s\n  default_backend replicas\n\nbackend replicas\n' "$port"
-    printf '  balance roundrobin\n'
+    if [ "${BALANCE:-roundrobin}" = session ]; then
+      printf '  balance hdr(Mcp-Session-Id)\n  hash-type consistent\n'
+    else
+      printf '  balance roundrobin\n'
+    fi
     local n=0; for b in "$@"; do n=$((n + 1)); printf '  server r%s 127.0.0.1:%s\n' "$n" "$b"; done
   } >"$OUT/haproxy-$port.cfg"
   haproxy -db -f "$OUT/haproxy-$port.cfg" >"$OUT/haproxy-$port.log" 2>&1 & PIDS+=($!)
