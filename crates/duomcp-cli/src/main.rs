@@ -68,6 +68,13 @@ enum Command {
         /// a client gets: LIMITS.md.
         #[arg(long = "limit", value_name = "KEY=VALUE")]
         limits: Vec<String>,
+        /// With --http or --unix: on Ctrl-C / SIGTERM, first say `503` at `GET /readyz` (the
+        /// readiness probe, `200` while serving) for this many seconds while still serving
+        /// everything, so that a load balancer's health check takes this replica out of
+        /// rotation; then shut down gracefully. Default 0: shut down at once. Behind HAProxy
+        /// with deploy/haproxy.cfg's checks, 3. Fractions allowed (`0.5`); at most 300.
+        #[arg(long, value_name = "SECONDS", requires = "listen", value_parser = parse_drain)]
+        drain: Option<std::time::Duration>,
         /// With --http: keep the state replicas share in Redis (`redis://HOST:PORT`, or a Redis
         /// Cluster: `redis+cluster://HOST:PORT,HOST:PORT,…`, its seed nodes): the SSE event log
         /// and, without --state-key-file, the `requestState` key. The book: "Replicas on Redis".
@@ -251,6 +258,7 @@ fn main() -> std::process::ExitCode {
                 allow_hosts,
                 allow_origins,
                 limits,
+                drain,
                 redis,
                 state_key_file,
                 era,
@@ -309,6 +317,8 @@ fn main() -> std::process::ExitCode {
                     }
                     Some(listen) => {
                         let mut config = duomcp::transport::http::HttpConfig::default();
+                        config.readiness_path = Some(READINESS_PATH.to_owned());
+                        config.drain_delay = drain.unwrap_or_default();
                         for host in allow_hosts {
                             config = config.allow_host(host);
                         }
@@ -367,6 +377,24 @@ enum Listen {
     Tcp(String),
     /// `--unix PATH`, with the socket file's mode.
     Unix(std::path::PathBuf, u32),
+}
+
+/// Where `duomcp serve --http` / `--unix` answers readiness probes.
+const READINESS_PATH: &str = "/readyz";
+
+/// The largest `--drain`: longer than any health check needs.
+const MAX_DRAIN_SECS: f64 = 300.0;
+
+/// `--drain`: seconds, fractions allowed, from 0 to [`MAX_DRAIN_SECS`].
+fn parse_drain(s: &str) -> Result<std::time::Duration, String> {
+    match s.trim().parse::<f64>() {
+        Ok(secs) if (0.0..=MAX_DRAIN_SECS).contains(&secs) => {
+            Ok(std::time::Duration::from_secs_f64(secs))
+        }
+        _ => Err(format!(
+            "`{s}` is not a number of seconds from 0 to {MAX_DRAIN_SECS}"
+        )),
+    }
 }
 
 /// `--unix-mode`: octal permission bits (`600`, `0600`, `0o600`).
@@ -438,7 +466,7 @@ async fn serve_http(
     addr: &str,
     tls: Option<(std::path::PathBuf, std::path::PathBuf)>,
     server: duomcp::server::Server,
-    config: duomcp::transport::http::HttpConfig,
+    mut config: duomcp::transport::http::HttpConfig,
     auth: &duomcp_cli::serve_auth::ServeAuthArgs,
 ) -> Result<(), Option<String>> {
     use duomcp::transport::http::{tls as http_tls, StreamableHttp};
@@ -456,8 +484,13 @@ async fn serve_http(
     // seen stops the server instead of killing it.
     let stop = duomcp::server::shutdown_signal();
     eprintln!("duomcp: serving the reference server at {scheme}://{local}/mcp (2025-11-25 and 2026-07-28, HTTP/1.1 and HTTP/2; Ctrl-C stops)");
+    let rs = auth.resource_server(local, tls.is_some()).map_err(Some)?;
+    if rs.is_some() {
+        // Served below, outside the auth layer: a health check has no token.
+        config.readiness_path = None;
+    }
     let http = StreamableHttp::with_config(server, config);
-    let Some(rs) = auth.resource_server(local, tls.is_some()).map_err(Some)? else {
+    let Some(rs) = rs else {
         return match tls {
             Some(tls) => http.serve_tls_with_shutdown(listener, tls, stop).await,
             None => http.serve_with_shutdown(listener, stop).await,
@@ -470,11 +503,26 @@ async fn serve_http(
         rs.metadata().authorization_servers.join(", "),
         rs.metadata_url()
     );
-    // The endpoint behind the auth layer, served as an app: on the signal, listen streams get
-    // their final response (the endpoint's own shutdown), then the connections close.
-    let app = rs.protect(http.router());
+    // The endpoint behind the auth layer, served as an app: on the signal, the drain (the
+    // readiness probe, outside the auth layer, says 503), then listen streams get their final
+    // response (the endpoint's own shutdown), then the connections close.
+    let probe = http.clone();
+    let app = rs.protect(http.router()).route(
+        READINESS_PATH,
+        axum::routing::get(move || {
+            let ready = probe.is_ready();
+            async move {
+                if ready {
+                    (axum::http::StatusCode::OK, "ready\n")
+                } else {
+                    (axum::http::StatusCode::SERVICE_UNAVAILABLE, "draining\n")
+                }
+            }
+        }),
+    );
     let stop = async move {
         stop.await;
+        http.drain().await;
         http.shutdown();
     };
     let mut options = duomcp::transport::http::ServeOptions::default();

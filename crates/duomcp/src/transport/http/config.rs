@@ -148,6 +148,19 @@ pub struct HttpConfig {
     /// default because the card is public (no authentication) and names the server; see
     /// [`ServerCardConfig`](super::card::ServerCardConfig) for what it says.
     pub server_card: Option<super::card::ServerCardConfig>,
+    /// Where the endpoint answers readiness probes (a load balancer's health check): `GET` or
+    /// `HEAD` on this path is `200 ready` while it serves and `503 draining` once it is
+    /// stopping (see [`drain_delay`](Self::drain_delay)). `None` (the default): no such route.
+    /// The probe is answered before the `Host`/`Origin` checks and the fairness caps (it says
+    /// nothing but `ready` or `draining`); `duomcp serve --http` serves it at `/readyz`.
+    pub readiness_path: Option<String>,
+    /// After the shutdown signal of [`serve_with_shutdown`](super::StreamableHttp::serve_with_shutdown)
+    /// (and its siblings), how long the endpoint keeps accepting and serving everything while
+    /// its readiness probe says `503`, so that a load balancer's health check takes it out of
+    /// rotation before it stops accepting (default 0: it stops at once, as without a
+    /// balancer). Then the graceful shutdown runs as usual. [`shutdown`](super::StreamableHttp::shutdown)
+    /// during the delay ends it early.
+    pub drain_delay: Duration,
 }
 
 impl Default for HttpConfig {
@@ -187,6 +200,8 @@ impl Default for HttpConfig {
             limit_loopback_peers: false,
             max_principals: 10_000,
             server_card: None,
+            readiness_path: None,
+            drain_delay: Duration::ZERO,
         }
     }
 }
@@ -226,6 +241,8 @@ impl fmt::Debug for HttpConfig {
             .field("limit_loopback_peers", &self.limit_loopback_peers)
             .field("max_principals", &self.max_principals)
             .field("server_card", &self.server_card)
+            .field("readiness_path", &self.readiness_path)
+            .field("drain_delay", &self.drain_delay)
             .finish_non_exhaustive()
     }
 }

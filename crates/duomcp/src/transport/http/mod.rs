@@ -148,6 +148,15 @@ pub(crate) struct Inner {
     fair: Arc<fair::Fairness>,
     /// Set when served over TLS by duomcp (the server card's default URL says `https`).
     tls: std::sync::atomic::AtomicBool,
+    /// Set by [`StreamableHttp::drain`]: the readiness probe says `503` from then on.
+    draining: std::sync::atomic::AtomicBool,
+}
+
+impl Inner {
+    /// See [`StreamableHttp::is_ready`].
+    fn ready(&self) -> bool {
+        !self.draining.load(std::sync::atomic::Ordering::Relaxed) && !self.closing.is_cancelled()
+    }
 }
 
 impl std::fmt::Debug for StreamableHttp {
@@ -229,6 +238,7 @@ impl StreamableHttp {
                 body_budget: body::budget(config.max_body_bytes_in_flight),
                 fair: fair::Fairness::new(&config),
                 tls: std::sync::atomic::AtomicBool::new(false),
+                draining: std::sync::atomic::AtomicBool::new(false),
                 config,
             }),
         }
@@ -274,7 +284,65 @@ impl StreamableHttp {
                 router = router.route(card::CATALOG_PATH, axum::routing::any(card::catalog));
             }
         }
+        // The readiness probe (opt-in): see `HttpConfig::readiness_path`.
+        if let Some(path) = &self.inner.config.readiness_path {
+            router = router.route(path, axum::routing::get(readiness));
+        }
         router.with_state(self.inner.clone())
+    }
+
+    /// Whether the endpoint takes new work: `true` until [`drain`](Self::drain) or
+    /// [`shutdown`](Self::shutdown) (or [`Server::shutdown`]). The readiness probe at
+    /// [`HttpConfig::readiness_path`] answers `200` while it is, `503` after.
+    ///
+    /// ```
+    /// use duomcp::transport::http::StreamableHttp;
+    /// let http = StreamableHttp::new(duomcp::server::Server::builder().build());
+    /// assert!(http.is_ready());
+    /// http.shutdown();
+    /// assert!(!http.is_ready());
+    /// ```
+    pub fn is_ready(&self) -> bool {
+        self.inner.ready()
+    }
+
+    /// Takes the endpoint out of a load balancer's rotation before it stops: from now on the
+    /// readiness probe answers `503` (see [`is_ready`](Self::is_ready)), while every request,
+    /// new ones included, is still served. Completes after [`HttpConfig::drain_delay`] (at
+    /// once when shut down meanwhile); then call [`shutdown`](Self::shutdown). The endpoint's
+    /// own `serve*_with_shutdown` do this when their signal fires; an application serving
+    /// [`router`](Self::router) itself calls it in its signal:
+    ///
+    /// ```no_run
+    /// # async fn run() -> std::io::Result<()> {
+    /// use duomcp::transport::http::{serve_with, HttpConfig, ServeOptions, StreamableHttp};
+    /// let mut config = HttpConfig::default();
+    /// config.readiness_path = Some("/readyz".into());
+    /// config.drain_delay = std::time::Duration::from_secs(3);
+    /// let http = StreamableHttp::with_config(duomcp::server::Server::builder().build(), config);
+    /// let app = axum::Router::new().merge(http.router());
+    /// let listener = tokio::net::TcpListener::bind("127.0.0.1:3000").await?;
+    /// let stop = async move {
+    ///     duomcp::server::shutdown_signal().await;
+    ///     http.drain().await; // /readyz says 503 for 3 s, /mcp still serves
+    ///     http.shutdown();
+    /// };
+    /// serve_with(listener, app, ServeOptions::default(), stop).await
+    /// # }
+    /// ```
+    pub async fn drain(&self) {
+        let was = self
+            .inner
+            .draining
+            .swap(true, std::sync::atomic::Ordering::Relaxed);
+        let delay = self.inner.config.drain_delay;
+        if !was && !delay.is_zero() && !self.inner.closing.is_cancelled() {
+            tracing::info!(?delay, "draining: the readiness probe says 503");
+        }
+        tokio::select! {
+            _ = tokio::time::sleep(delay) => {}
+            _ = self.inner.closing.cancelled() => {}
+        }
     }
 
     /// Starts a graceful shutdown of this endpoint: `subscriptions/listen` streams end with their
@@ -388,6 +456,12 @@ impl StreamableHttp {
         }
         let service = conn::Service::new(self.router());
         let closing = self.inner.closing.clone();
+        // The signal starts the drain (readiness `503`, still serving); its end, the shutdown.
+        let this = self.clone();
+        let signal = async move {
+            signal.await;
+            this.drain().await;
+        };
         let header_timeout = self.inner.config.header_read_timeout;
         let mut connections = serve::accept(
             &listener,
@@ -470,6 +544,26 @@ async fn endpoint(State(t): State<Arc<Inner>>, req: Request) -> Response {
         Some(held) => res.map(|body| fair::HeldBody::wrap(body, held)),
         None => res,
     }
+}
+
+/// The readiness probe: `200 ready` while the endpoint takes new work, `503 draining` after.
+async fn readiness(State(t): State<Arc<Inner>>) -> Response {
+    let (status, text) = if t.ready() {
+        (StatusCode::OK, "ready\n")
+    } else {
+        (StatusCode::SERVICE_UNAVAILABLE, "draining\n")
+    };
+    let mut res = Response::new(Body::from(text));
+    *res.status_mut() = status;
+    res.headers_mut().insert(
+        http::header::CONTENT_TYPE,
+        HeaderValue::from_static("text/plain; charset=utf-8"),
+    );
+    res.headers_mut().insert(
+        http::header::CACHE_CONTROL,
+        HeaderValue::from_static("no-store"),
+    );
+    res
 }
 
 /// The answer to a request the fairness caps refused: `429 Too Many Requests` with
