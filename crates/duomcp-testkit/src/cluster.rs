@@ -52,6 +52,37 @@ impl Proc {
     fn pid(&self) -> Option<u32> {
         self.0.as_ref().map(Child::id)
     }
+
+    /// Sends `SIGTERM` (through `kill`, the workspace forbidding `unsafe`) and waits up to
+    /// `within` for the exit; killed after that.
+    fn terminate(&mut self, within: Duration) -> std::io::Result<std::process::ExitStatus> {
+        let Some(mut child) = self.0.take() else {
+            return Err(std::io::Error::other("not running"));
+        };
+        let sent = Command::new("kill")
+            .args(["-TERM", &child.id().to_string()])
+            .status();
+        if !sent.is_ok_and(|s| s.success()) {
+            let _ = child.kill();
+            let _ = child.wait();
+            return Err(std::io::Error::other("kill -TERM failed"));
+        }
+        let deadline = Instant::now() + within;
+        loop {
+            if let Some(status) = child.try_wait()? {
+                return Ok(status);
+            }
+            if Instant::now() >= deadline {
+                let _ = child.kill();
+                let _ = child.wait();
+                return Err(std::io::Error::new(
+                    std::io::ErrorKind::TimedOut,
+                    format!("no exit within {within:?} of SIGTERM; killed"),
+                ));
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
 }
 
 impl Drop for Proc {
@@ -136,6 +167,37 @@ fn read_reply(r: &mut impl BufRead) -> std::io::Result<String> {
         }
         _ => Err(bad()),
     }
+}
+
+/// One `GET path` (HTTP/1.0: the body ends with the connection) to `addr`: the response's
+/// status and body (de-chunked).
+fn http_get(addr: SocketAddr, path: &str) -> std::io::Result<(u16, String)> {
+    use std::io::Read;
+    let mut tcp = TcpStream::connect_timeout(&addr, Duration::from_secs(2))?;
+    tcp.set_read_timeout(Some(Duration::from_secs(5)))?;
+    tcp.write_all(format!("GET {path} HTTP/1.0\r\nHost: {addr}\r\n\r\n").as_bytes())?;
+    let mut text = String::new();
+    tcp.read_to_string(&mut text)?;
+    let status = text
+        .split_whitespace()
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .ok_or_else(|| std::io::Error::new(std::io::ErrorKind::InvalidData, "not HTTP"))?;
+    let (head, body) = text.split_once("\r\n\r\n").unwrap_or((&text, ""));
+    // HAProxy's statistics page comes chunked, even to HTTP/1.0.
+    let body = if head
+        .to_ascii_lowercase()
+        .contains("transfer-encoding: chunked")
+    {
+        crate::raw_http::dechunk(body)
+    } else {
+        body.to_owned()
+    };
+    Ok((status, body))
+}
+
+fn http_get_status(addr: SocketAddr, path: &str) -> std::io::Result<u16> {
+    http_get(addr, path).map(|(status, _)| status)
 }
 
 /// `redis-server` on a free loopback port, no persistence (no RDB, no AOF), killed on drop.
@@ -480,15 +542,59 @@ pub fn replicas_with(
 pub struct Replica {
     proc: Proc,
     addr: SocketAddr,
+    /// What started it, for [`restart`](Self::restart).
+    bin: PathBuf,
+    redis_url: String,
+    extra: Vec<String>,
 }
 
 impl Replica {
     /// Starts `bin serve --http 127.0.0.1:0 --redis redis_url` plus `extra` arguments and waits
     /// for its address. An empty `redis_url` starts it without `--redis`.
     pub fn start(bin: impl AsRef<Path>, redis_url: &str, extra: &[&str]) -> std::io::Result<Self> {
-        let bin = bin.as_ref();
+        let listen = SocketAddr::from(([127, 0, 0, 1], 0));
+        let (proc, addr) = Self::spawn_on(bin.as_ref(), listen, redis_url, extra)?;
+        Ok(Replica {
+            proc,
+            addr,
+            bin: bin.as_ref().to_owned(),
+            redis_url: redis_url.to_owned(),
+            extra: extra.iter().map(|s| (*s).to_owned()).collect(),
+        })
+    }
+
+    /// Stops it as an orchestrator does: `SIGTERM`, then waits up to `within` for it to exit
+    /// (after its drain and graceful shutdown) and returns its exit status; killed and an
+    /// error when it takes longer.
+    pub fn terminate(&mut self, within: Duration) -> std::io::Result<std::process::ExitStatus> {
+        self.proc.terminate(within)
+    }
+
+    /// Starts it again, with the same arguments, on the same address (after
+    /// [`terminate`](Self::terminate) or [`kill`](Self::kill)); a running one is killed first.
+    pub fn restart(&mut self) -> std::io::Result<()> {
+        self.proc.kill();
+        let extra: Vec<&str> = self.extra.iter().map(String::as_str).collect();
+        let (proc, addr) = Self::spawn_on(&self.bin, self.addr, &self.redis_url, &extra)?;
+        self.proc = proc;
+        self.addr = addr;
+        Ok(())
+    }
+
+    /// `GET /readyz` (the readiness probe of `duomcp serve --http`): its status, or an error
+    /// when nothing answers.
+    pub fn readiness(&self) -> std::io::Result<u16> {
+        http_get_status(self.addr, "/readyz")
+    }
+
+    fn spawn_on(
+        bin: &Path,
+        listen: SocketAddr,
+        redis_url: &str,
+        extra: &[&str],
+    ) -> std::io::Result<(Proc, SocketAddr)> {
         let mut cmd = Command::new(bin);
-        cmd.args(["serve", "--http", "127.0.0.1:0"]);
+        cmd.args(["serve", "--http", &listen.to_string()]);
         if !redis_url.is_empty() {
             cmd.args(["--redis", redis_url]);
         }
@@ -530,7 +636,7 @@ impl Replica {
                 ))
             }
         };
-        Ok(Replica { proc, addr })
+        Ok((proc, addr))
     }
 
     /// Where it listens.
@@ -550,25 +656,34 @@ impl Replica {
 }
 
 /// HAProxy on a free loopback port, round robin over `backends`, no stickiness, timeouts fit
-/// for SSE; killed on drop.
+/// for SSE, health checks on `duomcp serve`'s readiness probe and retries of a request that
+/// meets a closing replica (as `deploy/haproxy.cfg`, with checks 4x as frequent: every 250 ms,
+/// every 100 ms once one failed; out after 2 failed, in after 2 good); killed on drop.
 pub struct Balancer {
     proc: Proc,
     addr: SocketAddr,
+    /// Its statistics page (`/stats;csv`), on a port of its own.
+    stats: SocketAddr,
     _dir: TempDir,
 }
 
 impl Balancer {
-    /// Starts `haproxy -db -f CONFIG` (the same settings as `deploy/haproxy.cfg`) and waits
-    /// until it accepts connections.
+    /// Starts `haproxy -db -f CONFIG` (the same settings as `deploy/haproxy.cfg`, checks
+    /// faster) and waits until it accepts connections. Server `i` is named `r{i}`.
     pub fn start(backends: &[SocketAddr]) -> std::io::Result<Self> {
         let port = free_port()?;
+        let stats_port = free_port()?;
         let dir = TempDir::new("haproxy")?;
         let mut cfg = format!(
             "global\n  maxconn 4096\n\
              defaults\n  mode http\n  timeout connect 2s\n  timeout client 1h\n  timeout server 1h\n  \
-             timeout http-request 30s\n\
+             timeout http-request 30s\n  option http-no-delay\n\
              frontend mcp\n  bind 127.0.0.1:{port}\n  default_backend replicas\n\
-             backend replicas\n  balance roundrobin\n"
+             listen stats\n  bind 127.0.0.1:{stats_port}\n  stats enable\n  stats uri /stats\n\
+             backend replicas\n  balance roundrobin\n\
+             \x20 option httpchk GET /readyz\n  http-check expect status 200\n  timeout check 1s\n\
+             \x20 default-server check inter 250ms fastinter 100ms fall 2 rise 2\n\
+             \x20 retries 3\n  option redispatch 1\n  retry-on conn-failure empty-response\n"
         );
         for (i, b) in backends.iter().enumerate() {
             cfg.push_str(&format!("  server r{i} {b}\n"));
@@ -589,6 +704,7 @@ impl Balancer {
         let balancer = Balancer {
             proc: Proc(Some(child)),
             addr,
+            stats: SocketAddr::from(([127, 0, 0, 1], stats_port)),
             _dir: dir,
         };
         wait_until("haproxy", || {
@@ -605,6 +721,56 @@ impl Balancer {
     /// Its process id, while it runs.
     pub fn pid(&self) -> Option<u32> {
         self.proc.pid()
+    }
+
+    /// The status HAProxy gives each server now, by name (`r0` → `UP`, `DOWN`, `UP 1/2`, …),
+    /// from its statistics page.
+    pub fn server_states(&self) -> std::io::Result<std::collections::BTreeMap<String, String>> {
+        let (status, csv) = http_get(self.stats, "/stats;csv")?;
+        if status != 200 {
+            return Err(std::io::Error::other(format!("stats page: {status}")));
+        }
+        // `# pxname,svname,…,status,…`: the columns named by the header line.
+        let mut lines = csv.lines();
+        let header: Vec<&str> = lines
+            .next()
+            .unwrap_or_default()
+            .trim_start_matches("# ")
+            .split(',')
+            .collect();
+        let col = |name: &str| header.iter().position(|h| *h == name);
+        let (Some(px), Some(sv), Some(st)) = (col("pxname"), col("svname"), col("status")) else {
+            let start: String = csv.chars().take(200).collect();
+            return Err(std::io::Error::other(format!(
+                "stats page: no pxname/svname/status: {start}"
+            )));
+        };
+        Ok(lines
+            .filter_map(|l| {
+                let f: Vec<&str> = l.split(',').collect();
+                let (name, state) = (f.get(sv)?, f.get(st)?);
+                (f.get(px) == Some(&"replicas") && *name != "BACKEND")
+                    .then(|| ((*name).to_owned(), (*state).to_owned()))
+            })
+            .collect())
+    }
+
+    /// Waits up to `within` until server `name` (`r0`, …) has status `state` (`UP`, `DOWN`).
+    pub fn wait_server(&self, name: &str, state: &str, within: Duration) -> std::io::Result<()> {
+        let deadline = Instant::now() + within;
+        loop {
+            let states = self.server_states()?;
+            if states.get(name).is_some_and(|s| s == state) {
+                return Ok(());
+            }
+            if Instant::now() >= deadline {
+                return Err(std::io::Error::new(
+                    std::io::ErrorKind::TimedOut,
+                    format!("{name} not {state} within {within:?}: {states:?}"),
+                ));
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
     }
 }
 

@@ -154,7 +154,7 @@ impl LogicalStream {
         session: &str,
     ) -> Result<Attached, super::store::StoreError> {
         let mut st = self.state.lock().await;
-        let replay = match after {
+        let replay: Vec<(u64, Bytes)> = match after {
             Some(after) => store
                 .replay_after(session, self.id, after)
                 .await?
@@ -163,6 +163,16 @@ impl LogicalStream {
                 .collect(),
             None => Vec::new(),
         };
+        // The client's cursor, or the newest replayed event, may come from another replica's
+        // copy of this stream (a standalone stream resumed here after its replica stopped):
+        // events numbered from here on follow it, so that no id is handed out twice.
+        let cursor = replay
+            .iter()
+            .map(|(seq, _)| *seq)
+            .chain(after)
+            .max()
+            .unwrap_or(0);
+        st.seq = st.seq.max(cursor);
         let live = !st.done;
         if live {
             st.stored = true;
