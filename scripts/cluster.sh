@@ -92,11 +92,17 @@ up() {
 }
 
 down() {
+  local pids=()
   for p in haproxy replica1 replica2 replica3 redis; do
     if [ -f "$DIR/$p.pid" ]; then
-      kill "$(cat "$DIR/$p.pid")" 2>/dev/null || true
+      pids+=("$(cat "$DIR/$p.pid")")
+      kill "${pids[-1]}" 2>/dev/null || true
       rm -f "$DIR/$p.pid"
     fi
+  done
+  # The replicas drain (3 s) before they exit: wait, so that their ports are free again.
+  for pid in "${pids[@]}"; do
+    for _ in $(seq 1 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
   done
   echo "cluster.sh: down"
 }
