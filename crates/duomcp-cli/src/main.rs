@@ -531,3 +531,19 @@ async fn serve_http(
         .await
         .map_err(|e| Some(e.to_string()))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::parse_drain;
+    use std::time::Duration;
+
+    #[test]
+    fn drain_takes_seconds_from_0_to_300_with_fractions() {
+        assert_eq!(parse_drain("0"), Ok(Duration::ZERO));
+        assert_eq!(parse_drain("1.5"), Ok(Duration::from_millis(1500)));
+        assert_eq!(parse_drain("300"), Ok(Duration::from_secs(300)));
+        for bad in ["-1", "300.5", "nan", "inf", "3s", ""] {
+            assert!(parse_drain(bad).is_err(), "{bad}");
+        }
+    }
+}
