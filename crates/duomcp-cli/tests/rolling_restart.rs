@@ -26,8 +26,8 @@
 //!   either side counted). Why not 0: a session notification is routed over the bus to the
 //!   replica holding the session's GET stream, and stored in the event log there; while no
 //!   replica holds it (those few ms; the stopping replica stops hearing the bus as its
-//!   shutdown starts) it is dropped, so the resumption cannot replay it. Measured: 3 runs of
-//!   25 lost one notification (of ~50), the others none. The printed line says how many.
+//!   shutdown starts) it is dropped, so the resumption cannot replay it. Measured: 5 runs of
+//!   40 lost one notification (of ~50), the others none. The printed line says how many.
 //! * the listen streams: the notifications of each; every change made while one stream was
 //!   open throughout must have reached it (**0 lost** asserted). A 2026-07-28 listen stream
 //!   has no resumption: a change made between a stream's end and the next one's
