@@ -19,15 +19,15 @@
 //!
 //! * requests: every outcome; a failure is a connection error, a status other than 200, a
 //!   JSON-RPC error or a wrong result. **0 failed** is asserted.
-//! * the GET stream: notifications, and event ids seen twice (**0 duplicates** asserted). Each
-//!   change made while a replica held the stream must reach it: **lost ≤ changes made in a
-//!   gap** is asserted, a gap being the time from the end of the stream on the stopping
-//!   replica to the answer to its `GET … Last-Event-ID` on another (2–13 ms here, with 100 ms
-//!   either side counted). Why not 0: a session notification is routed over the bus to the
-//!   replica holding the session's GET stream, and stored in the event log there; while no
-//!   replica holds it (those few ms; the stopping replica stops hearing the bus as its
-//!   shutdown starts) it is dropped, so the resumption cannot replay it. Measured: 5 runs of
-//!   40 lost one notification (of ~50), the others none. The printed line says how many.
+//! * the GET stream: notifications, and event ids seen twice (**0 duplicates** asserted), and
+//!   **0 lost**: every change reaches it, also one made in a gap, the time from the end of the
+//!   stream on the stopping replica to the answer to its `GET … Last-Event-ID` on another
+//!   (2–13 ms here). What carries a change made in a gap: the replica where the session's
+//!   notification is made sends it to the stream's last holder (the stopping replica), whose
+//!   router still hears the bus for 2 s after its shutdown began and hands the notification
+//!   on to the replica the stream moved to (`Router::follow_stream`). Before that hand-over, 5
+//!   runs of 40 lost one notification made in a gap; since, 18 runs of 18 lost none, with
+//!   1–3 changes made in gaps each. The printed line says how many changes fell in gaps.
 //! * the listen streams: the notifications of each; every change made while one stream was
 //!   open throughout must have reached it (**0 lost** asserted). A 2026-07-28 listen stream
 //!   has no resumption: a change made between a stream's end and the next one's
@@ -681,10 +681,9 @@ fn a_rolling_restart_under_load_of_both_revisions_fails_no_request_and_loses_no_
     assert!(ok > 100, "too little load to say anything: {ok}");
     assert_eq!(failed, 0, "failed requests: {failures:#?}");
     assert!(made >= 10, "too few changes: {made}");
-    // Every change made while a replica held the GET stream reached it, once; one made in a
-    // gap may be lost (counted and printed above: the known limit in the test's docs).
+    // Every change reached the GET stream, once, those made in a gap too.
     assert!(
-        get_notes <= made && get_lost <= in_gaps,
+        get_notes == made && get_lost == 0,
         "GET stream: {get_notes} notifications for {made} changes, {in_gaps} of them made in a \
          gap; errors: {get_errors:?}; events: {:#?}",
         get_watch.log.lock().unwrap()

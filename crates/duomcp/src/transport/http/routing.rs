@@ -92,6 +92,10 @@ pub(crate) const MAX_EARLY_CANCELS: usize = 256;
 /// sessions whose stream holder is remembered, at most.
 pub(crate) const MAX_RELAYED: usize = 1024;
 
+/// How long a closing transport's router still takes what is routed to it (see
+/// `Router::follow_stream`).
+const HANDOVER: Duration = Duration::from_secs(2);
+
 /// How long the replica holding a session's `GET` stream is taken as known without asking the
 /// store again (a stream that moved meanwhile gets the notification through the old holder,
 /// which publishes it to every replica).
@@ -261,15 +265,22 @@ impl Router {
                     let holder = match known.get(&id) {
                         Some((at, h)) if now.duration_since(*at) < STREAM_HOLDER_TTL => *h,
                         _ => {
-                            let h = match store.holders(&id, idle).await {
+                            let fresh = match store.holders(&id, idle).await {
                                 Ok(Some(h)) => h.stream.filter(|h| Some(*h) != router.inbox()),
                                 _ => None,
                             };
+                            // No holder just now, but one a moment ago: the stream is moving
+                            // (a restart); the last holder hands it on (`follow_stream`).
+                            let moving = known.get(&id).and_then(|(at, h)| {
+                                h.filter(|_| now.duration_since(*at) < 3 * STREAM_HOLDER_TTL)
+                            });
                             if known.len() >= MAX_RELAYED {
                                 known.clear();
                             }
-                            known.insert(id, (now, h));
-                            h
+                            if fresh.is_some() || moving.is_none() {
+                                known.insert(id, (now, fresh));
+                            }
+                            fresh.or(moving)
                         }
                     };
                     let message = BusMessage::Notify {
@@ -295,6 +306,47 @@ impl Router {
                 "a session notification for another replica dropped: {MAX_RELAYED} wait already"
             );
         }
+    }
+
+    /// Hands a notification of `session` (sent here as its stream's holder, which this replica
+    /// no longer is) to the replica holding the stream now: asked of the store a few times
+    /// within [`HANDOVER`] (a stream ended here by a restart is resumed elsewhere within
+    /// milliseconds), sent here if the stream comes back here meanwhile, else to every replica.
+    fn follow_stream(&self, session: Arc<HttpSession>, scope: String, message: String) {
+        let Some((store, idle)) = self.store.clone() else {
+            self.publish(BusMessage::Notify {
+                session: scope,
+                message,
+                targeted: false,
+            });
+            return;
+        };
+        let (bus, me) = (self.bus.clone(), self.inbox());
+        tokio::spawn(async move {
+            let untargeted = |message: String| BusMessage::Notify {
+                session: scope.clone(),
+                message,
+                targeted: false,
+            };
+            for wait in [0, 20, 50, 100, 200, 400] {
+                tokio::time::sleep(Duration::from_millis(wait)).await;
+                if session.standalone_gets.load(Ordering::Relaxed) > 0 {
+                    let _ = session.core.unrelated.try_send(message.into_bytes());
+                    return;
+                }
+                if let (Ok(Some(h)), Some(bus)) =
+                    (store.holders(&session.id, idle).await, bus.get())
+                {
+                    if let Some(to) = h.stream.filter(|h| Some(*h) != me) {
+                        bus.publish_to(to, untargeted(message));
+                        return;
+                    }
+                }
+            }
+            if let Some(bus) = bus.get() {
+                bus.publish(untargeted(message));
+            }
+        });
     }
 
     /// This replica's inbox on the bus, when it has one.
@@ -543,9 +595,21 @@ impl Router {
         self.hearing.store(true, Ordering::Release);
         tokio::spawn(async move {
             let mut missed = 0;
+            // Closing, the router trusts no freshness any more but goes on taking what is
+            // routed here for `HANDOVER`: a notification sent here for a stream this replica
+            // just ended finds where the stream went.
+            let hearing_weak = weak.clone();
+            let ended = async move {
+                closing.cancelled().await;
+                if let Some(router) = hearing_weak.upgrade() {
+                    router.hearing.store(false, Ordering::Release);
+                }
+                tokio::time::sleep(HANDOVER).await;
+            };
+            let mut ended = std::pin::pin!(ended);
             loop {
                 let message = tokio::select! {
-                    _ = closing.cancelled() => break,
+                    () = &mut ended => break,
                     m = rx.recv() => m,
                 };
                 let Some(router) = weak.upgrade() else { return };
@@ -602,8 +666,12 @@ impl Router {
                     .unrelated
                     .try_send(message.clone().into_bytes())
                     .is_ok(),
-                // Sent here as the stream's holder, which it no longer is: to every replica,
-                // once (the stream may have moved).
+                // Sent here as the stream's holder, which it no longer is: to where the stream
+                // went (see `follow_stream`).
+                Some(s) if *targeted => {
+                    self.follow_stream(s, session.clone(), message.clone());
+                    false
+                }
                 _ if *targeted => {
                     self.publish(BusMessage::Notify {
                         session: session.clone(),
