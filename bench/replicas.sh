@@ -6,6 +6,7 @@
 #
 #   bench/replicas.sh                 # 3 passes of 10 s per cell
 #   PASSES=5 SECS=20 bench/replicas.sh
+#   REPLICA_THREADS=1 bench/replicas.sh    # the three replicas on one tokio worker thread each
 #
 # Redis commands per request come from `INFO commandstats` on the three replicas at the end of
 # each run's warm-up (the `initialize`s are in it) and after the run (commands inside a Lua
@@ -41,7 +42,9 @@ REDIS_PID=${PIDS[-1]}
 SINGLE_PIDS=($!)
 THREE_PIDS=("$REDIS_PID")
 for i in 1 2 3; do
-  "$BIN/duomcp-echo" http $((BASE + 10 + i)) "redis://127.0.0.1:$REDIS/" 2>"$OUT/replica$i.log" & PIDS+=($!)
+  # REPLICA_THREADS: each of the three replicas' tokio worker threads (default: one per core,
+  # as the single replica; 1 sizes each to its share of a small machine).
+  env ${REPLICA_THREADS:+TOKIO_WORKER_THREADS=$REPLICA_THREADS} "$BIN/duomcp-echo" http $((BASE + 10 + i)) "redis://127.0.0.1:$REDIS/" 2>"$OUT/replica$i.log" & PIDS+=($!)
   THREE_PIDS+=($!)
 done
 for i in 0 1 2 3; do wait_port $((BASE + 10 + i)); done
