@@ -80,6 +80,11 @@ enum Command {
         /// and, without --state-key-file, the `requestState` key. The book: "Replicas on Redis".
         #[arg(long, value_name = "URL", requires = "listen")]
         redis: Option<String>,
+        /// With --redis: a 2025-11-25 request id in flight is refused on every replica, not
+        /// only on the one running it (each request claims its id in Redis: two more round
+        /// trips a request). `HttpConfig::fleet_request_ids`.
+        #[arg(long, requires = "redis")]
+        fleet_request_ids: bool,
         /// The `requestState` keyring: one base64 key of >= 32 random bytes per line, newest
         /// first (`head -c 32 /dev/urandom | base64`). The newest seals; all open.
         #[arg(long, value_name = "PATH")]
@@ -260,6 +265,7 @@ fn main() -> std::process::ExitCode {
                 limits,
                 drain,
                 redis,
+                fleet_request_ids,
                 state_key_file,
                 era,
                 extensions,
@@ -319,6 +325,7 @@ fn main() -> std::process::ExitCode {
                         let mut config = duomcp::transport::http::HttpConfig::default();
                         config.readiness_path = Some(READINESS_PATH.to_owned());
                         config.drain_delay = drain.unwrap_or_default();
+                        config.fleet_request_ids = fleet_request_ids;
                         for host in allow_hosts {
                             config = config.allow_host(host);
                         }

@@ -5,7 +5,7 @@
 //! a chosen replica on purpose.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-use duomcp_testkit::cluster::{replicas, RedisServer};
+use duomcp_testkit::cluster::{replicas, replicas_with, RedisServer};
 use duomcp_testkit::raw_http::{exchange_blocking, legacy_session, post_request_with};
 use serde_json::{json, Value};
 use std::io::{BufRead, BufReader, Write};
@@ -866,4 +866,86 @@ fn a_notification_reaches_the_replica_holding_the_get_stream_alone_and_is_heard_
     let notes: Vec<_> = seen.iter().filter(|(_, k)| k == "notify").collect();
     assert_eq!(notes.len(), 2, "{seen:?}");
     assert!(notes.iter().all(|(ch, _)| ch != "duomcp:bus"), "{seen:?}");
+}
+
+#[test]
+fn a_request_id_in_flight_on_a_is_refused_on_b_when_ids_are_claimed_fleet_wide() {
+    let redis = redis();
+    // Without claims (the default), B runs a request whose id A runs already: only the
+    // replica running it knows the id.
+    {
+        let rs = replicas(BIN, &redis, 2).unwrap();
+        let (a, b) = (&rs[0], &rs[1]);
+        let sid = session(a.addr());
+        let on_a = call_stream(
+            a.addr(),
+            &sid,
+            40,
+            "test_elicitation",
+            json!({"message": "1"}),
+        );
+        asked(&on_a, "elicitation/create");
+        let on_b = call_stream(
+            b.addr(),
+            &sid,
+            40,
+            "test_elicitation",
+            json!({"message": "2"}),
+        );
+        asked(&on_b, "elicitation/create");
+    }
+    // With `--fleet-request-ids`, B refuses it while A's runs, and takes it once A's ended.
+    let rs = replicas_with(BIN, &redis, 2, &["--fleet-request-ids"]).unwrap();
+    let (a, b) = (&rs[0], &rs[1]);
+    let sid = session(a.addr());
+    let on_a = call_stream(
+        a.addr(),
+        &sid,
+        40,
+        "test_elicitation",
+        json!({"message": "1"}),
+    );
+    asked(&on_a, "elicitation/create");
+    let raw = exchange(
+        b.addr(),
+        &session_headers(&sid),
+        &json!({"jsonrpc":"2.0","id":40,"method":"tools/call",
+                "params":{"name":"test_elicitation","arguments":{"message":"2"}}}),
+    );
+    assert!(raw.starts_with("HTTP/1.1 400"), "{raw}");
+    let refused = message(&raw);
+    assert_eq!(refused["id"], 40, "{refused}");
+    assert_eq!(refused["error"]["code"], -32600, "{refused}");
+    // Another id runs on B meanwhile; the same id on A is refused there as before.
+    let other = message(&exchange(
+        b.addr(),
+        &session_headers(&sid),
+        &json!({"jsonrpc":"2.0","id":41,"method":"tools/call","params":{"name":"test_simple_text"}}),
+    ));
+    assert!(other["result"]["content"][0]["text"].is_string(), "{other}");
+    // A's request ends (cancelled); its claim goes, and the id is free on B.
+    let raw = exchange(
+        a.addr(),
+        &session_headers(&sid),
+        &json!({"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId": 40}}),
+    );
+    assert!(raw.starts_with("HTTP/1.1 202"), "{raw}");
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let r = message(&exchange(
+            b.addr(),
+            &session_headers(&sid),
+            &json!({"jsonrpc":"2.0","id":40,"method":"tools/call","params":{"name":"test_simple_text"}}),
+        ));
+        if r.get("result").is_some() {
+            break;
+        }
+        assert_eq!(r["error"]["code"], -32600, "{r}");
+        assert!(Instant::now() < deadline, "id 40 still claimed: {r}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    // Every claim is released: no request runs now.
+    std::thread::sleep(Duration::from_millis(300));
+    let left = redis.command(&["KEYS", "duomcp:session:*:req:*"]).unwrap();
+    assert!(left.trim().is_empty(), "claims left: {left}");
 }

@@ -302,6 +302,20 @@ end
 return 1
 "#;
 
+// A request id claimed by one replica (KEYS: the claim). ARGV: this store, ttl ms. 1: claimed
+// (or already this store's), 0: another store's.
+const CLAIM: &str = r#"
+if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then return 1 end
+if redis.call('GET', KEYS[1]) == ARGV[1] then return 1 end
+return 0
+"#;
+
+// Ends this store's claim (KEYS: the claim). ARGV: this store.
+const UNCLAIM: &str = r#"
+if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
+return 0
+"#;
+
 /// Holders whose last touch is older than this (or the asked window, when longer) are
 /// forgotten when the holders are read: a session's holders hash holds the replicas of about
 /// this long (replicas restarted under it leave theirs behind until then, or until the
@@ -377,6 +391,8 @@ pub struct RedisSessionStore {
     holder: String,
     holders: ::redis::Script,
     stream: ::redis::Script,
+    claim: ::redis::Script,
+    unclaim: ::redis::Script,
 }
 
 impl std::fmt::Debug for RedisSessionStore {
@@ -400,6 +416,8 @@ impl RedisSessionStore {
             holder: String::new(),
             holders: ::redis::Script::new(&format!("{COMMON}{HOLDERS}")),
             stream: ::redis::Script::new(STREAM),
+            claim: ::redis::Script::new(CLAIM),
+            unclaim: ::redis::Script::new(UNCLAIM),
         }
     }
 
@@ -423,6 +441,12 @@ impl RedisSessionStore {
     pub fn with_inbox(mut self, inbox: u64) -> Self {
         self.holder = format!("{inbox:016x}");
         self
+    }
+
+    /// The claim on request id `request` (JSON text) of session `id`: `PREFIX
+    /// session:{ID}:req:REQUEST` (the session's slot).
+    fn claim_key(&self, id: &str, request: &str) -> String {
+        format!("{}:req:{request}", self.key(id))
     }
 
     fn holders_key(&self, id: &str) -> String {
@@ -774,6 +798,33 @@ impl SessionStore for RedisSessionStore {
                 .arg(millis(within.max(HOLDER_PRUNE)));
             let reply: Option<Vec<String>> = self.run(call).await?;
             Ok(reply.as_deref().and_then(holders_of))
+        })
+    }
+
+    fn claim_request<'a>(
+        &'a self,
+        id: &'a str,
+        request: &'a str,
+        ttl: Duration,
+    ) -> StoreFuture<'a, Result<bool, StoreError>> {
+        Box::pin(async move {
+            let mut call = self.claim.prepare_invoke();
+            call.key(self.claim_key(id, request))
+                .arg(&self.me)
+                .arg(millis(ttl));
+            Ok(self.run::<i64>(call).await? == 1)
+        })
+    }
+
+    fn release_request<'a>(
+        &'a self,
+        id: &'a str,
+        request: &'a str,
+    ) -> StoreFuture<'a, Result<(), StoreError>> {
+        Box::pin(async move {
+            let mut call = self.unclaim.prepare_invoke();
+            call.key(self.claim_key(id, request)).arg(&self.me);
+            self.run::<i64>(call).await.map(drop)
         })
     }
 

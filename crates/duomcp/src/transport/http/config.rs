@@ -93,6 +93,14 @@ pub struct HttpConfig {
     /// invalidation lost without the bus noticing leaves it stale for at most this long.
     /// See [`SessionStore`](super::SessionStore).
     pub session_touch_interval: Duration,
+    /// With a `session_store`: a 2025-11-25 request id in flight is refused on every replica,
+    /// not only on the one running it (default `false`). Each request claims its id in the
+    /// store before it runs ([`SessionStore::claim_request`](super::SessionStore::claim_request):
+    /// with Redis a `SET NX PX` in a script, and a release when it ends): two more Redis
+    /// round trips a request, which the session liveness cache otherwise spares. A request
+    /// whose id another replica holds gets `400`, `-32600`; the claim lasts the request's
+    /// time limit (`request_timeout`, else the session idle timeout) at most.
+    pub fleet_request_ids: bool,
     /// The bus to the other replicas (default `None`: one process). When set, building the
     /// transport attaches it to the server ([`Server::attach_bus`](crate::server::Server::attach_bus)).
     pub bus: Option<Arc<dyn crate::server::bus::Bus>>,
@@ -183,6 +191,7 @@ impl Default for HttpConfig {
             event_store: Arc::new(MemoryEventStore::default()),
             session_store: None,
             session_touch_interval: Duration::from_secs(1),
+            fleet_request_ids: false,
             bus: None,
             #[cfg(feature = "events")]
             share_events: None,
@@ -230,6 +239,7 @@ impl fmt::Debug for HttpConfig {
             .field("max_listen_streams", &self.max_listen_streams)
             .field("session_handshake_timeout", &self.session_handshake_timeout)
             .field("session_touch_interval", &self.session_touch_interval)
+            .field("fleet_request_ids", &self.fleet_request_ids)
             .field("max_client_data", &self.max_client_data)
             .field("workers", &self.workers)
             .field(

@@ -249,6 +249,11 @@ async fn request(
             )
         }
     };
+    let claim = match claim_request_id(t, session, &req.id, limit).await {
+        Ok(claim) => claim,
+        Err(response) => return response,
+    };
+    let running = (running, claim);
     let activity = session.busy();
     // Closing an `events/stream`'s connection ends it (the events extension), as cancelling
     // it does; any other request goes on, resumable, when its connection closes.
@@ -303,6 +308,65 @@ async fn request(
     let request = serde_json::to_vec(&id).ok();
     let reply = ReplySource::Pending(reply_rx);
     stream_response(t, session, first, sink_rx, reply, request, cancel_on_close).await
+}
+
+/// A request id claimed fleet-wide while its request runs (`HttpConfig::fleet_request_ids`);
+/// released in the background when dropped.
+struct Claim {
+    store: SharedStore,
+    session: Arc<str>,
+    request: String,
+}
+
+impl Drop for Claim {
+    fn drop(&mut self) {
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+            return; // The claim expires by itself.
+        };
+        let (store, session, request) = (
+            self.store.clone(),
+            self.session.clone(),
+            std::mem::take(&mut self.request),
+        );
+        runtime.spawn(async move {
+            if let Err(e) = store.release_request(&session, &request).await {
+                tracing::debug!(%session, "session store: a request id's claim not released: {e}");
+            }
+        });
+    }
+}
+
+/// Claims request `id` of a shared `session` for this replica when
+/// `HttpConfig::fleet_request_ids` asks for it; the error response when another replica runs a
+/// request with that id, or the store fails.
+async fn claim_request_id(
+    t: &Inner,
+    session: &HttpSession,
+    id: &RequestId,
+    limit: Option<std::time::Duration>,
+) -> Result<Option<Claim>, Response> {
+    let (true, Some(store)) = (t.config.fleet_request_ids, &t.config.session_store) else {
+        return Ok(None);
+    };
+    let request = serde_json::to_string(id).unwrap_or_default();
+    let ttl = limit.unwrap_or(t.config.session_idle_timeout);
+    match store.claim_request(&session.id, &request, ttl).await {
+        Ok(true) => Ok(Some(Claim {
+            store: store.clone(),
+            session: session.id.clone(),
+            request,
+        })),
+        Ok(false) => Err(rpc_error(
+            StatusCode::BAD_REQUEST,
+            Some(id),
+            error_code::INVALID_REQUEST,
+            format!(
+                "Invalid Request: {} (on another replica)",
+                Admission::IdInUse.says()
+            ),
+        )),
+        Err(e) => Err(store_unavailable(Some(id), &e)),
+    }
 }
 
 /// The response to a request whose handler is done (`None`: cancelled): plain JSON when the

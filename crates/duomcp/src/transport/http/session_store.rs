@@ -186,6 +186,33 @@ pub trait SessionStore: Send + Sync + 'static {
         Box::pin(async { Ok(None) })
     }
 
+    /// Claims request id `request` (its JSON text) of session `id` for this replica while it
+    /// runs (at most `ttl`): `Ok(false)` when another replica holds a claim on it, so that a
+    /// client reusing an id in flight is refused fleet-wide, not only where the first request
+    /// runs (`HttpConfig::fleet_request_ids`). The claim ends with
+    /// [`release_request`](Self::release_request), or after `ttl`. The default claims nothing
+    /// and always succeeds.
+    fn claim_request<'a>(
+        &'a self,
+        id: &'a str,
+        request: &'a str,
+        ttl: Duration,
+    ) -> StoreFuture<'a, Result<bool, StoreError>> {
+        let _ = (id, request, ttl);
+        Box::pin(async { Ok(true) })
+    }
+
+    /// Ends this replica's claim on request id `request` of session `id`
+    /// ([`claim_request`](Self::claim_request)). The default does nothing.
+    fn release_request<'a>(
+        &'a self,
+        id: &'a str,
+        request: &'a str,
+    ) -> StoreFuture<'a, Result<(), StoreError>> {
+        let _ = (id, request);
+        Box::pin(async { Ok(()) })
+    }
+
     /// This replica opened (`open`) the standalone `GET` stream of session `id`, or closed
     /// its last one (`!open`: forgotten only if this replica is still the one recorded). The
     /// default records nothing.
