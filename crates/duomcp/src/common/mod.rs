@@ -1,6 +1,8 @@
 //! What the server and client runtimes share, below both: neither imports the other, and both
 //! import this.
 
+#[cfg(feature = "redis")]
+pub(crate) mod bus_counts;
 pub mod correlation;
 #[cfg(feature = "skills")]
 pub(crate) mod frontmatter;

@@ -234,12 +234,12 @@ impl Instruments {
         counter(
             names::BUS_PUBLISHED,
             "messages this process published on the replicas' Redis bus",
-            || crate::redis::BusCounts::current().published,
+            || crate::common::bus_counts::BusCounts::current().published,
         );
         counter(
             names::BUS_RECEIVED,
             "messages from other replicas this process received on the Redis bus",
-            || crate::redis::BusCounts::current().received,
+            || crate::common::bus_counts::BusCounts::current().received,
         );
     }
 }

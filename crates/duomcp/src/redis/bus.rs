@@ -1,6 +1,7 @@
 //! [`RedisBus`]: the replicas' message bus ([`Bus`]) on Redis pub/sub.
 
 use super::{ClusterSeeds, Redis, Target};
+use crate::common::bus_counts;
 use crate::server::bus::{Bus, BusMessage, BusReceiver, BusSent, Delivered};
 use futures_util::StreamExt;
 use serde::{Deserialize, Serialize};
@@ -31,40 +32,6 @@ impl Default for BusBounds {
         BusBounds {
             queue: 1024,
             max_message_bytes: 1 << 20,
-        }
-    }
-}
-
-/// Messages published and received by this process's [`RedisBus`]es since it started (one
-/// replica is one process, usually with one bus): for a benchmark, a log line, or a metric
-/// (with the `otel` feature they are the counters `duomcp.bus.messages.published` and
-/// `duomcp.bus.messages.received`, `duomcp_bus_messages_published_total` and
-/// `duomcp_bus_messages_received_total` in the Prometheus text).
-///
-/// ```
-/// let now = duomcp::redis::BusCounts::current();
-/// assert!(duomcp::redis::BusCounts::current().received >= now.received);
-/// ```
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct BusCounts {
-    /// Messages Redis accepted from this process (`PUBLISH`/`SPUBLISH` answered): to every
-    /// replica or to one replica's inbox alike.
-    pub published: u64,
-    /// Messages from other replicas received and decoded (this bus's own, which a message to
-    /// every replica brings back, are not counted; nor are those dropped on arrival).
-    pub received: u64,
-}
-
-static PUBLISHED: AtomicU64 = AtomicU64::new(0);
-static RECEIVED: AtomicU64 = AtomicU64::new(0);
-
-impl BusCounts {
-    /// The counts now.
-    pub fn current() -> Self {
-        BusCounts {
-            published: PUBLISHED.load(Ordering::Relaxed),
-            received: RECEIVED.load(Ordering::Relaxed),
         }
     }
 }
@@ -342,7 +309,7 @@ async fn publisher(redis: Redis, channel: String, mut rx: mpsc::Receiver<Outboun
                 // Every subscription to the channel got it: this bus's own among them on the
                 // replicas' channel, not on another replica's inbox.
                 Ok(n) => {
-                    PUBLISHED.fetch_add(1, Ordering::Relaxed);
+                    bus_counts::PUBLISHED.fetch_add(1, Ordering::Relaxed);
                     let n = usize::try_from(n).unwrap_or(0);
                     break Some(if to.is_some() { n } else { n.saturating_sub(1) });
                 }
@@ -530,7 +497,7 @@ impl Arrivals {
         match serde_json::from_slice::<Incoming>(payload) {
             Ok(m) => {
                 if m.o != self.own {
-                    RECEIVED.fetch_add(1, Ordering::Relaxed);
+                    bus_counts::RECEIVED.fetch_add(1, Ordering::Relaxed);
                 }
                 // No receiver: nothing on this replica listens (yet).
                 let _ = self.incoming.send(Delivered {

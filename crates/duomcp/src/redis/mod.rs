@@ -55,7 +55,8 @@ pub(crate) mod occurrences;
 mod sessions;
 mod tasks;
 
-pub use bus::{BusBounds, BusCounts, RedisBus};
+pub use crate::common::bus_counts::BusCounts;
+pub use bus::{BusBounds, RedisBus};
 pub use events::RedisEventStore;
 pub use lease::Lease;
 pub use sessions::RedisSessionStore;
