@@ -716,16 +716,21 @@ fn legacy(addr: SocketAddr, sid: &str, id: u64, method: &str, params: Value) -> 
 
 #[test]
 fn a_session_change_is_announced_to_the_replicas_holding_the_session_alone() {
-    // Three replicas; the session is used on A and B, never on C.
+    // Three replicas; the session is used on A and twice on B (whose copy, restored at the
+    // first request, is trusted from the second on), once on C (restored, trusted by nobody:
+    // its next request asks Redis anyway).
     let redis = redis();
     let rs = replicas(BIN, &redis, 3).unwrap();
     let (a, b, c) = (&rs[0], &rs[1], &rs[2]);
     let sid = session(a.addr());
     legacy(a.addr(), &sid, 1, "tools/list", json!({}));
     legacy(b.addr(), &sid, 2, "tools/list", json!({}));
+    legacy(b.addr(), &sid, 3, "tools/list", json!({}));
+    legacy(c.addr(), &sid, 4, "tools/list", json!({}));
     let mut tap = BusTap::start(&redis);
 
-    // A changes the session's record: only B hears the invalidation, and only A the answer.
+    // A changes the session's record: only B hears the invalidation (C holds no trusted
+    // copy), and only A the answer.
     legacy(
         a.addr(),
         &sid,
@@ -751,7 +756,7 @@ fn a_session_change_is_announced_to_the_replicas_holding_the_session_alone() {
     );
     assert_ne!(kinds("invalidate")[0].0, kinds("invalidate_ack")[0].0);
 
-    // The change holds everywhere: B's copy saw it; DELETE on B ends it on A and C too.
+    // DELETE on B ends it on A and C too; only A, which may trust its copy, is told.
     let raw = exchange_blocking(
         b.addr(),
         format!(
@@ -774,18 +779,27 @@ fn a_session_change_is_announced_to_the_replicas_holding_the_session_alone() {
     let seen = tap.settle(Duration::from_millis(700));
     let invalidations: Vec<_> = seen.iter().filter(|(_, k)| k == "invalidate").collect();
     assert_eq!(invalidations.len(), 1, "to A alone: {seen:?}");
+    assert_eq!(
+        invalidations[0].0,
+        kinds("invalidate_ack")[0].0,
+        "A's inbox (where B's confirmation went before)"
+    );
 }
 
 #[test]
 fn a_cancellation_goes_to_the_replicas_holding_the_session_and_may_come_before_its_request() {
+    // Four replicas: the session is minted on A, used once on B and once on C (which trust
+    // no copy of it: no invalidation would reach them, but a request may run there), never
+    // on D.
     let redis = redis();
-    let rs = replicas(BIN, &redis, 3).unwrap();
-    let (a, b) = (&rs[0], &rs[1]);
+    let rs = replicas(BIN, &redis, 4).unwrap();
+    let (a, b, c) = (&rs[0], &rs[1], &rs[2]);
     let sid = session(a.addr());
     legacy(b.addr(), &sid, 1, "tools/list", json!({}));
+    legacy(c.addr(), &sid, 2, "tools/list", json!({}));
     let mut tap = BusTap::start(&redis);
 
-    // The cancellation of request 30 lands on B before the request reaches A.
+    // The cancellation of request 30 lands on B before the request reaches C.
     let raw = exchange(
         b.addr(),
         &session_headers(&sid),
@@ -795,30 +809,38 @@ fn a_cancellation_goes_to_the_replicas_holding_the_session_and_may_come_before_i
     assert!(raw.starts_with("HTTP/1.1 202"), "{raw}");
     // Sent after the 202, once the holders are read: a loaded machine may take a while.
     let seen = tap.settle(Duration::from_millis(1500));
+    let mut cancels: Vec<&str> = seen
+        .iter()
+        .filter(|(_, k)| k == "cancel")
+        .map(|(ch, _)| ch.as_str())
+        .collect();
+    cancels.sort();
+    let sent = cancels.len();
+    cancels.dedup();
     assert_eq!(
-        seen.iter().filter(|(_, k)| k == "cancel").count(),
-        1,
-        "to A alone (C holds nothing of the session): {seen:?}"
+        (sent, cancels.len()),
+        (2, 2),
+        "to A and C, one each (D holds nothing of the session): {seen:?}"
     );
     assert!(seen.iter().all(|(ch, _)| ch != "duomcp:bus"), "{seen:?}");
 
-    // Then the request comes to A: it is cancelled as soon as it is admitted (no response,
+    // Then the request comes to C: it is cancelled as soon as it is admitted (no response,
     // long before its 10 s).
     let t0 = Instant::now();
-    let on_a = call_stream(
-        a.addr(),
+    let on_c = call_stream(
+        c.addr(),
         &sid,
         30,
         "test_elicitation",
         json!({"message": "cancelled before it began"}),
     );
-    let got = on_a.next(Duration::from_secs(15));
+    let got = on_c.next(Duration::from_secs(15));
     assert!(
         got.as_ref()
             .is_none_or(|m| m["method"] == "elicitation/create"),
         "{got:?}"
     );
-    while let Some(m) = on_a.next(Duration::from_secs(15)) {
+    while let Some(m) = on_c.next(Duration::from_secs(15)) {
         assert!(m.get("result").is_none(), "a response: {m}");
     }
     assert!(t0.elapsed() < Duration::from_secs(8), "{:?}", t0.elapsed());

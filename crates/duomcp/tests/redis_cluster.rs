@@ -538,16 +538,27 @@ async fn the_holders_of_a_session_are_tracked_on_a_cluster() {
     let a = RedisSessionStore::new(Redis::connect(&c.url()).unwrap()).with_inbox(0xa1);
     let b = RedisSessionStore::new(Redis::connect(&c.url()).unwrap()).with_inbox(0xb2);
     let idle = Duration::from_secs(60);
-    a.create("c1", &session_record(), CreateBounds::new(idle, idle, 100))
+    let v = a
+        .create("c1", &session_record(), CreateBounds::new(idle, idle, 100))
         .await
         .unwrap()
         .unwrap();
-    a.touch("c1", 0, idle).await.unwrap();
+    a.touch("c1", v, idle).await.unwrap();
     b.touch("c1", 0, idle).await.unwrap();
     b.hold_stream("c1", true).await.unwrap();
     let mut h = a.holders("c1", idle).await.unwrap().unwrap();
     h.replicas.sort();
     assert_eq!((h.replicas, h.stream), (vec![0xa1, 0xb2], Some(0xb2)));
+    // A touched with its copy's version, B with none: only A may trust a copy; B's save
+    // makes it one that may too.
+    assert_eq!(h.caching, [0xa1]);
+    b.save("c1", &session_record(), false, idle)
+        .await
+        .unwrap()
+        .unwrap();
+    let mut h = a.holders("c1", idle).await.unwrap().unwrap();
+    h.caching.sort();
+    assert_eq!(h.caching, [0xa1, 0xb2]);
     a.remove("c1").await.unwrap();
     assert_eq!(
         b.holders("c1", idle).await.unwrap().unwrap().stream,

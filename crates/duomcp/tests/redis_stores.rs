@@ -384,10 +384,9 @@ async fn holders_are_tracked(url: &str, key_prefix: &str, raw: &dyn Fn(&str, &[&
         a.touch("s1", 0, idle).await.unwrap(),
         Touched::Changed(..)
     ));
-    assert!(matches!(
-        b.touch("s1", 0, idle).await.unwrap(),
-        Touched::Changed(..)
-    ));
+    let Touched::Changed(v1, _) = b.touch("s1", 0, idle).await.unwrap() else {
+        panic!("B restores s1")
+    };
     assert!(matches!(
         a.touch("s2", 0, idle).await.unwrap(),
         Touched::Changed(..)
@@ -395,6 +394,21 @@ async fn holders_are_tracked(url: &str, key_prefix: &str, raw: &dyn Fn(&str, &[&
     let mut h = a.holders("s1", idle).await.unwrap().unwrap();
     h.replicas.sort();
     assert_eq!(h.replicas, [0xa1, 0xb2]);
+    // Touches without a copy in hand (known 0) make holders that trust none: no change of
+    // the session needs to reach them.
+    assert!(h.caching.is_empty(), "{h:?}");
+    // B touches again with the version it restored, and A saves the record: both may trust
+    // a copy now, and a later touch of B's without one does not take that back.
+    assert_eq!(b.touch("s1", v1, idle).await.unwrap(), Touched::Unchanged);
+    assert_eq!(
+        a.holders("s1", idle).await.unwrap().unwrap().caching,
+        [0xb2]
+    );
+    a.save("s1", &record, false, idle).await.unwrap().unwrap();
+    b.touch("s1", 0, idle).await.unwrap();
+    let mut h = a.holders("s1", idle).await.unwrap().unwrap();
+    h.caching.sort();
+    assert_eq!(h.caching, [0xa1, 0xb2]);
     assert_eq!(
         b.holders("s2", idle).await.unwrap().unwrap().replicas,
         [0xa1]

@@ -6,8 +6,9 @@
 //! session's first request after `initialize`). It expires after the handshake timeout until
 //! that first touch, then after the idle timeout unless touched again.
 //!
-//! With [`with_inbox`](RedisSessionStore::with_inbox), each touch also writes the replica's
-//! bus inbox and the time into `PREFIX session:{ID}:holders` (a hash, same slot, expiring with
+//! With [`with_inbox`](RedisSessionStore::with_inbox), each touch and save also writes the
+//! replica's bus inbox and the time into `PREFIX session:{ID}:holders` (the time negated when
+//! the toucher has no copy yet, `known` 0: see [`Holders::caching`]; a hash, same slot, expiring with
 //! the record, and 60 s after the session ends so that the replica ending it can still read
 //! whom to tell), with the field `@stream` naming the replica holding the session's `GET`
 //! stream: [`SessionStore::holders`] reads it, so that messages about a session go to those
@@ -56,6 +57,15 @@ end
 local function keep_set(key, ttl)
   if redis.call('PTTL', key) < ttl then redis.call('PEXPIRE', key, ttl) end
 end
+-- A holder's mark in the holders hash: the time of its touch, negative when the toucher has
+-- no copy yet (known version 0: it restores one from this answer and trusts nothing, so no
+-- invalidation need reach it), and never turned negative while it marks a copy.
+local function holder_mark(key, holder, known, now)
+  if known ~= '0' then return now end
+  local was = tonumber(redis.call('HGET', key, holder))
+  if was and was > 0 then return now end
+  return -now
+end
 "#;
 
 // KEYS: record, all, fresh, holders. ARGV: known version, idle ms, id, sets' ttl ms, this
@@ -68,7 +78,7 @@ if redis.call('PEXPIRE', KEYS[1], ARGV[2]) == 0 then
 end
 local now = now_ms()
 if ARGV[6] ~= '' then
-  redis.call('HSET', KEYS[4], ARGV[6], now)
+  redis.call('HSET', KEYS[4], ARGV[6], holder_mark(KEYS[4], ARGV[6], ARGV[1], now))
   redis.call('PEXPIRE', KEYS[4], ARGV[2])
 end
 local h = redis.call('HMGET', KEYS[1], 't', 'w', 'v')
@@ -86,14 +96,20 @@ if v == ARGV[1] then return {v} end
 return {v, redis.call('HGET', KEYS[1], 'r')}
 "#;
 
-// KEYS: record, all, fresh. ARGV: record JSON, idle ms, id.
+// KEYS: record, all, fresh, holders. ARGV: record JSON, idle ms, id, this replica's holder
+// name ('' when it has none: the saver's copy is current, a holder with a copy).
 const SAVE: &str = r#"
 if redis.call('EXISTS', KEYS[1]) == 0 then return false end
 local v = redis.call('HINCRBY', KEYS[1], 'v', 1)
 redis.call('HSET', KEYS[1], 'r', ARGV[1])
 redis.call('PEXPIRE', KEYS[1], ARGV[2])
 local ttl = tonumber(ARGV[2])
-redis.call('ZADD', KEYS[2], 'XX', now_ms() + ttl, ARGV[3])
+local now = now_ms()
+if ARGV[4] ~= '' then
+  redis.call('HSET', KEYS[4], ARGV[4], now)
+  redis.call('PEXPIRE', KEYS[4], ARGV[2])
+end
+redis.call('ZADD', KEYS[2], 'XX', now + ttl, ARGV[3])
 keep_set(KEYS[2], ttl)
 return v
 "#;
@@ -166,7 +182,7 @@ const R_TOUCH: &str = r#"
 if redis.call('PEXPIRE', KEYS[1], ARGV[2]) == 0 then return false end
 local now = now_ms()
 if ARGV[4] ~= '' then
-  redis.call('HSET', KEYS[2], ARGV[4], now)
+  redis.call('HSET', KEYS[2], ARGV[4], holder_mark(KEYS[2], ARGV[4], ARGV[1], now))
   redis.call('PEXPIRE', KEYS[2], ARGV[2])
 end
 local h = redis.call('HMGET', KEYS[1], 't', 'w', 'v')
@@ -190,12 +206,16 @@ keep_set(KEYS[1], tonumber(ARGV[4]))
 return 1
 "#;
 
-// ARGV: record JSON, idle ms.
+// KEYS: record, holders. ARGV: record JSON, idle ms, this replica's holder name (as SAVE).
 const R_SAVE: &str = r#"
 if redis.call('EXISTS', KEYS[1]) == 0 then return false end
 local v = redis.call('HINCRBY', KEYS[1], 'v', 1)
 redis.call('HSET', KEYS[1], 'r', ARGV[1])
 redis.call('PEXPIRE', KEYS[1], ARGV[2])
+if ARGV[3] ~= '' then
+  redis.call('HSET', KEYS[2], ARGV[3], now_ms())
+  redis.call('PEXPIRE', KEYS[2], ARGV[2])
+end
 return v
 "#;
 
@@ -269,7 +289,8 @@ return 1
 
 // The holders of a session (both modes; KEYS: holders). ARGV: within ms, most holders, prune
 // ms. Returns false (more than the most), or {stream holder or '', holder, …} of the
-// holders that touched it within the window; forgets those older than the prune time.
+// holders that touched it within the window, '~' before those without a copy (a negative
+// mark); forgets those older than the prune time.
 const HOLDERS: &str = r#"
 local now = now_ms()
 local h = redis.call('HGETALL', KEYS[1])
@@ -278,11 +299,13 @@ local dead = now - tonumber(ARGV[3])
 local most = tonumber(ARGV[2])
 local out = {''}
 for i = 1, #h, 2 do
-  local f, t = h[i], tonumber(h[i + 1])
+  local f, mark = h[i], tonumber(h[i + 1])
+  local t = mark and math.abs(mark)
   if f == '@stream' then
     out[1] = h[i + 1]
   elseif t and t >= since then
     if #out > most then return false end
+    if mark < 0 then f = '~' .. f end
     out[#out + 1] = f
   elseif t == nil or t < dead then
     redis.call('HDEL', KEYS[1], f)
@@ -347,7 +370,7 @@ impl ClusterScripts {
         ClusterScripts {
             touch: with_common(R_TOUCH),
             sets_touch: with_common(S_TOUCH),
-            save: ::redis::Script::new(R_SAVE),
+            save: with_common(R_SAVE),
             sets_save: with_common(S_SAVE),
             admit: with_common(S_ADMIT),
             create: ::redis::Script::new(R_CREATE),
@@ -619,18 +642,32 @@ impl RedisSessionStore {
     }
 }
 
-/// The holders script's answer (`[stream or '', holder, …]`); `None` when a name is not an
-/// inbox (another kind of store wrote it: nothing can be targeted then).
+/// The holders script's answer (`[stream or '', holder, …]`, `~` before a holder without a
+/// copy); `None` when a name is not an inbox (another kind of store wrote it: nothing can be
+/// targeted then).
 fn holders_of(reply: &[String]) -> Option<Holders> {
     let inbox = |name: &str| (name.len() == 16).then(|| u64::from_str_radix(name, 16).ok())?;
-    let (stream, replicas) = reply.split_first()?;
+    let (stream, names) = reply.split_first()?;
     let stream = if stream.is_empty() {
         None
     } else {
         Some(inbox(stream)?)
     };
-    let replicas = replicas.iter().map(|r| inbox(r)).collect::<Option<_>>()?;
-    Some(Holders { replicas, stream })
+    let mut holders = Holders {
+        stream,
+        ..Holders::default()
+    };
+    for name in names {
+        match name.strip_prefix('~') {
+            Some(name) => holders.replicas.push(inbox(name)?),
+            None => {
+                let replica = inbox(name)?;
+                holders.replicas.push(replica);
+                holders.caching.push(replica);
+            }
+        }
+    }
+    Some(holders)
 }
 
 fn store_error(e: RedisError) -> StoreError {
@@ -653,7 +690,8 @@ impl SessionStore for RedisSessionStore {
                     return self.create_cluster(c, id, json, idle, usize::MAX, 0).await;
                 }
                 let mut call = self.record_call(&c.save, id);
-                call.arg(json).arg(millis(idle));
+                call.key(self.holders_key(id));
+                call.arg(json).arg(millis(idle)).arg(&self.holder);
                 let saved: Option<u64> = self.run(call).await?;
                 if saved.is_some() {
                     let mut sets = self.sets_call(&c.sets_save);
@@ -678,7 +716,7 @@ impl SessionStore for RedisSessionStore {
             }
             let mut call = self.save.prepare_invoke();
             self.keys(&mut call, id);
-            call.arg(json).arg(millis(idle)).arg(id);
+            call.arg(json).arg(millis(idle)).arg(id).arg(&self.holder);
             self.run(call).await
         })
     }

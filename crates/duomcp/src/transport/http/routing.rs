@@ -38,8 +38,10 @@
 //! `HttpConfig::redis` sets it up), a message about one session goes to those replicas'
 //! inboxes alone ([`Bus::publish_to`](crate::server::bus::Bus::publish_to)), not to every
 //! replica, so the bus work of a replica follows the sessions it serves, not the size of the
-//! fleet: an invalidation and a cancellation to the replicas that touched the session (read
-//! from the store after the change, so that none that may trust its copy is left out), a
+//! fleet: an invalidation to the replicas that may trust a copy of the session
+//! ([`Holders::caching`](super::Holders::caching), read from the store after the change, so
+//! that none is left out; a replica that served one request of the session holds no trusted
+//! copy and is not told), a cancellation to every replica that touched the session, a
 //! session notification to the replica holding its `GET` stream
 //! ([`SessionStore::hold_stream`]; one that no longer has it publishes it to every replica,
 //! once). Without such a store, or when the store fails or reports more than
@@ -490,8 +492,9 @@ impl Router {
             return true;
         };
         self.ensure_listening();
-        // The replicas that may trust a copy: those that touched the session within the lease
-        // (twice, for touches whose answer was still on its way), read after the change.
+        // The replicas that may trust a copy: those that touched the session with a copy in
+        // hand (or saved it) within the lease (twice, for touches whose answer was still on
+        // its way), read after the change.
         let holders = match &self.store {
             Some((store, _)) => store
                 .holders(id, lease.saturating_mul(2))
@@ -514,7 +517,7 @@ impl Router {
             Some(h) => {
                 let me = bus.inbox();
                 let sends = h
-                    .replicas
+                    .caching
                     .into_iter()
                     .filter(|h| Some(*h) != me)
                     .map(|to| bus.publish_sent_to(to, message.clone()));

@@ -72,8 +72,14 @@ pub enum Touched {
 #[non_exhaustive]
 pub struct Holders {
     /// The replicas that touched the session within the asked window (at most
-    /// [`MAX_HOLDERS`]).
+    /// [`MAX_HOLDERS`]): a request of the session may be running on any of them.
     pub replicas: Vec<u64>,
+    /// Those of [`replicas`](Self::replicas) that may trust a copy of the session without
+    /// asking the store: their touch came with a copy in hand (a `known` version other than
+    /// 0), or they [saved](SessionStore::save) the record. A change of the session must reach
+    /// them; a replica that only restored the session (its first request there) asks the
+    /// store again on its next one.
+    pub caching: Vec<u64>,
     /// The replica that last opened the session's standalone `GET` stream and has not closed
     /// it since ([`SessionStore::hold_stream`]), if any.
     pub stream: Option<u64>,
@@ -173,9 +179,10 @@ pub trait SessionStore: Send + Sync + 'static {
 
     /// The replicas holding a copy of session `id`: those whose last [`touch`](Self::touch)
     /// of it was less than `within` ago, and the one holding its `GET` stream (see
-    /// [`Holders`]). Read after a [`save`](Self::save) or a [`remove`](Self::remove), it
-    /// names every replica that may still trust its copy, so a change announced to them alone
-    /// reaches every copy that needs it. `Ok(None)`: this store does not know (the default),
+    /// [`Holders`]). Read after a [`save`](Self::save) or a [`remove`](Self::remove), its
+    /// [`caching`](Holders::caching) names every replica that may still trust its copy (a
+    /// touch with `known` 0 does not make one: the transport notes no freshness from it), so
+    /// a change announced to them alone reaches every copy that needs it. `Ok(None)`: this store does not know (the default),
     /// or more than [`MAX_HOLDERS`] replicas hold it; the transport then tells every replica.
     fn holders<'a>(
         &'a self,

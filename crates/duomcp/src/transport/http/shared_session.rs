@@ -79,12 +79,17 @@ pub(super) async fn lookup(
             return Ok(local);
         }
     }
-    // Only a copy that was here before asking may be noted fresh: one adopted now may have
-    // missed an invalidation before its router knew it.
-    let ticket = local.as_ref().map(|s| s.fresh.ticket());
     let known = local
         .as_ref()
         .map_or(0, |s| s.version.load(Ordering::Acquire));
+    // Only a copy that was here before asking, with a version from the store, may be noted
+    // fresh: one adopted now may have missed an invalidation before its router knew it, and
+    // a store counts a touch with `known` 0 as one from a replica without a copy, which no
+    // invalidation needs to reach (`Holders::caching`).
+    let ticket = local
+        .as_ref()
+        .filter(|_| known != 0)
+        .map(|s| s.fresh.ticket());
     let note = |s: &HttpSession| {
         if let (Some(heard), Some(g)) = (ticket, generation) {
             s.fresh.note(asked_at, heard, g);
