@@ -320,20 +320,36 @@ struct Claim {
 
 impl Drop for Claim {
     fn drop(&mut self) {
-        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
-            return; // The claim expires by itself.
-        };
         let (store, session, request) = (
             self.store.clone(),
             self.session.clone(),
             std::mem::take(&mut self.request),
         );
-        runtime.spawn(async move {
-            if let Err(e) = store.release_request(&session, &request).await {
-                tracing::debug!(%session, "session store: a request id's claim not released: {e}");
-            }
-        });
+        // Not released: the claim expires by itself.
+        in_background(
+            &self.session,
+            "a request id's claim not released",
+            async move { store.release_request(&session, &request).await },
+        );
     }
+}
+
+/// Runs a session store operation of `session` in the background, logging (debug) `failed`
+/// when it fails. Nothing runs when no runtime is there any more (it is ending): what the
+/// operation would have written expires by itself in the store.
+fn in_background<F>(session: &Arc<str>, failed: &'static str, op: F)
+where
+    F: std::future::Future<Output = Result<(), super::store::StoreError>> + Send + 'static,
+{
+    let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+        return;
+    };
+    let session = session.clone();
+    runtime.spawn(async move {
+        if let Err(e) = op.await {
+            tracing::debug!(%session, "session store: {failed}: {e}");
+        }
+    });
 }
 
 /// Claims request `id` of a shared `session` for this replica when
@@ -453,16 +469,12 @@ impl StandaloneCount {
 
 /// Records (in the background) that this replica opened or closed `session`'s stream.
 fn hold_stream(store: SharedStore, session: &HttpSession, open: bool) {
-    // A stream dropped as the runtime ends records nothing (the holder's field expires).
-    let Ok(runtime) = tokio::runtime::Handle::try_current() else {
-        return;
-    };
     let id = session.id.clone();
-    runtime.spawn(async move {
-        if let Err(e) = store.hold_stream(&id, open).await {
-            tracing::debug!(session = %id, "session store: the GET stream's holder not recorded: {e}");
-        }
-    });
+    in_background(
+        &session.id,
+        "the GET stream's holder not recorded",
+        async move { store.hold_stream(&id, open).await },
+    );
 }
 
 impl Drop for StandaloneCount {

@@ -268,7 +268,7 @@ impl Router {
                         Some((at, h)) if now.duration_since(*at) < STREAM_HOLDER_TTL => *h,
                         _ => {
                             let fresh = match store.holders(&id, idle).await {
-                                Ok(Some(h)) => h.stream.filter(|h| Some(*h) != router.inbox()),
+                                Ok(Some(h)) => h.stream.filter(other_than(router.inbox())),
                                 _ => None,
                             };
                             // No holder just now, but one a moment ago: the stream is moving
@@ -339,7 +339,7 @@ impl Router {
                 if let (Ok(Some(h)), Some(bus)) =
                     (store.holders(&session.id, idle).await, bus.get())
                 {
-                    if let Some(to) = h.stream.filter(|h| Some(*h) != me) {
+                    if let Some(to) = h.stream.filter(other_than(me)) {
                         bus.publish_to(to, untargeted(message));
                         return;
                     }
@@ -372,7 +372,7 @@ impl Router {
             let me = router.inbox();
             match (store.holders(&id, idle).await, router.bus.get()) {
                 (Ok(Some(h)), Some(bus)) => {
-                    for to in h.replicas.into_iter().filter(|h| Some(*h) != me) {
+                    for to in h.replicas.into_iter().filter(other_than(me)) {
                         bus.publish_to(to, message.clone());
                     }
                 }
@@ -519,7 +519,7 @@ impl Router {
                 let sends = h
                     .caching
                     .into_iter()
-                    .filter(|h| Some(*h) != me)
+                    .filter(other_than(me))
                     .map(|to| bus.publish_sent_to(to, message.clone()));
                 futures_util::future::join_all(sends)
                     .await
@@ -726,6 +726,11 @@ impl Router {
             _ => false,
         }
     }
+}
+
+/// A holder other than this replica (`me`: its inbox, when it has one).
+fn other_than(me: Option<u64>) -> impl Fn(&u64) -> bool {
+    move |holder| Some(*holder) != me
 }
 
 /// The inbox a server→client request id names (`s-<8 hex>-<16 hex>-N`: made by a router whose
