@@ -939,6 +939,17 @@ fn a_request_id_in_flight_on_a_is_refused_on_b_when_ids_are_claimed_fleet_wide()
     let refused = message(&raw);
     assert_eq!(refused["id"], 40, "{refused}");
     assert_eq!(refused["error"]["code"], -32600, "{refused}");
+    // A claim holds in its session only: another client's session runs id 40 on B at the
+    // same time.
+    let other_client = session(b.addr());
+    let on_b = call_stream(
+        b.addr(),
+        &other_client,
+        40,
+        "test_elicitation",
+        json!({"message": "another client's"}),
+    );
+    asked(&on_b, "elicitation/create");
     // Another id runs on B meanwhile; the same id on A is refused there as before.
     let other = message(&exchange(
         b.addr(),
@@ -967,7 +978,14 @@ fn a_request_id_in_flight_on_a_is_refused_on_b_when_ids_are_claimed_fleet_wide()
         assert!(Instant::now() < deadline, "id 40 still claimed: {r}");
         std::thread::sleep(Duration::from_millis(50));
     }
-    // Every claim is released: no request runs now.
+    // The other client's request ends too (cancelled); then every claim is released.
+    let raw = exchange(
+        b.addr(),
+        &session_headers(&other_client),
+        &json!({"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId": 40}}),
+    );
+    assert!(raw.starts_with("HTTP/1.1 202"), "{raw}");
+    drop(on_b);
     std::thread::sleep(Duration::from_millis(300));
     let left = redis.command(&["KEYS", "duomcp:session:*:req:*"]).unwrap();
     assert!(left.trim().is_empty(), "claims left: {left}");
