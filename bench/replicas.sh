@@ -7,6 +7,12 @@
 #   bench/replicas.sh                 # 3 passes of 10 s per cell
 #   PASSES=5 SECS=20 bench/replicas.sh
 #   REPLICA_THREADS=1 bench/replicas.sh    # the three replicas on one tokio worker thread each
+#   REPLICA_CPUS=0.67 bench/replicas.sh    # each of the three in a cgroup with that CPU quota
+#
+# REPLICA_CPUS puts each of the three replicas in a cgroup of its own with that CPU quota (in
+# cores), as a container's CPU limit does (cgroup v1 `cpu` or v2; needs root): the replica is
+# started with its defaults, and tokio sizes its worker threads to the quota itself
+# (`std::thread::available_parallelism` reads it).
 #
 # Redis commands per request come from `INFO commandstats` on the three replicas at the end of
 # each run's warm-up (the `initialize`s are in it) and after the run (commands inside a Lua
@@ -32,7 +38,32 @@ LIB_NAME=replicas.sh
 build_bins cli
 need_tools redis-server haproxy redis-cli
 rm -rf "$OUT"; mkdir -p "$OUT"
-trap stop_all EXIT
+CGROUPS=()
+stop_and_clean() {
+  stop_all
+  local g
+  for g in "${CGROUPS[@]}"; do rmdir "$g" 2>/dev/null || true; done
+}
+trap stop_and_clean EXIT
+# in_quota NAME CMD…: CMD in cgroup NAME with REPLICA_CPUS cores (as it is when unset).
+in_quota() {
+  local name=$1 dir period=100000 quota
+  shift
+  [ -n "${REPLICA_CPUS:-}" ] || { exec "$@"; }
+  quota=$(awk -v c="$REPLICA_CPUS" -v p="$period" 'BEGIN { printf "%d", c * p }')
+  if [ -f /sys/fs/cgroup/cpu/cpu.cfs_quota_us ]; then
+    dir=/sys/fs/cgroup/cpu/$name
+    mkdir -p "$dir" && echo "$period" >"$dir/cpu.cfs_period_us" && echo "$quota" >"$dir/cpu.cfs_quota_us"
+  elif grep -qw cpu /sys/fs/cgroup/cgroup.controllers 2>/dev/null; then
+    dir=/sys/fs/cgroup/$name
+    mkdir -p "$dir" && echo "$quota $period" >"$dir/cpu.max"
+  else
+    echo "replicas.sh: REPLICA_CPUS needs a cgroup cpu controller (v1 or v2) and root" >&2
+    exit 1
+  fi
+  echo "$BASHPID" >"$dir/cgroup.procs"
+  exec "$@"
+}
 
 REDIS=$((BASE + 9))
 redis_single "$REDIS"
@@ -44,8 +75,13 @@ THREE_PIDS=("$REDIS_PID")
 for i in 1 2 3; do
   # REPLICA_THREADS: each of the three replicas' tokio worker threads (default: one per core,
   # as the single replica; 1 sizes each to its share of a small machine).
-  env ${REPLICA_THREADS:+TOKIO_WORKER_THREADS=$REPLICA_THREADS} "$BIN/duomcp-echo" http $((BASE + 10 + i)) "redis://127.0.0.1:$REDIS/" 2>"$OUT/replica$i.log" & PIDS+=($!)
+  # REPLICA_CPUS: see above.
+  (in_quota "duomcp-bench-replica$i" env ${REPLICA_THREADS:+TOKIO_WORKER_THREADS=$REPLICA_THREADS} \
+    "$BIN/duomcp-echo" http $((BASE + 10 + i)) "redis://127.0.0.1:$REDIS/") 2>"$OUT/replica$i.log" & PIDS+=($!)
   THREE_PIDS+=($!)
+  if [ -n "${REPLICA_CPUS:-}" ]; then
+    CGROUPS+=("/sys/fs/cgroup/cpu/duomcp-bench-replica$i" "/sys/fs/cgroup/duomcp-bench-replica$i")
+  fi
 done
 for i in 0 1 2 3; do wait_port $((BASE + 10 + i)); done
 
