@@ -787,6 +787,93 @@ fn a_session_change_is_announced_to_the_replicas_holding_the_session_alone() {
 }
 
 #[test]
+fn a_replica_whose_first_request_changed_the_session_is_told_when_it_ends_elsewhere() {
+    // C's first request of the session is `logging/setLevel`: it restores the session and
+    // saves the record, and then trusts its copy (no touch for a second). The store counts it
+    // among the copies to tell: a DELETE on B reaches it, and its next request is 404.
+    let redis = redis();
+    let rs = replicas(BIN, &redis, 3).unwrap();
+    let (a, b, c) = (&rs[0], &rs[1], &rs[2]);
+    let sid = session(a.addr());
+    legacy(
+        c.addr(),
+        &sid,
+        1,
+        "logging/setLevel",
+        json!({"level": "error"}),
+    );
+    let mut tap = BusTap::start(&redis);
+    let raw = exchange_blocking(
+        b.addr(),
+        format!(
+            "DELETE /mcp HTTP/1.1\r\nHost: {}\r\nMcp-Session-Id: {sid}\r\n\
+             MCP-Protocol-Version: {LEGACY}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
+            b.addr()
+        )
+        .as_bytes(),
+        Duration::from_secs(10),
+    );
+    assert!(raw.starts_with("HTTP/1.1 204"), "{raw}");
+    for r in [c, a] {
+        let raw = exchange(
+            r.addr(),
+            &session_headers(&sid),
+            &json!({"jsonrpc":"2.0","id":2,"method":"tools/list"}),
+        );
+        assert!(raw.starts_with("HTTP/1.1 404"), "{raw}");
+    }
+    let seen = tap.settle(Duration::from_millis(700));
+    let mut told: Vec<&str> = seen
+        .iter()
+        .filter(|(_, k)| k == "invalidate")
+        .map(|(ch, _)| ch.as_str())
+        .collect();
+    told.sort();
+    told.dedup();
+    assert_eq!(
+        told.len(),
+        2,
+        "A and C, the copies that may be trusted: {seen:?}"
+    );
+
+    // Without the tap (which receives every message too, so B, counting receivers, waited
+    // out the touch interval for confirmations that never come): the DELETE is confirmed at
+    // once, and C, told, does not serve the session from its copy within the interval.
+    drop(tap);
+    let sid = session(a.addr());
+    legacy(
+        c.addr(),
+        &sid,
+        1,
+        "logging/setLevel",
+        json!({"level": "error"}),
+    );
+    let t0 = Instant::now();
+    let raw = exchange_blocking(
+        b.addr(),
+        format!(
+            "DELETE /mcp HTTP/1.1\r\nHost: {}\r\nMcp-Session-Id: {sid}\r\n\
+             MCP-Protocol-Version: {LEGACY}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
+            b.addr()
+        )
+        .as_bytes(),
+        Duration::from_secs(10),
+    );
+    assert!(raw.starts_with("HTTP/1.1 204"), "{raw}");
+    let raw = exchange(
+        c.addr(),
+        &session_headers(&sid),
+        &json!({"jsonrpc":"2.0","id":2,"method":"tools/list"}),
+    );
+    let took = t0.elapsed();
+    assert!(raw.starts_with("HTTP/1.1 404"), "{took:?}: {raw}");
+    assert!(
+        took < Duration::from_millis(900),
+        "the DELETE was not confirmed: {took:?}"
+    );
+}
+
+#[test]
 fn a_cancellation_goes_to_the_replicas_holding_the_session_and_may_come_before_its_request() {
     // Four replicas: the session is minted on A, used once on B and once on C (which trust
     // no copy of it: no invalidation would reach them, but a request may run there), never
