@@ -307,11 +307,18 @@ async fn publisher(redis: Redis, channel: String, mut rx: mpsc::Receiver<Outboun
                 .await;
             match sent {
                 // Every subscription to the channel got it: this bus's own among them on the
-                // replicas' channel, not on another replica's inbox.
+                // replicas' channel, not on another replica's inbox. An inbox is one
+                // replica's: more receivers there are pattern subscriptions (an operator's
+                // `redis-cli psubscribe` watching the bus), which confirm nothing, and
+                // counting them would make an invalidation wait out its lease.
                 Ok(n) => {
                     bus_counts::PUBLISHED.fetch_add(1, Ordering::Relaxed);
                     let n = usize::try_from(n).unwrap_or(0);
-                    break Some(if to.is_some() { n } else { n.saturating_sub(1) });
+                    break Some(if to.is_some() {
+                        n.min(1)
+                    } else {
+                        n.saturating_sub(1)
+                    });
                 }
                 Err(e) if tries >= 2 => {
                     tracing::warn!("bus message dropped: {e}");
