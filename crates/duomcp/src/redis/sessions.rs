@@ -57,14 +57,19 @@ end
 local function keep_set(key, ttl)
   if redis.call('PTTL', key) < ttl then redis.call('PEXPIRE', key, ttl) end
 end
--- A holder's mark in the holders hash: the time of its touch, negative when the toucher has
--- no copy yet (known version 0: it restores one from this answer and trusts nothing, so no
--- invalidation need reach it), and never turned negative while it marks a copy.
-local function holder_mark(key, holder, known, now)
-  if known ~= '0' then return now end
-  local was = tonumber(redis.call('HGET', key, holder))
-  if was and was > 0 then return now end
-  return -now
+-- Records `holder` ('' when this replica has no name: nothing) among a session's holders
+-- (hash `key`, expiring after `ttl` ms): the time of its touch or save, negative when it
+-- touched with no copy yet (`known` '0': it restores one from this answer and trusts
+-- nothing, so no invalidation need reach it), and never turned negative while it marks a copy.
+local function note_holder(key, holder, known, now, ttl)
+  if holder == '' then return end
+  local mark = now
+  if known == '0' then
+    local was = tonumber(redis.call('HGET', key, holder))
+    if not (was and was > 0) then mark = -now end
+  end
+  redis.call('HSET', key, holder, mark)
+  redis.call('PEXPIRE', key, ttl)
 end
 "#;
 
@@ -77,10 +82,7 @@ if redis.call('PEXPIRE', KEYS[1], ARGV[2]) == 0 then
   return false
 end
 local now = now_ms()
-if ARGV[6] ~= '' then
-  redis.call('HSET', KEYS[4], ARGV[6], holder_mark(KEYS[4], ARGV[6], ARGV[1], now))
-  redis.call('PEXPIRE', KEYS[4], ARGV[2])
-end
+note_holder(KEYS[4], ARGV[6], ARGV[1], now, ARGV[2])
 local h = redis.call('HMGET', KEYS[1], 't', 'w', 'v')
 if h[2] and h[2] ~= ARGV[5] then
   redis.call('HSET', KEYS[1], 't', now, 'w', ARGV[5], 'o', h[1])
@@ -105,10 +107,7 @@ redis.call('HSET', KEYS[1], 'r', ARGV[1])
 redis.call('PEXPIRE', KEYS[1], ARGV[2])
 local ttl = tonumber(ARGV[2])
 local now = now_ms()
-if ARGV[4] ~= '' then
-  redis.call('HSET', KEYS[4], ARGV[4], now)
-  redis.call('PEXPIRE', KEYS[4], ARGV[2])
-end
+note_holder(KEYS[4], ARGV[4], 'saved', now, ARGV[2])
 redis.call('ZADD', KEYS[2], 'XX', now + ttl, ARGV[3])
 keep_set(KEYS[2], ttl)
 return v
@@ -181,10 +180,7 @@ return redis.call('DEL', KEYS[1])
 const R_TOUCH: &str = r#"
 if redis.call('PEXPIRE', KEYS[1], ARGV[2]) == 0 then return false end
 local now = now_ms()
-if ARGV[4] ~= '' then
-  redis.call('HSET', KEYS[2], ARGV[4], holder_mark(KEYS[2], ARGV[4], ARGV[1], now))
-  redis.call('PEXPIRE', KEYS[2], ARGV[2])
-end
+note_holder(KEYS[2], ARGV[4], ARGV[1], now, ARGV[2])
 local h = redis.call('HMGET', KEYS[1], 't', 'w', 'v')
 if h[2] and h[2] ~= ARGV[3] then
   redis.call('HSET', KEYS[1], 't', now, 'w', ARGV[3], 'o', h[1])
@@ -212,10 +208,7 @@ if redis.call('EXISTS', KEYS[1]) == 0 then return false end
 local v = redis.call('HINCRBY', KEYS[1], 'v', 1)
 redis.call('HSET', KEYS[1], 'r', ARGV[1])
 redis.call('PEXPIRE', KEYS[1], ARGV[2])
-if ARGV[3] ~= '' then
-  redis.call('HSET', KEYS[2], ARGV[3], now_ms())
-  redis.call('PEXPIRE', KEYS[2], ARGV[2])
-end
+note_holder(KEYS[2], ARGV[3], 'saved', now_ms(), ARGV[2])
 return v
 "#;
 
