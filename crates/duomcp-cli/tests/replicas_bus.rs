@@ -703,6 +703,19 @@ impl Drop for BusTap {
     }
 }
 
+/// The raw answer to `DELETE` of session `sid` on `addr`.
+fn delete(addr: SocketAddr, sid: &str) -> String {
+    exchange_blocking(
+        addr,
+        format!(
+            "DELETE /mcp HTTP/1.1\r\nHost: {addr}\r\nMcp-Session-Id: {sid}\r\n\
+             MCP-Protocol-Version: {LEGACY}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+        )
+        .as_bytes(),
+        Duration::from_secs(10),
+    )
+}
+
 /// The `result` of a 2025-11-25 request `method` with `params` in session `sid` on `addr`.
 fn legacy(addr: SocketAddr, sid: &str, id: u64, method: &str, params: Value) -> Value {
     let r = message(&exchange(
@@ -757,16 +770,7 @@ fn a_session_change_is_announced_to_the_replicas_holding_the_session_alone() {
     assert_ne!(kinds("invalidate")[0].0, kinds("invalidate_ack")[0].0);
 
     // DELETE on B ends it on A and C too; only A, which may trust its copy, is told.
-    let raw = exchange_blocking(
-        b.addr(),
-        format!(
-            "DELETE /mcp HTTP/1.1\r\nHost: {}\r\nMcp-Session-Id: {sid}\r\n\
-             MCP-Protocol-Version: {LEGACY}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
-            b.addr()
-        )
-        .as_bytes(),
-        Duration::from_secs(10),
-    );
+    let raw = delete(b.addr(), &sid);
     assert!(raw.starts_with("HTTP/1.1 204"), "{raw}");
     for r in [a, c] {
         let raw = exchange(
@@ -806,16 +810,7 @@ fn a_replica_whose_first_request_changed_the_session_is_told_when_it_ends_elsewh
     );
     let mut tap = BusTap::start(&redis);
     let t0 = Instant::now();
-    let raw = exchange_blocking(
-        b.addr(),
-        format!(
-            "DELETE /mcp HTTP/1.1\r\nHost: {}\r\nMcp-Session-Id: {sid}\r\n\
-             MCP-Protocol-Version: {LEGACY}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
-            b.addr()
-        )
-        .as_bytes(),
-        Duration::from_secs(10),
-    );
+    let raw = delete(b.addr(), &sid);
     assert!(raw.starts_with("HTTP/1.1 204"), "{raw}");
     // Confirmed by A and C at once: the tap, which receives every message too, is not
     // counted as a replica whose confirmation must come (else B waits out the interval).
@@ -855,16 +850,7 @@ fn a_replica_whose_first_request_changed_the_session_is_told_when_it_ends_elsewh
         json!({"level": "error"}),
     );
     let t0 = Instant::now();
-    let raw = exchange_blocking(
-        b.addr(),
-        format!(
-            "DELETE /mcp HTTP/1.1\r\nHost: {}\r\nMcp-Session-Id: {sid}\r\n\
-             MCP-Protocol-Version: {LEGACY}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
-            b.addr()
-        )
-        .as_bytes(),
-        Duration::from_secs(10),
-    );
+    let raw = delete(b.addr(), &sid);
     assert!(raw.starts_with("HTTP/1.1 204"), "{raw}");
     let raw = exchange(
         c.addr(),
